@@ -1,0 +1,1 @@
+"""Kernels bundled with RepoOS Agent: plain Python source the engine ingests."""

@@ -1,0 +1,92 @@
+"""The C backend: generated C to a cached shared library with the system compiler."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from repoos_agent.codegen import CSource
+from repoos_agent.errors import CompileError
+
+DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fPIC", "-shared")
+"""`-ffp-contract=off` keeps a*b+c as two roundings, as Python computes it, so
+native results match the original exactly rather than within FMA rounding."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A C compiler, its exact version, and the flags every build uses."""
+
+    command: str
+    version: str
+    flags: tuple[str, ...] = DEFAULT_FLAGS
+
+
+@cache
+def default_toolchain() -> Toolchain:
+    """`$CC` if set, else `cc`; missing compilers are a `CompileError`, not a traceback."""
+    command = os.environ.get("CC", "cc")
+    path = shutil.which(command)
+    if path is None:
+        raise CompileError(f"C compiler `{command}` not found on PATH (install gcc, or set CC)")
+    probe = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    return Toolchain(command=path, version=probe.stdout.splitlines()[0] if probe.stdout else "unknown")
+
+
+def cache_dir() -> Path:
+    """Where built kernels live: `$REPOOS_CACHE_DIR`, else `~/.cache/repoos/kernels`."""
+    root = os.environ.get("REPOOS_CACHE_DIR")
+    path = Path(root) if root else Path.home() / ".cache" / "repoos" / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def build_key(source: CSource, toolchain: Toolchain) -> str:
+    """Names a build by everything that decides its bytes: code (model, schedule, types), compiler, flags."""
+    digest = hashlib.sha256()
+    for part in (source.text, toolchain.command, toolchain.version, *toolchain.flags):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def build_shared_library(source: CSource, toolchain: Toolchain | None = None) -> Path:
+    """Compile `source` once; later calls with the same key return the cached library."""
+    toolchain = toolchain or default_toolchain()
+    directory = cache_dir()
+    key = build_key(source, toolchain)
+    library = directory / f"{key}.so"
+    if library.exists():
+        return library
+    c_file = directory / f"{key}.c"
+    _write_atomically(c_file, source.text.encode())
+    fd, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=directory)
+    os.close(fd)
+    try:
+        result = subprocess.run(
+            [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), "-lm"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            first = "\n".join(result.stderr.strip().splitlines()[:6])
+            raise CompileError(f"{Path(toolchain.command).name} failed on {c_file}:\n{first}")
+        os.replace(temporary, library)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return library
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(temporary, path)

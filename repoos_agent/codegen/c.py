@@ -1,0 +1,464 @@
+"""C from the model: isl's AST generator decides the loops, we print them.
+
+isl turns a schedule (a map from statement instances to time) into loops with
+exact bounds; this module prints that AST as C99 with each statement inlined,
+arrays viewed through variable-length-array pointers so `A[i][j]` indexes the
+caller's NumPy buffer in place. The generated function first checks that every
+index the loop nest can reach lies inside the arrays it was given, so a wrong
+size never turns into a wild memory access.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+
+from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.model.signature import C_TYPES, Signature
+
+ENTRY = "repoos_kernel"
+COUNTER = "repoos_instances"
+
+C_RESERVED = frozenset(
+    [
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "floord",
+        "min",
+        "max",
+        "main",
+        "errno",
+        "count",
+    ]
+)
+
+PRELUDE = """\
+#include <stdint.h>
+#include <math.h>
+
+static inline int64_t floord(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t rp_floordiv(int64_t a, int64_t b) { return floord(a, b); }
+static inline int64_t rp_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline double rp_fmod(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline int64_t rp_ipow(int64_t a, int64_t e) { int64_t r = 1; while (e-- > 0) r *= a; return r; }
+static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
+static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
+"""
+
+
+@dataclass(frozen=True)
+class CArgument:
+    """One parameter of the generated C function, in call order."""
+
+    name: str  # the kernel argument it comes from
+    role: str  # "size", "scalar", "array" (pointer) or "dim" (one extent of the array before it)
+    c_type: str
+    dim: int = -1
+
+
+@dataclass(frozen=True)
+class BoundsCheck:
+    """What a non-zero return code of the kernel means."""
+
+    code: int
+    array: str
+    dim: int
+    message: str
+
+
+@dataclass(frozen=True)
+class CSource:
+    """Generated C for one kernel, schedule and signature, with how to call it."""
+
+    text: str
+    arguments: tuple[CArgument, ...]
+    checks: tuple[BoundsCheck, ...]
+    sizes: tuple[str, ...]  # the integer-argument parameters, in the order `repoos_instances` takes them
+
+
+def generate_c(kernel: Kernel, signature: Signature, schedule: isl.UnionMap | None = None) -> CSource:
+    """Print the kernel as a C function for `schedule` (the source order by default)."""
+    return _Printer(kernel, signature, schedule if schedule is not None else kernel.original_schedule).source()
+
+
+class _Printer:
+    def __init__(self, kernel: Kernel, signature: Signature, schedule: isl.UnionMap) -> None:
+        self.kernel = kernel
+        self.signature = signature
+        self.schedule = schedule.intersect_domain(kernel.domains)
+        self.c_names = _c_names(kernel)
+        self.local_types = _infer_local_types(kernel, signature)
+
+    def source(self) -> CSource:
+        kernel = self.kernel
+        arguments = self._arguments()
+        build = isl.AstBuild.from_context(isl.Set.universe(isl.Space.params_alloc(kernel.ctx, 0)))
+        tree = build.node_from_schedule_map(self.schedule)
+        checks, check_lines = self._bounds_checks(build)
+        parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
+        lines = [PRELUDE, f"int {ENTRY}({parameters})", "{"]
+        lines += ["    " + line for line in self._views()]
+        lines += ["    " + line for line in check_lines]
+        lines += ["    " + line for line in self._locals()]
+        lines += self._node(tree, 1, self._statement)
+        lines += ["    return 0;", "}", ""]
+        sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
+        count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
+        count_parameters += "".join(f", int64_t {self._dim_name(sp.array, sp.dim)}" for sp in kernel.shape_parameters)
+        lines += [f"int64_t {COUNTER}({count_parameters.lstrip(', ') or 'void'})", "{", "    int64_t count = 0;"]
+        lines += ["    " + line for line in self._shape_definitions()]
+        lines += self._node(tree, 1, lambda _s, _a, _d: ["count += 1;"])
+        lines += ["    return count;", "}", ""]
+        return CSource("\n".join(lines), arguments, checks, sizes)
+
+    def _arguments(self) -> tuple[CArgument, ...]:
+        result = []
+        ranks = {a.name: a.rank for a in self.kernel.arrays if a.is_argument and a.rank > 0}
+        for name in self.kernel.arguments:
+            if name in ranks:
+                result.append(CArgument(name, "array", C_TYPES[self.signature.array_type(name)] + " *restrict"))
+                result += [CArgument(name, "dim", "int64_t", d) for d in range(ranks[name])]
+            elif name in self.kernel.parameters:
+                result.append(CArgument(name, "size", "int64_t"))
+            else:
+                kind = self.signature.scalar_kind(name)
+                result.append(CArgument(name, "scalar", "double" if kind == "float" else "int64_t"))
+        return tuple(result)
+
+    def _argument_c_name(self, argument: CArgument) -> str:
+        if argument.role == "array":
+            return self.c_names[argument.name] + "_data"
+        if argument.role == "dim":
+            return self._dim_name(argument.name, argument.dim)
+        if argument.role == "scalar" and any(a.name == argument.name and a.rank == 0 for a in self.kernel.arrays):
+            return self.c_names[argument.name] + "_in"
+        return self.c_names[argument.name]
+
+    def _dim_name(self, array: str, dim: int) -> str:
+        return f"{self.c_names[array]}_d{dim}"
+
+    def _shape_definitions(self) -> list[str]:
+        return [
+            f"const int64_t {self.c_names[sp.name]} = {self._dim_name(sp.array, sp.dim)};"
+            for sp in self.kernel.shape_parameters
+        ]
+
+    def _views(self) -> list[str]:
+        lines = self._shape_definitions()
+        for array in self.kernel.arrays:
+            if not array.is_argument or array.rank == 0:
+                continue
+            c_type = C_TYPES[self.signature.array_type(array.name)]
+            name = self.c_names[array.name]
+            if array.rank == 1:
+                lines.append(f"{c_type} *restrict {name} = {name}_data;")
+            else:
+                extents = "".join(f"[{self._dim_name(array.name, d)}]" for d in range(1, array.rank))
+                lines.append(f"{c_type} (*restrict {name}){extents} = ({c_type} (*){extents}) {name}_data;")
+        return lines
+
+    def _locals(self) -> list[str]:
+        lines = []
+        for array in self.kernel.arrays:
+            if array.rank == 0:
+                c_type = "double" if self.local_types[array.name] == "float" else "int64_t"
+                initial = self.c_names[array.name] + "_in" if array.is_argument else "0"
+                lines.append(f"{c_type} {self.c_names[array.name]} = {initial};")
+        return lines
+
+    def _bounds_checks(self, build: isl.AstBuild) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+        """Return codes for every array extent the loop nest could overrun."""
+        checks: list[BoundsCheck] = []
+        lines: list[str] = []
+        for array in self.kernel.arrays:
+            if not array.is_argument or array.rank == 0:
+                continue
+            touched = None
+            for statement in self.kernel.statements:
+                for access in statement.reads + statement.writes:
+                    if access.array == array.name:
+                        elements = access.relation.range()
+                        touched = elements if touched is None else touched.union(elements)
+            if touched is None or touched.is_empty():
+                continue
+            for dim in range(array.rank):
+                low, high = touched.dim_min(dim), touched.dim_max(dim)
+                reachable = self._expr(build.expr_from_set(high.domain()))
+                code_low, code_high = len(checks) + 1, len(checks) + 2
+                low_text = build.expr_from_pw_aff(low).to_C_str()
+                high_text = build.expr_from_pw_aff(high).to_C_str()
+                checks.append(
+                    BoundsCheck(
+                        code_low, array.name, dim, f"index {dim} of `{array.name}` goes down to {low_text}, below 0"
+                    )
+                )
+                checks.append(
+                    BoundsCheck(code_high, array.name, dim, f"index {dim} of `{array.name}` goes up to {high_text}")
+                )
+                lines += [
+                    f"if ({reachable}) {{",
+                    f"    if ({self._expr(build.expr_from_pw_aff(low))} < 0) return {code_low};",
+                    f"    if ({self._expr(build.expr_from_pw_aff(high))} >= {self._dim_name(array.name, dim)}) return {code_high};",
+                    "}",
+                ]
+        return tuple(checks), lines
+
+    def _node(self, node: isl.AstNode, depth: int, emit) -> list[str]:
+        pad = "    " * depth
+        kind = node.get_type()
+        if kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            return [line for k in range(children.n_ast_node()) for line in self._node(children.get_at(k), depth, emit)]
+        if kind == isl.ast_node_type.for_:
+            iterator = self._expr(node.for_get_iterator())
+            body = self._node(node.for_get_body(), depth + 1, emit)
+            if node.for_is_degenerate():
+                return [
+                    f"{pad}{{",
+                    f"{pad}    const int64_t {iterator} = {self._expr(node.for_get_init())};",
+                    *body,
+                    f"{pad}}}",
+                ]
+            header = (
+                f"for (int64_t {iterator} = {self._expr(node.for_get_init())}; {self._expr(node.for_get_cond())}; "
+                f"{iterator} += {self._expr(node.for_get_inc())})"
+            )
+            return [f"{pad}{header} {{", *body, f"{pad}}}"]
+        if kind == isl.ast_node_type.if_:
+            lines = [
+                f"{pad}if ({self._expr(node.if_get_cond())}) {{",
+                *self._node(node.if_get_then_node(), depth + 1, emit),
+            ]
+            if node.if_has_else_node():
+                lines += [f"{pad}}} else {{", *self._node(node.if_get_else_node(), depth + 1, emit)]
+            return lines + [f"{pad}}}"]
+        if kind == isl.ast_node_type.user:
+            call = node.user_get_expr()
+            statement = self.kernel.statement(call.get_op_arg(0).get_id().get_name())
+            args = [self._expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
+            return [pad + line for line in emit(statement, args, depth)]
+        if kind == isl.ast_node_type.mark:
+            return self._node(node.mark_get_node(), depth, emit)
+        raise NotImplementedError(f"isl AST node {kind}")
+
+    def _statement(self, statement: Statement, args: list[str], _depth: int) -> list[str]:
+        bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
+        target = self._value(statement.target)[0]
+        value = self._value(statement.value)[0]
+        body = f"{target} {statement.op} {value};"
+        if not bindings:
+            return [body]
+        return ["{", *("    " + b for b in bindings), "    " + body, "}"]
+
+    def _expr(self, expr: isl.AstExpr) -> str:
+        """An isl AST expression as C, with our names for isl's identifiers."""
+        kind = expr.get_type()
+        if kind == isl.ast_expr_type.int:
+            return str(expr.get_val().to_python())
+        if kind == isl.ast_expr_type.id:
+            name = expr.get_id().get_name()
+            return self.c_names.get(name, name)
+        op = expr.get_op_type()
+        args = [self._expr(expr.get_op_arg(k)) for k in range(expr.get_op_n_arg())]
+        ops = isl.ast_expr_op_type
+        infix = {
+            ops.add: "+",
+            ops.sub: "-",
+            ops.mul: "*",
+            ops.div: "/",
+            ops.pdiv_q: "/",
+            ops.pdiv_r: "%",
+            ops.zdiv_r: "%",
+            ops.eq: "==",
+            ops.le: "<=",
+            ops.lt: "<",
+            ops.ge: ">=",
+            ops.gt: ">",
+            ops.and_: "&&",
+            ops.and_then: "&&",
+            ops.or_: "||",
+            ops.or_else: "||",
+        }
+        if op in infix:
+            return f"({args[0]} {infix[op]} {args[1]})"
+        if op == ops.minus:
+            return f"(-{args[0]})"
+        if op in (ops.max, ops.min):
+            name = "max" if op == ops.max else "min"
+            result = args[0]
+            for arg in args[1:]:
+                result = f"{name}({result}, {arg})"
+            return result
+        if op == ops.fdiv_q:
+            return f"floord({args[0]}, {args[1]})"
+        if op in (ops.cond, ops.select):
+            return f"({args[0]} ? {args[1]} : {args[2]})"
+        raise NotImplementedError(f"isl AST expression {op}")
+
+    def _value(self, expr: Expr) -> tuple[str, str]:
+        """A body expression as C and its kind (`"int"` or `"float"`), with Python's semantics."""
+        if isinstance(expr, Number):
+            if isinstance(expr.value, float):
+                return repr(expr.value), "float"
+            return f"{expr.value}LL", "int"
+        if isinstance(expr, Name):
+            return self.c_names[expr.name], self._name_kind(expr.name)
+        if isinstance(expr, ArrayRef):
+            indices = "".join(f"[{_affine_c(i, self.c_names)}]" for i in expr.indices)
+            kind = "float" if self.signature.array_type(expr.array).startswith("float") else "int"
+            return f"{self.c_names[expr.array]}{indices}", kind
+        if isinstance(expr, Unary):
+            operand, kind = self._value(expr.operand)
+            return (f"(!{operand})", "int") if expr.op == "not" else (f"({expr.op}{operand})", kind)
+        if isinstance(expr, Binary):
+            return self._binary(expr)
+        if isinstance(expr, Call):
+            return self._call(expr)
+        if isinstance(expr, Choice):
+            test, _ = self._value(expr.test)
+            then, then_kind = self._value(expr.then)
+            otherwise, other_kind = self._value(expr.otherwise)
+            return f"({test} ? {then} : {otherwise})", _join(then_kind, other_kind)
+        raise TypeError(expr)
+
+    def _binary(self, expr: Binary) -> tuple[str, str]:
+        left, left_kind = self._value(expr.left)
+        right, right_kind = self._value(expr.right)
+        kind = _join(left_kind, right_kind)
+        op = expr.op
+        if op in ("and", "or"):
+            return f"({left} {'&&' if op == 'and' else '||'} {right})", "int"
+        if op in ("<", "<=", ">", ">=", "==", "!="):
+            return f"({left} {op} {right})", "int"
+        if op == "/":
+            return f"((double) {left} / (double) {right})", "float"
+        if op == "//":
+            return (f"rp_floordiv({left}, {right})", "int") if kind == "int" else (f"floor({left} / {right})", "float")
+        if op == "%":
+            return (f"rp_mod({left}, {right})", "int") if kind == "int" else (f"rp_fmod({left}, {right})", "float")
+        if op == "**":
+            return (f"rp_ipow({left}, {right})", "int") if kind == "int" else (f"pow({left}, {right})", "float")
+        return f"({left} {op} {right})", kind
+
+    def _call(self, expr: Call) -> tuple[str, str]:
+        args = [self._value(a) for a in expr.args]
+        if expr.function in ("min", "max"):
+            kind = "int" if all(k == "int" for _, k in args) else "float"
+            helper = expr.function if kind == "int" else f"rp_f{expr.function}"
+            result = args[0][0]
+            for arg, _ in args[1:]:
+                result = f"{helper}({result}, {arg})"
+            return result, kind
+        if expr.function == "abs":
+            text, kind = args[0]
+            return (f"llabs({text})" if kind == "int" else f"fabs({text})"), kind
+        if expr.function == "float":
+            return f"((double) {args[0][0]})", "float"
+        return f"{expr.function}({', '.join(a for a, _ in args)})", "float"
+
+    def _name_kind(self, name: str) -> str:
+        if name in self.local_types:
+            return self.local_types[name]
+        if name in dict(self.signature.scalars):
+            return self.signature.scalar_kind(name)
+        return "int"  # loop variables and sizes
+
+
+def _join(a: str, b: str) -> str:
+    return "float" if "float" in (a, b) else "int"
+
+
+def _affine_c(expr, c_names: dict[str, str]) -> str:
+    return re.sub(r"[A-Za-z_]\w*", lambda m: c_names.get(m.group(0), m.group(0)), str(expr))
+
+
+def _c_names(kernel: Kernel) -> dict[str, str]:
+    """C identifiers for Python names; a name C or the generator already uses gets a prefix."""
+    python_names = set(kernel.arguments) | set(kernel.parameters) | {a.name for a in kernel.arrays}
+    python_names |= {loop.name for s in kernel.statements for loop in s.loops}
+    taken = re.compile(r"^(c\d+|rp_\w*|repoos_\w*|.*_d\d+|.*_data|.*_in)$")
+    result = {}
+    for name in python_names:
+        clash = name in C_RESERVED or taken.match(name) is not None
+        if name in (sp.name for sp in kernel.shape_parameters) and re.match(r"^.*_d\d+$", name):
+            clash = False
+        result[name] = f"v_{name}" if clash else name
+    return result
+
+
+def _infer_local_types(kernel: Kernel, signature: Signature) -> dict[str, str]:
+    """A local scalar is `float` if any assignment to it can produce a float, as in Python."""
+    scalar_kinds = dict(signature.scalars)
+    kinds = {a.name: scalar_kinds.get(a.name, "int") for a in kernel.arrays if a.rank == 0}
+    array_kinds = {name: ("float" if t.startswith("float") else "int") for name, t in signature.arrays}
+
+    def kind_of(expr: Expr) -> str:
+        if isinstance(expr, Number):
+            return "float" if isinstance(expr.value, float) else "int"
+        if isinstance(expr, Name):
+            return kinds.get(expr.name) or scalar_kinds.get(expr.name, "int")
+        if isinstance(expr, ArrayRef):
+            return array_kinds[expr.array]
+        if isinstance(expr, Unary):
+            return "int" if expr.op == "not" else kind_of(expr.operand)
+        if isinstance(expr, Binary):
+            if expr.op in ("and", "or", "<", "<=", ">", ">=", "==", "!="):
+                return "int"
+            if expr.op == "/":
+                return "float"
+            return _join(kind_of(expr.left), kind_of(expr.right))
+        if isinstance(expr, Call):
+            if expr.function in ("min", "max", "abs"):
+                return "float" if any(kind_of(a) == "float" for a in expr.args) else "int"
+            return "float"
+        if isinstance(expr, Choice):
+            return _join(kind_of(expr.then), kind_of(expr.otherwise))
+        raise TypeError(expr)
+
+    changed = True
+    while changed:
+        changed = False
+        for statement in kernel.statements:
+            target = statement.target
+            produces_float = kind_of(statement.value) == "float" or statement.op == "/="
+            if isinstance(target, Name) and kinds[target.name] == "int" and produces_float:
+                kinds[target.name] = "float"
+                changed = True
+    return kinds

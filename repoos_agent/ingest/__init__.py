@@ -1,0 +1,77 @@
+"""Ingest: Python source in, one report per function and a `Kernel` for each affine one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import islpy as isl
+
+from repoos_agent.errors import NotAnalyzableError, SourceError
+from repoos_agent.ingest.classify import fsm_reason, tabular_reason
+from repoos_agent.ingest.parse import functions, parse_source, read_source, text
+from repoos_agent.ingest.scop import Diagnostic, extract_kernel
+from repoos_agent.model.kernel import Kernel
+
+__all__ = ["Diagnostic", "FunctionReport", "ingest_file", "ingest_source", "load_kernel"]
+
+
+@dataclass(frozen=True)
+class FunctionReport:
+    """What ingest learnt about one function."""
+
+    name: str
+    line: int
+    track: str  # "affine", "tabular", "fsm" or "other"
+    reason: str
+    kernel: Kernel | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def analyzable(self) -> bool:
+        return self.kernel is not None
+
+    @property
+    def loops(self) -> tuple[str, ...]:
+        if self.kernel is None:
+            return ()
+        seen = dict.fromkeys(loop.name for s in self.kernel.statements for loop in s.loops)
+        return tuple(seen)
+
+
+def ingest_source(source: str, path: str) -> list[FunctionReport]:
+    """Every top-level function in `source`, classified and, where affine, modelled."""
+    tree = parse_source(source, path)
+    reports = []
+    for function in functions(tree):
+        name = text(function.child_by_field_name("name"))
+        line = function.start_point[0] + 1
+        tabular = tabular_reason(function)
+        if tabular:
+            reports.append(FunctionReport(name, line, "tabular", tabular, None, ()))
+            continue
+        kernel, diagnostics = extract_kernel(function, source, path, isl.Context())
+        if kernel is not None:
+            reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
+            reports.append(FunctionReport(name, line, "affine", reason, kernel, ()))
+            continue
+        fsm = fsm_reason(function)
+        track, reason = ("fsm", fsm) if fsm else ("other", diagnostics[0].message)
+        reports.append(FunctionReport(name, line, track, reason, None, tuple(diagnostics)))
+    return reports
+
+
+def ingest_file(path: str | Path) -> list[FunctionReport]:
+    return ingest_source(read_source(path), str(path))
+
+
+def load_kernel(path: str | Path, function: str) -> Kernel:
+    """The model of `function` in `path`; raises with the diagnostics when it has none."""
+    for report in ingest_file(path):
+        if report.name == function:
+            if report.kernel is None:
+                first = report.diagnostics[0] if report.diagnostics else None
+                where = f"{path}:{first.line}:{first.column}: " if first else f"{path}:{report.line}: "
+                raise NotAnalyzableError(f"{where}function `{function}` cannot be modelled: {report.reason}")
+            return report.kernel
+    raise SourceError(str(path), f"no top-level function named `{function}`")

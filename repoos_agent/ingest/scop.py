@@ -1,0 +1,632 @@
+"""Extracting the static control part of one function into a `Kernel`.
+
+The walk accepts exactly the subset the model can represent: `for` loops over
+`range` with affine bounds, affine `if` guards, and assignments to array
+elements or scalars. Anything else becomes a `Diagnostic` that names the line,
+the column and the reason; a function with any diagnostic is never modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+import islpy as isl
+from tree_sitter import Node
+
+from repoos_agent.ingest.parse import location, text
+from repoos_agent.model.affine import AffineExpr, Bound
+from repoos_agent.model.expr import (
+    MATH_FUNCTIONS,
+    ArrayRef,
+    Binary,
+    Call,
+    Choice,
+    Expr,
+    Name,
+    Number,
+    Unary,
+    array_refs,
+    names,
+)
+from repoos_agent.model.kernel import (
+    Access,
+    Array,
+    Condition,
+    Kernel,
+    Loop,
+    ShapeParameter,
+    Statement,
+)
+
+MODULE_PREFIXES = ("math", "np", "numpy")
+VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
+AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
+BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
+COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why (part of) a function cannot be modelled, and where."""
+
+    line: int
+    column: int
+    message: str
+
+
+class Refusal(Exception):
+    """Raised inside the walk at the first construct outside the subset."""
+
+    def __init__(self, node: Node, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+@dataclass
+class _RawStatement:
+    node: Node
+    loops: tuple[Loop, ...]
+    guards: tuple[Condition, ...]
+    target: ArrayRef | Name
+    op: str
+    value: Expr
+    positions: tuple[int, ...]
+
+
+@dataclass
+class _Walk:
+    """What the walk has learnt so far about names, loops and statements."""
+
+    path: str
+    arguments: tuple[str, ...]
+    arrays: set[str]
+    parameters: dict[str, None] = field(default_factory=dict)  # ordered set
+    shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
+    assigned: dict[str, Node] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+    statements: list[_RawStatement] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    loop_count: int = 0
+    returns: str | None = None
+
+    def refuse(self, refusal: Refusal) -> None:
+        where = location(self.path, refusal.node)
+        self.diagnostics.append(Diagnostic(where.line, where.column, refusal.message))
+
+
+def function_arguments(function: Node) -> tuple[list[str], list[Diagnostic]]:
+    """The names of a function's parameters, refusing `*args` and `**kwargs`."""
+    names_found: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    parameters = function.child_by_field_name("parameters")
+    for child in parameters.named_children if parameters else []:
+        if child.type == "identifier":
+            names_found.append(text(child))
+        elif child.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
+            name = child.child_by_field_name("name") or child.named_children[0]
+            if name.type != "identifier":
+                row, column = child.start_point
+                diagnostics.append(Diagnostic(row + 1, column + 1, f"parameter `{text(child)}` is not a plain name"))
+            else:
+                names_found.append(text(name))
+        elif child.type not in ("comment",):
+            row, column = child.start_point
+            diagnostics.append(
+                Diagnostic(row + 1, column + 1, f"parameter `{text(child)}`: only plain named parameters are modelled")
+            )
+    return names_found, diagnostics
+
+
+def subscripted_names(node: Node) -> set[str]:
+    """Names used as `X[...]` anywhere under `node` (candidate arrays)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "subscript":
+            base = current.child_by_field_name("value")
+            while base is not None and base.type == "subscript":
+                base = base.child_by_field_name("value")
+            if base is not None and base.type == "identifier":
+                found.add(text(base))
+        stack.extend(current.children)
+    return found
+
+
+def extract_kernel(function: Node, source: str, path: str, ctx: isl.Context) -> tuple[Kernel | None, list[Diagnostic]]:
+    """Model `function`, or return the diagnostics that explain why it cannot be."""
+    arguments, diagnostics = function_arguments(function)
+    name = text(function.child_by_field_name("name"))
+    body = function.child_by_field_name("body")
+    walk = _Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
+    walk.diagnostics.extend(diagnostics)
+    for array in sorted(walk.arrays):
+        if array not in arguments:
+            walk.diagnostics.append(_diagnostic_at_first_use(path, body, array))
+    _walk_function_body(walk, body)
+    if walk.diagnostics:
+        return None, walk.diagnostics
+    if not walk.statements:
+        row, column = function.start_point
+        return None, [Diagnostic(row + 1, column + 1, "no assignment to model: the function has no loop nest")]
+    try:
+        kernel = _build_kernel(walk, name, function, source, ctx)
+    except Refusal as refusal:
+        walk.refuse(refusal)
+        return None, walk.diagnostics
+    return kernel, []
+
+
+def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
+    stack = [body]
+    while stack:
+        node = stack.pop(0)
+        if (
+            node.type == "identifier"
+            and text(node) == array
+            and node.parent is not None
+            and node.parent.type == "subscript"
+        ):
+            where = location(path, node)
+            return Diagnostic(
+                where.line,
+                where.column,
+                f"array `{array}` is not an argument of the function (kernels do not allocate)",
+            )
+        stack.extend(node.children)
+    row, column = body.start_point
+    return Diagnostic(row + 1, column + 1, f"array `{array}` is not an argument of the function")
+
+
+def _walk_function_body(walk: _Walk, body: Node) -> None:
+    counter = [0]
+    children = [c for c in body.named_children if c.type != "comment"]
+    for index, node in enumerate(children):
+        try:
+            if index == 0 and _is_docstring(node):
+                continue
+            if node.type == "return_statement":
+                _take_return(walk, node, is_last=index == len(children) - 1)
+            elif node.type == "expression_statement" and _is_shape_definition(node):
+                _take_shape_definition(walk, node)
+            else:
+                _walk_statement(walk, node, (), (), (), counter)
+        except Refusal as refusal:
+            walk.refuse(refusal)
+
+
+def _is_docstring(node: Node) -> bool:
+    return node.type == "expression_statement" and node.named_children[0].type == "string"
+
+
+def _is_shape_definition(node: Node) -> bool:
+    assignment = node.named_children[0]
+    if assignment.type != "assignment":
+        return False
+    right = assignment.child_by_field_name("right")
+    return right is not None and (".shape" in text(right) or text(right).startswith("len("))
+
+
+def _take_shape_definition(walk: _Walk, node: Node) -> None:
+    """`n = A.shape[0]`, `n, m = A.shape` or `n = len(A)`: sizes read from shapes."""
+    assignment = node.named_children[0]
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    targets = [left] if left.type == "identifier" else list(left.named_children)
+    if any(t.type != "identifier" for t in targets):
+        raise Refusal(left, f"`{text(left)}`: sizes must be plain names")
+    if right.type == "call" and text(right.child_by_field_name("function")) == "len":
+        args = right.child_by_field_name("arguments").named_children
+        array, dims = (text(args[0]) if args else ""), [0]
+    elif right.type == "subscript" and text(right.child_by_field_name("value")).endswith(".shape"):
+        array = text(right.child_by_field_name("value"))[: -len(".shape")]
+        index = right.child_by_field_name("subscript")
+        if index is None or index.type != "integer":
+            raise Refusal(right, f"`{text(right)}`: the shape index must be an integer")
+        dims = [int(text(index))]
+    elif right.type == "attribute" and text(right).endswith(".shape"):
+        array, dims = text(right)[: -len(".shape")], list(range(len(targets)))
+    else:
+        raise Refusal(right, f"`{text(right)}` is not a size (expected `A.shape[k]`, `A.shape` or `len(A)`)")
+    if array not in walk.arguments:
+        raise Refusal(right, f"`{array}` is not an array argument of the function")
+    if len(dims) != len(targets):
+        raise Refusal(node, f"`{text(node)}`: {len(targets)} names for {len(dims)} sizes")
+    for target, dim in zip(targets, dims, strict=True):
+        name = text(target)
+        if name in walk.arguments or name in walk.shape_parameters:
+            raise Refusal(target, f"size `{name}` is defined twice")
+        walk.shape_parameters[name] = ShapeParameter(name, array, dim)
+
+
+def _take_return(walk: _Walk, node: Node, is_last: bool) -> None:
+    values = node.named_children
+    if not is_last:
+        raise Refusal(node, "`return` before the end of the function: only a final `return` is modelled")
+    if not values:
+        return
+    value = text(values[0])
+    if values[0].type != "identifier" or value not in walk.arrays:
+        raise Refusal(values[0], f"`return {value}`: a kernel may only return one of its array arguments")
+    walk.returns = value
+
+
+def _walk_statement(
+    walk: _Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    if node.type == "comment" or node.type == "pass_statement":
+        return
+    if node.type == "for_statement":
+        loop = _take_loop(walk, node, loops)
+        inner_counter = [0]
+        walk.loop_count += 1
+        place = positions + (counter[0],)
+        counter[0] += 1
+        for child in node.child_by_field_name("body").named_children:
+            try:
+                _walk_statement(walk, child, loops + (loop,), guards, place, inner_counter)
+            except Refusal as refusal:
+                walk.refuse(refusal)
+        return
+    if node.type == "if_statement":
+        if node.child_by_field_name("alternative") is not None:
+            raise Refusal(node, "`if` with `elif`/`else`: only guards without alternatives are modelled")
+        condition = _conditions(walk, node.child_by_field_name("condition"), loops)
+        for child in node.child_by_field_name("consequence").named_children:
+            try:
+                _walk_statement(walk, child, loops, guards + condition, positions, counter)
+            except Refusal as refusal:
+                walk.refuse(refusal)
+        return
+    if node.type == "expression_statement":
+        inner = node.named_children[0]
+        if inner.type in ("assignment", "augmented_assignment"):
+            _take_assignment(walk, inner, loops, guards, positions + (counter[0],))
+            counter[0] += 1
+            return
+        if inner.type == "string":
+            return
+        raise Refusal(inner, f"`{text(inner)[:60]}` is not an assignment")
+    what = {
+        "while_statement": "`while` loops are not modelled (the trip count is not affine)",
+        "break_statement": "`break` leaves the loop early: the iteration domain is not static",
+        "continue_statement": "`continue` skips iterations on data: the iteration domain is not static",
+        "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
+    }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
+    raise Refusal(node, what)
+
+
+def _take_loop(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
+    variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if node.child_by_field_name("alternative") is not None:
+        raise Refusal(node, "`for ... else` is not modelled")
+    if variable.type != "identifier":
+        raise Refusal(variable, f"loop target `{text(variable)}` must be one name")
+    name = text(variable)
+    if name in (loop.name for loop in loops):
+        raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
+    if name in walk.arguments or name in walk.shape_parameters:
+        raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
+    if iterable.type != "call" or text(iterable.child_by_field_name("function")) != "range":
+        raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
+    args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if not 1 <= len(args) <= 3 or any(a.type == "keyword_argument" for a in args):
+        raise Refusal(iterable, f"`{text(iterable)}`: range takes one to three positional arguments")
+    scope = {loop.name for loop in loops}
+    if len(args) == 1:
+        start, stop = Bound((AffineExpr.of_constant(0),), "max"), _bound(walk, args[0], scope)
+    else:
+        start, stop = _bound(walk, args[0], scope), _bound(walk, args[1], scope)
+    step = 1
+    if len(args) == 3:
+        step_expr = _affine(walk, args[2], scope)
+        if not step_expr.is_constant or step_expr.constant == 0:
+            raise Refusal(args[2], f"range step `{text(args[2])}` must be a non-zero integer constant")
+        step = step_expr.constant
+        if abs(step) != 1 and len(start.pieces) != 1:
+            raise Refusal(args[0], f"range start `{text(args[0])}` with step {step} must be one affine expression")
+    row, _ = node.start_point
+    return Loop(name=name, start=start, stop=stop, step=step, line=row + 1)
+
+
+def _bound(walk: _Walk, node: Node, scope: set[str]) -> Bound:
+    node = _unparenthesised(node)
+    if node.type == "call" and text(node.child_by_field_name("function")) in ("min", "max"):
+        pieces = tuple(_affine(walk, a, scope) for a in node.child_by_field_name("arguments").named_children)
+        if not pieces:
+            raise Refusal(node, f"`{text(node)}` has no arguments")
+        return Bound(pieces, text(node.child_by_field_name("function")))
+    return Bound((_affine(walk, node, scope),), "max")
+
+
+def _unparenthesised(node: Node) -> Node:
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _affine(walk: _Walk, node: Node, scope: set[str]) -> AffineExpr:
+    """An affine expression in loop variables (`scope`) and integer parameters."""
+    node = _unparenthesised(node)
+    if node.type == "integer":
+        return AffineExpr.of_constant(int(text(node).replace("_", ""), 0))
+    if node.type == "identifier":
+        name = text(node)
+        if name in scope:
+            return AffineExpr.of_variable(name)
+        if name in walk.arrays:
+            raise Refusal(node, f"`{name}` is an array, not an integer")
+        if name in walk.arguments or name in walk.shape_parameters:
+            walk.parameters[name] = None
+            return AffineExpr.of_variable(name)
+        raise Refusal(node, f"`{name}` is neither a loop variable nor an integer argument")
+    if node.type in ("call", "subscript"):
+        return AffineExpr.of_variable(_inline_size(walk, node))
+    if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
+        inner = _affine(walk, node.child_by_field_name("argument"), scope)
+        return -inner if text(node.child_by_field_name("operator")) == "-" else inner
+    if node.type == "binary_operator":
+        op = text(node.child_by_field_name("operator"))
+        left = _affine(walk, node.child_by_field_name("left"), scope)
+        right = _affine(walk, node.child_by_field_name("right"), scope)
+        if op == "+":
+            return left + right
+        if op == "-":
+            return left - right
+        if op == "*" and (left.is_constant or right.is_constant):
+            return right.scaled(left.constant) if left.is_constant else left.scaled(right.constant)
+        raise Refusal(node, f"`{text(node)}` is not affine (`{op}` of loop variables or parameters)")
+    raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+
+
+def _inline_size(walk: _Walk, node: Node) -> str:
+    """`len(A)` or `A.shape[k]` written inside a bound: a size parameter named `A_dk`."""
+    array, dim = None, 0
+    if node.type == "call" and text(node.child_by_field_name("function")) == "len":
+        args = node.child_by_field_name("arguments").named_children
+        array = text(args[0]) if len(args) == 1 and args[0].type == "identifier" else None
+    elif node.type == "subscript":
+        base, index = node.child_by_field_name("value"), node.child_by_field_name("subscript")
+        if base.type == "attribute" and text(base).endswith(".shape") and index is not None and index.type == "integer":
+            array, dim = text(base)[: -len(".shape")], int(text(index))
+    if array is None or array not in walk.arguments:
+        raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+    name = f"{array}_d{dim}"
+    walk.shape_parameters.setdefault(name, ShapeParameter(name, array, dim))
+    walk.parameters[name] = None
+    return name
+
+
+def _conditions(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condition, ...]:
+    node = _unparenthesised(node)
+    scope = {loop.name for loop in loops}
+    if node.type == "boolean_operator" and text(node.child_by_field_name("operator")) == "and":
+        return _conditions(walk, node.child_by_field_name("left"), loops) + _conditions(
+            walk, node.child_by_field_name("right"), loops
+        )
+    if node.type == "comparison_operator":
+        operands = node.named_children
+        operators = [text(op) for op in node.children_by_field_name("operators")]
+        if len(operators) != len(operands) - 1 or any(op not in COMPARISONS[:-1] for op in operators):
+            raise Refusal(node, f"condition `{text(node)}`: only <, <=, >, >= and == are affine guards")
+        try:
+            sides = [_affine(walk, operand, scope) for operand in operands]
+        except Refusal as refusal:
+            raise Refusal(node, f"condition `{text(node)}` is not affine: {refusal.message}") from None
+        return tuple(Condition(sides[k], operators[k], sides[k + 1]) for k in range(len(operators)))
+    raise Refusal(node, f"condition `{text(node)}` is not an affine comparison (joined by `and`)")
+
+
+def _take_assignment(
+    walk: _Walk, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...]
+) -> None:
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    op = "=" if node.type == "assignment" else text(node.child_by_field_name("operator"))
+    if op not in ("=",) + AUGMENTED_OPS:
+        raise Refusal(node, f"`{op}` assignments are not modelled")
+    if right is None:
+        raise Refusal(node, f"`{text(node)}`: a bare annotation assigns nothing")
+    scope = {loop.name for loop in loops}
+    target: ArrayRef | Name
+    if left.type == "subscript":
+        target = _array_ref(walk, left, scope)
+    elif left.type == "identifier":
+        name = text(left)
+        if name in scope:
+            raise Refusal(left, f"assignment to loop variable `{name}`")
+        if name in walk.parameters or name in walk.shape_parameters:
+            raise Refusal(left, f"assignment to `{name}`, which is used as a loop bound or subscript")
+        if name in walk.arrays:
+            raise Refusal(left, f"`{name}` is an array: assign to its elements")
+        target = Name(name)
+        walk.assigned.setdefault(name, left)
+    else:
+        raise Refusal(left, f"`{text(left)}`: assign to one array element or one scalar")
+    value = _value(walk, right, scope)
+    walk.statements.append(_RawStatement(node, loops, guards, target, op, value, positions))
+
+
+def _array_ref(walk: _Walk, node: Node, scope: set[str]) -> ArrayRef:
+    """`A[i, j]` or `A[i][j]` with affine subscripts."""
+    indices: list[Node] = []
+    base = node
+    while base.type == "subscript":
+        indices = list(base.children_by_field_name("subscript")) + indices
+        base = base.child_by_field_name("value")
+    if base.type != "identifier":
+        raise Refusal(node, f"`{text(node)}`: only named arrays are modelled")
+    array = text(base)
+    try:
+        affine = tuple(_affine(walk, index, scope) for index in indices)
+    except Refusal:
+        raise Refusal(node, f"subscript `{text(node)}` is not affine in the loop variables") from None
+    rank = walk.ranks.setdefault(array, len(affine))
+    if rank != len(affine):
+        raise Refusal(node, f"`{text(node)}` uses {len(affine)} subscripts but `{array}` was used with {rank}")
+    return ArrayRef(array, affine)
+
+
+def _value(walk: _Walk, node: Node, scope: set[str]) -> Expr:
+    """A value expression of a statement body."""
+    kind = node.type
+    if kind == "parenthesized_expression":
+        return _value(walk, node.named_children[0], scope)
+    if kind == "integer":
+        return Number(int(text(node).replace("_", ""), 0))
+    if kind == "float":
+        return Number(float(text(node).replace("_", "")))
+    if kind in ("true", "false"):
+        return Number(1 if kind == "true" else 0)
+    if kind == "identifier":
+        name = text(node)
+        if name in walk.arrays:
+            raise Refusal(node, f"array `{name}` used without a subscript")
+        known = scope | set(walk.arguments) | set(walk.shape_parameters) | set(walk.assigned)
+        if name not in known:
+            raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
+        return Name(name)
+    if kind == "subscript":
+        return _array_ref(walk, node, scope)
+    if kind == "unary_operator":
+        op = text(node.child_by_field_name("operator"))
+        if op not in ("-", "+"):
+            raise Refusal(node, f"operator `{op}` is not modelled")
+        return Unary(op, _value(walk, node.child_by_field_name("argument"), scope))
+    if kind == "not_operator":
+        return Unary("not", _value(walk, node.child_by_field_name("argument"), scope))
+    if kind == "binary_operator":
+        op = text(node.child_by_field_name("operator"))
+        if op not in BINARY_OPS:
+            raise Refusal(node, f"operator `{op}` is not modelled")
+        return Binary(
+            op,
+            _value(walk, node.child_by_field_name("left"), scope),
+            _value(walk, node.child_by_field_name("right"), scope),
+        )
+    if kind == "boolean_operator":
+        op = text(node.child_by_field_name("operator"))
+        return Binary(
+            op,
+            _value(walk, node.child_by_field_name("left"), scope),
+            _value(walk, node.child_by_field_name("right"), scope),
+        )
+    if kind == "comparison_operator":
+        operands = [_value(walk, operand, scope) for operand in node.named_children]
+        operators = [text(op) for op in node.children_by_field_name("operators")]
+        if len(operators) != len(operands) - 1 or any(op not in COMPARISONS for op in operators):
+            raise Refusal(node, f"comparison `{text(node)}` is not modelled")
+        result: Expr = Binary(operators[0], operands[0], operands[1])
+        for k in range(1, len(operators)):
+            result = Binary("and", result, Binary(operators[k], operands[k], operands[k + 1]))
+        return result
+    if kind == "conditional_expression":
+        then, test, otherwise = node.named_children
+        return Choice(_value(walk, test, scope), _value(walk, then, scope), _value(walk, otherwise, scope))
+    if kind == "call":
+        return _call(walk, node, scope)
+    raise Refusal(node, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled in a statement")
+
+
+def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
+    function = node.child_by_field_name("function")
+    name = text(function)
+    if function.type == "attribute":
+        module, _, name = name.rpartition(".")
+        if module not in MODULE_PREFIXES:
+            raise Refusal(node, f"call `{text(function)}`: only math functions are modelled")
+    if name not in VALUE_CALLS:
+        raise Refusal(node, f"call `{text(function)}` is not modelled (known: {', '.join(sorted(VALUE_CALLS))})")
+    arguments = node.child_by_field_name("arguments").named_children
+    if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in arguments):
+        raise Refusal(node, f"`{text(node)}`: only positional arguments are modelled")
+    args = tuple(_value(walk, a, scope) for a in arguments)
+    expected = {"pow": 2, "min": None, "max": None}.get(name, 1)
+    if expected is not None and len(args) != expected:
+        raise Refusal(node, f"`{name}` takes {expected} argument(s), got {len(args)}")
+    if name in ("min", "max") and len(args) < 2:
+        raise Refusal(node, f"`{name}` of values needs at least two arguments")
+    return Call(name, args)
+
+
+def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.Context) -> Kernel:
+    """Second phase: with every parameter known, build the isl objects."""
+    parameters = tuple(p for p in walk.arguments if p in walk.parameters) + tuple(
+        p for p in walk.shape_parameters if p in walk.parameters
+    )
+    shape_parameters = tuple(sp for sp in walk.shape_parameters.values() if sp.name in walk.parameters)
+    param_space = "[" + ", ".join(parameters) + "]"
+    locals_written = set(walk.assigned)
+    for argument in walk.arguments:
+        if argument in walk.parameters and argument in locals_written:
+            raise Refusal(walk.assigned[argument], f"`{argument}` is an integer size and cannot be assigned")
+    written_arrays = {raw.target.array for raw in walk.statements if isinstance(raw.target, ArrayRef)}
+    arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays]
+    arrays += [Array(local, 0, True, local in walk.arguments) for local in walk.assigned]
+    local_names = set(walk.assigned)
+    scalars = tuple(
+        a for a in walk.arguments if a not in walk.arrays and a not in walk.parameters and a not in local_names
+    )
+    statements = []
+    for index, raw in enumerate(walk.statements):
+        statement_name = f"S{index}"
+        iterators = ", ".join(loop.name for loop in raw.loops)
+        constraints = [loop.constraint() for loop in raw.loops] + [str(g) for g in raw.guards]
+        where = (" : " + " and ".join(constraints)) if constraints else ""
+        domain = isl.Set.read_from_str(ctx, f"{param_space} -> {{ {statement_name}[{iterators}]{where} }}")
+        access = partial(_access, ctx, param_space, statement_name, iterators, domain)
+        reads = [access(raw.target, "read")] if raw.op != "=" else []
+        reads += [access(ref, "read") for ref in array_refs(raw.value)]
+        local_reads = [n for n in dict.fromkeys(names(raw.value)) if n in local_names]
+        reads += [access(Name(n), "read") for n in local_reads]
+        where_node = location(walk.path, raw.node)
+        statements.append(
+            Statement(
+                name=statement_name,
+                line=where_node.line,
+                column=where_node.column,
+                text=text(raw.node),
+                loops=raw.loops,
+                guards=raw.guards,
+                target=raw.target,
+                op=raw.op,
+                value=raw.value,
+                positions=raw.positions,
+                domain=domain,
+                reads=tuple(reads),
+                writes=(access(raw.target, "write"),),
+            )
+        )
+    row, _ = function.start_point
+    return Kernel(
+        name=name,
+        path=walk.path,
+        line=row + 1,
+        source=text(function),
+        arguments=walk.arguments,
+        parameters=parameters,
+        shape_parameters=shape_parameters,
+        scalars=scalars,
+        arrays=tuple(arrays),
+        statements=tuple(statements),
+        returns=walk.returns,
+        ctx=ctx,
+    )
+
+
+def _access(
+    ctx: isl.Context, param_space: str, statement: str, iterators: str, domain: isl.Set, ref: ArrayRef | Name, kind: str
+) -> Access:
+    """The access relation `S[i, j] -> A[f(i, j)]` (or `-> s[]` for a scalar), restricted to the domain."""
+    if isinstance(ref, Name):
+        array, subscripts = ref.name, ""
+    else:
+        array, subscripts = ref.array, ", ".join(str(i) for i in ref.indices)
+    text_ = f"{param_space} -> {{ {statement}[{iterators}] -> {array}[{subscripts}] }}"
+    relation = isl.Map.read_from_str(ctx, text_).intersect_domain(domain)
+    return Access(statement, array, kind, relation)

@@ -1,0 +1,56 @@
+"""Comparing a native run's outputs with the Python original's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+TOLERANCES = {"float64": 1e-9, "float32": 1e-4}
+"""Normwise relative error allowed per element type. Builds keep Python's rounding
+(no FMA contraction, no reassociation), so float64 results normally match exactly;
+the margin covers libm differences. Integers must match exactly."""
+
+
+def tolerance_for(dtype: np.dtype) -> float:
+    return TOLERANCES.get(np.dtype(dtype).name, 0.0)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per-array normwise relative error, `max|got - want| / max|want|`, and the verdict."""
+
+    errors: tuple[tuple[str, float], ...]
+    tolerance: float
+    mismatched: tuple[str, ...]
+
+    @property
+    def max_rel_error(self) -> float:
+        return max((e for _, e in self.errors), default=0.0)
+
+    @property
+    def correct(self) -> bool:
+        return not self.mismatched
+
+
+def compare_outputs(want: Mapping[str, object], got: Mapping[str, object], names: list[str]) -> Comparison:
+    """Compare the arrays `names` (the kernel's written arguments) between two runs."""
+    errors, mismatched, worst_tolerance = [], [], 0.0
+    for name in names:
+        a, b = np.asarray(want[name]), np.asarray(got[name])
+        tolerance = tolerance_for(a.dtype)
+        worst_tolerance = max(worst_tolerance, tolerance)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        both_nan = np.isnan(a64) & np.isnan(b64)
+        difference = np.where(both_nan, 0.0, np.abs(a64 - b64))
+        scale = float(np.max(np.abs(np.where(both_nan, 0.0, a64)), initial=0.0))
+        largest = float(np.max(difference, initial=0.0))
+        if np.isnan(largest):
+            error = float("inf")
+        else:
+            error = largest / scale if scale > 0 else largest
+        errors.append((name, error))
+        if not error <= tolerance:
+            mismatched.append(name)
+    return Comparison(tuple(errors), worst_tolerance, tuple(mismatched))

@@ -1,0 +1,95 @@
+"""The value expressions of statement bodies: what a statement computes.
+
+These are data, not control: array elements, scalars, arithmetic, math calls and
+data-dependent choices (`x if c else y`). Subscripts are affine and live in
+`ArrayRef.indices`; everything else is an ordinary expression tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repoos_agent.model.affine import AffineExpr
+
+MATH_FUNCTIONS = frozenset({"sqrt", "exp", "log", "pow", "fabs", "sin", "cos", "tan", "tanh", "floor", "ceil"})
+
+
+@dataclass(frozen=True)
+class Number:
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Name:
+    """A loop variable, an integer parameter, a scalar argument or a local scalar."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ArrayRef:
+    array: str
+    indices: tuple[AffineExpr, ...]
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-", "+", "not"
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / // % ** < <= > >= == != and or
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Call:
+    """`math.sqrt(x)` and friends, `abs`, and `min`/`max` of values."""
+
+    function: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """`then if test else otherwise`."""
+
+    test: Expr
+    then: Expr
+    otherwise: Expr
+
+
+Expr = Number | Name | ArrayRef | Unary | Binary | Call | Choice
+
+
+def array_refs(expr: Expr) -> list[ArrayRef]:
+    """Every array element the expression reads, in evaluation order."""
+    if isinstance(expr, ArrayRef):
+        return [expr]
+    if isinstance(expr, Unary):
+        return array_refs(expr.operand)
+    if isinstance(expr, Binary):
+        return array_refs(expr.left) + array_refs(expr.right)
+    if isinstance(expr, Call):
+        return [ref for arg in expr.args for ref in array_refs(arg)]
+    if isinstance(expr, Choice):
+        return array_refs(expr.test) + array_refs(expr.then) + array_refs(expr.otherwise)
+    return []
+
+
+def names(expr: Expr) -> list[str]:
+    """Every bare name the expression reads (not array names, not subscripts)."""
+    if isinstance(expr, Name):
+        return [expr.name]
+    if isinstance(expr, Unary):
+        return names(expr.operand)
+    if isinstance(expr, Binary):
+        return names(expr.left) + names(expr.right)
+    if isinstance(expr, Call):
+        return [n for arg in expr.args for n in names(arg)]
+    if isinstance(expr, Choice):
+        return names(expr.test) + names(expr.then) + names(expr.otherwise)
+    return []

@@ -1,0 +1,65 @@
+"""The concrete types a kernel is built for: element types of arrays, kinds of scalars.
+
+The model is generic in types; a build is not. A `Signature` binds each argument
+to a type taken from real call values, and is part of what names a build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from repoos_agent.errors import ArgumentSpecError
+from repoos_agent.model.kernel import Kernel
+
+C_TYPES = {"float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t"}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Element type per array argument and `"int"`/`"float"` per scalar argument."""
+
+    arrays: tuple[tuple[str, str], ...]
+    scalars: tuple[tuple[str, str], ...]
+
+    def array_type(self, name: str) -> str:
+        return dict(self.arrays)[name]
+
+    def scalar_kind(self, name: str) -> str:
+        return dict(self.scalars)[name]
+
+    @staticmethod
+    def of_values(kernel: Kernel, values: Mapping[str, object]) -> Signature:
+        """Read the types off the values a call passes; a missing or ill-typed argument is an error."""
+        missing = [a for a in kernel.arguments if a not in values]
+        if missing:
+            raise ArgumentSpecError(f"`{kernel.name}` needs a value for: {', '.join(missing)}")
+        arrays, scalars = [], []
+        ranks = {a.name: a.rank for a in kernel.arrays if a.is_argument and a.rank > 0}
+        for name in kernel.arguments:
+            value = values[name]
+            if name in ranks:
+                if not isinstance(value, np.ndarray):
+                    raise ArgumentSpecError(f"argument `{name}` must be a NumPy array, got {type(value).__name__}")
+                if value.dtype.name not in C_TYPES:
+                    raise ArgumentSpecError(
+                        f"argument `{name}` has dtype {value.dtype.name}; supported: {', '.join(C_TYPES)}"
+                    )
+                if value.ndim != ranks[name]:
+                    raise ArgumentSpecError(
+                        f"argument `{name}` has {value.ndim} dimensions; the kernel indexes it with {ranks[name]}"
+                    )
+                arrays.append((name, value.dtype.name))
+            elif isinstance(value, (bool, int, np.integer)):
+                scalars.append((name, "int"))
+            elif isinstance(value, (float, np.floating)):
+                if name in kernel.parameters:
+                    raise ArgumentSpecError(
+                        f"argument `{name}` is a size (loop bound or subscript) and must be an integer"
+                    )
+                scalars.append((name, "float"))
+            else:
+                raise ArgumentSpecError(f"argument `{name}` must be a number or an array, got {type(value).__name__}")
+        return Signature(tuple(arrays), tuple(scalars))

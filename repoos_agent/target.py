@@ -1,0 +1,68 @@
+"""What a command is pointed at: a bundled kernel name or `path/to/file.py:function`."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, find_bundled
+from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetError
+from repoos_agent.ingest import load_kernel
+from repoos_agent.inputs import ArgSpec, make_inputs
+from repoos_agent.model.kernel import Kernel
+
+
+@dataclass(frozen=True)
+class Target:
+    """A kernel's model, its Python original, and how to make its inputs."""
+
+    label: str
+    kernel: Kernel
+    function: Callable[..., object]
+    bundled: BundledKernel | None = None
+    arg_specs: tuple[ArgSpec, ...] = field(default=())
+
+    def inputs(self, size: str | None, seed: int = 0) -> dict[str, object]:
+        """Bundled kernels use PolyBench's init at `size`; user kernels their `--arg` specs."""
+        if self.bundled is not None:
+            return self.bundled.inputs(size or "SMALL")
+        return make_inputs(self.kernel, list(self.arg_specs), seed)
+
+    @property
+    def sizes(self) -> tuple[str, ...]:
+        return SIZE_CLASSES if self.bundled is not None else ()
+
+
+def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
+    """Find the kernel a user named; every failure says what was expected."""
+    arg_specs = arg_specs or []
+    if ":" in text and (text.rsplit(":", 1)[0].endswith(".py") or "/" in text):
+        path_text, function = text.rsplit(":", 1)
+        path = Path(path_text)
+        kernel = load_kernel(path, function)
+        return Target(text, kernel, _import_function(path, function), None, tuple(arg_specs))
+    if text.endswith(".py"):
+        raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")
+    bundled = find_bundled(text)
+    if arg_specs:
+        raise ArgumentSpecError("--arg applies to `path.py:function` targets; bundled kernels take --size")
+    kernel = load_kernel(bundled.path, bundled.function)
+    return Target(bundled.name, kernel, bundled.python_function(), bundled)
+
+
+def _import_function(path: Path, function: str) -> Callable[..., object]:
+    """Import the user's file as a module to run its function as the oracle."""
+    module_name = f"repoos_user_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SourceError(str(path), "cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module failing to import is a report, not a crash
+        raise SourceError(str(path), f"importing it raised {type(exc).__name__}: {exc}") from None
+    return getattr(module, function)
