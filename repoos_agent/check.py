@@ -81,9 +81,7 @@ def check_baseline(target: Target, size: str | None = None, seed: int = 0) -> Ch
     compare_size, note = _compare_size(target, native, size, instances)
     compare_values = values if compare_size == size else target.inputs(compare_size, seed)
     compare_native = (
-        native
-        if compare_size == size
-        else build_baseline(target.kernel, Signature.of_values(target.kernel, compare_values))
+        native if compare_size == size else build_baseline(target.kernel, Signature.of_values(target.kernel, compare_values))
     )
 
     want = fresh_copy(compare_values)

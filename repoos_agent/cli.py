@@ -22,9 +22,7 @@ def _print_json(payload: object) -> None:
 def command_kernels(args: argparse.Namespace) -> int:
     kernels = bundled_kernels()
     if args.json:
-        _print_json(
-            [{"name": k.name, "category": k.category, "function": k.function, "sizes": k.sizes} for k in kernels]
-        )
+        _print_json([{"name": k.name, "category": k.category, "function": k.function, "sizes": k.sizes} for k in kernels])
         return 0
     width = max(len(k.name) for k in kernels)
     for kernel in kernels:
@@ -82,14 +80,10 @@ def command_check(args: argparse.Namespace) -> int:
         return 0 if report.correct else 1
     where = f" at {report.size}" if report.size else ""
     verdict = "correct" if report.correct else f"INCORRECT ({', '.join(report.mismatched)} differ)"
-    print(
-        f"{report.target}{where}: {verdict}, max relative error {report.max_rel_error:.1e} (tolerance {report.tolerance:g})"
-    )
+    print(f"{report.target}{where}: {verdict}, max relative error {report.max_rel_error:.1e} (tolerance {report.tolerance:g})")
     compared = f" at {report.compare_size}" if report.compare_size != report.size else ""
     print(f"  python  {report.python_s:10.6f} s{compared}")
-    print(
-        f"  native  {report.native_s:10.6f} s  ±{report.native_spread:.0%}{where}  ({report.instances:,} statement instances)"
-    )
+    print(f"  native  {report.native_s:10.6f} s  ±{report.native_spread:.0%}{where}  ({report.instances:,} statement instances)")
     if report.compare_size != report.size:
         print(f"  native  {report.native_compare_s:10.6f} s{compared}")
     print(f"  speedup {report.speedup:10.1f}x over the Python original{compared}")
@@ -99,9 +93,7 @@ def command_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels."
-    )
+    parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     kernels = commands.add_parser("kernels", help="list the bundled kernels")

@@ -60,9 +60,7 @@ def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str
     by_name = {spec.name: spec for spec in specs}
     unknown = [name for name in by_name if name not in kernel.arguments]
     if unknown:
-        raise ArgumentSpecError(
-            f"--arg {', '.join(unknown)}: `{kernel.name}` has no such argument ({', '.join(kernel.arguments)})"
-        )
+        raise ArgumentSpecError(f"--arg {', '.join(unknown)}: `{kernel.name}` has no such argument ({', '.join(kernel.arguments)})")
     missing = [name for name in kernel.arguments if name not in by_name]
     if missing:
         ranks = {a.name: a.rank for a in kernel.arrays}

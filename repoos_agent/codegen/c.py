@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
@@ -124,7 +125,7 @@ class _Printer:
         self.signature = signature
         self.schedule = schedule.intersect_domain(kernel.domains)
         self.c_names = _c_names(kernel)
-        self.local_types = _infer_local_types(kernel, signature)
+        self.kinds = kind_environment(kernel, signature)
 
     def source(self) -> CSource:
         kernel = self.kernel
@@ -176,8 +177,7 @@ class _Printer:
 
     def _shape_definitions(self) -> list[str]:
         return [
-            f"const int64_t {self.c_names[sp.name]} = {self._dim_name(sp.array, sp.dim)};"
-            for sp in self.kernel.shape_parameters
+            f"const int64_t {self.c_names[sp.name]} = {self._dim_name(sp.array, sp.dim)};" for sp in self.kernel.shape_parameters
         ]
 
     def _views(self) -> list[str]:
@@ -198,7 +198,7 @@ class _Printer:
         lines = []
         for array in self.kernel.arrays:
             if array.rank == 0:
-                c_type = "double" if self.local_types[array.name] == "float" else "int64_t"
+                c_type = C_TYPE[self.kinds.names[array.name]]
                 initial = self.c_names[array.name] + "_in" if array.is_argument else "0"
                 lines.append(f"{c_type} {self.c_names[array.name]} = {initial};")
         return lines
@@ -225,13 +225,9 @@ class _Printer:
                 low_text = build.expr_from_pw_aff(low).to_C_str()
                 high_text = build.expr_from_pw_aff(high).to_C_str()
                 checks.append(
-                    BoundsCheck(
-                        code_low, array.name, dim, f"index {dim} of `{array.name}` goes down to {low_text}, below 0"
-                    )
+                    BoundsCheck(code_low, array.name, dim, f"index {dim} of `{array.name}` goes down to {low_text}, below 0")
                 )
-                checks.append(
-                    BoundsCheck(code_high, array.name, dim, f"index {dim} of `{array.name}` goes up to {high_text}")
-                )
+                checks.append(BoundsCheck(code_high, array.name, dim, f"index {dim} of `{array.name}` goes up to {high_text}"))
                 lines += [
                     f"if ({reachable}) {{",
                     f"    if ({self._expr(build.expr_from_pw_aff(low))} < 0) return {code_low};",
@@ -280,9 +276,9 @@ class _Printer:
 
     def _statement(self, statement: Statement, args: list[str], _depth: int) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
-        target = self._value(statement.target)[0]
-        value = self._value(statement.value)[0]
-        body = f"{target} {statement.op} {value};"
+        target = self._value(statement.target)
+        stored = assignment_value(statement.op, statement.target, statement.value)
+        body = f"{target} = {self._value(stored)};"
         if not bindings:
             return [body]
         return ["{", *("    " + b for b in bindings), "    " + body, "}"]
@@ -294,7 +290,9 @@ class _Printer:
             return str(expr.get_val().to_python())
         if kind == isl.ast_expr_type.id:
             name = expr.get_id().get_name()
-            return self.c_names.get(name, name)
+            # isl names its loop iterators c0, c1, ... and avoids parameter names; user names like
+            # those are renamed in C, so iterators print as they are.
+            return self.c_names[name] if name in self.kernel.parameters else name
         op = expr.get_op_type()
         args = [self._expr(expr.get_op_arg(k)) for k in range(expr.get_op_n_arg())]
         ops = isl.ast_expr_op_type
@@ -332,77 +330,72 @@ class _Printer:
             return f"({args[0]} ? {args[1]} : {args[2]})"
         raise NotImplementedError(f"isl AST expression {op}")
 
-    def _value(self, expr: Expr) -> tuple[str, str]:
-        """A body expression as C and its kind (`"int"` or `"float"`), with Python's semantics."""
+    def _value(self, expr: Expr) -> str:
+        """A body expression as C, computing in the precision NumPy would (see `numeric`)."""
         if isinstance(expr, Number):
-            if isinstance(expr.value, float):
-                return repr(expr.value), "float"
-            return f"{expr.value}LL", "int"
+            return repr(expr.value) if isinstance(expr.value, float) else f"{expr.value}LL"
         if isinstance(expr, Name):
-            return self.c_names[expr.name], self._name_kind(expr.name)
+            return self.c_names[expr.name]
         if isinstance(expr, ArrayRef):
             indices = "".join(f"[{_affine_c(i, self.c_names)}]" for i in expr.indices)
-            kind = "float" if self.signature.array_type(expr.array).startswith("float") else "int"
-            return f"{self.c_names[expr.array]}{indices}", kind
+            return f"{self.c_names[expr.array]}{indices}"
         if isinstance(expr, Unary):
-            operand, kind = self._value(expr.operand)
-            return (f"(!{operand})", "int") if expr.op == "not" else (f"({expr.op}{operand})", kind)
+            operand = self._value(expr.operand)
+            return f"(!{operand})" if expr.op == "not" else f"({expr.op}{operand})"
         if isinstance(expr, Binary):
             return self._binary(expr)
         if isinstance(expr, Call):
             return self._call(expr)
         if isinstance(expr, Choice):
-            test, _ = self._value(expr.test)
-            then, then_kind = self._value(expr.then)
-            otherwise, other_kind = self._value(expr.otherwise)
-            return f"({test} ? {then} : {otherwise})", _join(then_kind, other_kind)
+            kind = self.kinds.kind_of(expr)
+            then, otherwise = self._as(expr.then, kind), self._as(expr.otherwise, kind)
+            return f"({self._value(expr.test)} ? {then} : {otherwise})"
         raise TypeError(expr)
 
-    def _binary(self, expr: Binary) -> tuple[str, str]:
-        left, left_kind = self._value(expr.left)
-        right, right_kind = self._value(expr.right)
-        kind = _join(left_kind, right_kind)
+    def _as(self, expr: Expr, kind: str) -> str:
+        """`expr` converted to `kind`'s C type where its own type differs."""
+        text = self._value(expr)
+        own = self.kinds.kind_of(expr)
+        return text if C_TYPE[own] == C_TYPE[kind] else f"(({C_TYPE[kind]}) {text})"
+
+    def _binary(self, expr: Binary) -> str:
         op = expr.op
         if op in ("and", "or"):
-            return f"({left} {'&&' if op == 'and' else '||'} {right})", "int"
-        if op in ("<", "<=", ">", ">=", "==", "!="):
-            return f"({left} {op} {right})", "int"
-        if op == "/":
-            return f"((double) {left} / (double) {right})", "float"
-        if op == "//":
-            return (f"rp_floordiv({left}, {right})", "int") if kind == "int" else (f"floor({left} / {right})", "float")
-        if op == "%":
-            return (f"rp_mod({left}, {right})", "int") if kind == "int" else (f"rp_fmod({left}, {right})", "float")
-        if op == "**":
-            return (f"rp_ipow({left}, {right})", "int") if kind == "int" else (f"pow({left}, {right})", "float")
-        return f"({left} {op} {right})", kind
+            return f"({self._value(expr.left)} {'&&' if op == 'and' else '||'} {self._value(expr.right)})"
+        left_kind, right_kind = self.kinds.kind_of(expr.left), self.kinds.kind_of(expr.right)
+        if op in COMPARISONS:
+            kind = promote(left_kind, right_kind)
+            return f"({self._as(expr.left, kind)} {op} {self._as(expr.right, kind)})"
+        kind = self.kinds.kind_of(expr)
+        left, right = self._as(expr.left, kind), self._as(expr.right, kind)
+        c_type = C_TYPE[kind]
+        if op in ("+", "-", "*", "/"):
+            result = f"({left} {op} {right})"
+        elif op == "//":
+            result = f"rp_floordiv({left}, {right})" if not is_float(kind) else f"floor({left} / {right})"
+        elif op == "%":
+            result = f"rp_mod({left}, {right})" if not is_float(kind) else f"rp_fmod({left}, {right})"
+        else:  # "**"
+            result = f"rp_ipow({left}, {right})" if not is_float(kind) else f"pow({left}, {right})"
+        # C promotes narrow integers to int and runs pow/fmod in double: round back as NumPy would.
+        narrow = c_type == "int32_t" or (c_type == "float" and op not in ("+", "-", "*", "/"))
+        return f"(({c_type}) {result})" if narrow else result
 
-    def _call(self, expr: Call) -> tuple[str, str]:
-        args = [self._value(a) for a in expr.args]
+    def _call(self, expr: Call) -> str:
+        kind = self.kinds.kind_of(expr)
         if expr.function in ("min", "max"):
-            kind = "int" if all(k == "int" for _, k in args) else "float"
-            helper = expr.function if kind == "int" else f"rp_f{expr.function}"
-            result = args[0][0]
-            for arg, _ in args[1:]:
-                result = f"{helper}({result}, {arg})"
-            return result, kind
+            helper = expr.function if not is_float(kind) else f"rp_f{expr.function}"
+            result = self._as(expr.args[0], kind)
+            for arg in expr.args[1:]:
+                result = f"{helper}({result}, {self._as(arg, kind)})"
+            return result
         if expr.function == "abs":
-            text, kind = args[0]
-            return (f"llabs({text})" if kind == "int" else f"fabs({text})"), kind
+            return f"llabs({self._value(expr.args[0])})" if not is_float(kind) else f"fabs({self._value(expr.args[0])})"
         if expr.function == "float":
-            return f"((double) {args[0][0]})", "float"
-        return f"{expr.function}({', '.join(a for a, _ in args)})", "float"
-
-    def _name_kind(self, name: str) -> str:
-        if name in self.local_types:
-            return self.local_types[name]
-        if name in dict(self.signature.scalars):
-            return self.signature.scalar_kind(name)
-        return "int"  # loop variables and sizes
-
-
-def _join(a: str, b: str) -> str:
-    return "float" if "float" in (a, b) else "int"
+            return f"((double) {self._value(expr.args[0])})"
+        args = ", ".join(self._as(a, "float") for a in expr.args)
+        result = f"{expr.function}({args})"
+        return f"((float) {result})" if C_TYPE[kind] == "float" else result
 
 
 def _affine_c(expr, c_names: dict[str, str]) -> str:
@@ -413,7 +406,7 @@ def _c_names(kernel: Kernel) -> dict[str, str]:
     """C identifiers for Python names; a name C or the generator already uses gets a prefix."""
     python_names = set(kernel.arguments) | set(kernel.parameters) | {a.name for a in kernel.arrays}
     python_names |= {loop.name for s in kernel.statements for loop in s.loops}
-    taken = re.compile(r"^(c\d+|rp_\w*|repoos_\w*|.*_d\d+|.*_data|.*_in)$")
+    taken = re.compile(r"^(c\d+(_\d+)?|rp_\w*|repoos_\w*|.*_d\d+|.*_data|.*_in)$")
     result = {}
     for name in python_names:
         clash = name in C_RESERVED or taken.match(name) is not None
@@ -421,44 +414,3 @@ def _c_names(kernel: Kernel) -> dict[str, str]:
             clash = False
         result[name] = f"v_{name}" if clash else name
     return result
-
-
-def _infer_local_types(kernel: Kernel, signature: Signature) -> dict[str, str]:
-    """A local scalar is `float` if any assignment to it can produce a float, as in Python."""
-    scalar_kinds = dict(signature.scalars)
-    kinds = {a.name: scalar_kinds.get(a.name, "int") for a in kernel.arrays if a.rank == 0}
-    array_kinds = {name: ("float" if t.startswith("float") else "int") for name, t in signature.arrays}
-
-    def kind_of(expr: Expr) -> str:
-        if isinstance(expr, Number):
-            return "float" if isinstance(expr.value, float) else "int"
-        if isinstance(expr, Name):
-            return kinds.get(expr.name) or scalar_kinds.get(expr.name, "int")
-        if isinstance(expr, ArrayRef):
-            return array_kinds[expr.array]
-        if isinstance(expr, Unary):
-            return "int" if expr.op == "not" else kind_of(expr.operand)
-        if isinstance(expr, Binary):
-            if expr.op in ("and", "or", "<", "<=", ">", ">=", "==", "!="):
-                return "int"
-            if expr.op == "/":
-                return "float"
-            return _join(kind_of(expr.left), kind_of(expr.right))
-        if isinstance(expr, Call):
-            if expr.function in ("min", "max", "abs"):
-                return "float" if any(kind_of(a) == "float" for a in expr.args) else "int"
-            return "float"
-        if isinstance(expr, Choice):
-            return _join(kind_of(expr.then), kind_of(expr.otherwise))
-        raise TypeError(expr)
-
-    changed = True
-    while changed:
-        changed = False
-        for statement in kernel.statements:
-            target = statement.target
-            produces_float = kind_of(statement.value) == "float" or statement.op == "/="
-            if isinstance(target, Name) and kinds[target.name] == "int" and produces_float:
-                kinds[target.name] = "float"
-                changed = True
-    return kinds

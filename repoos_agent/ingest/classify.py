@@ -6,9 +6,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.parse import text
 
-TABULAR_METHODS = frozenset(
-    {"query", "filter", "filter_by", "group_by", "order_by", "execute", "select", "where", "join"}
-)
+TABULAR_METHODS = frozenset({"query", "filter", "filter_by", "group_by", "order_by", "execute", "select", "where", "join"})
 BRANCH_NODES = frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "case_clause"})
 FSM_BRANCH_THRESHOLD = 3
 
@@ -32,11 +30,7 @@ def tabular_reason(function: Node) -> str | None:
                 if method in TABULAR_METHODS:
                     methods.append(method)
     if methods:
-        return (
-            "query-style calls ("
-            + ", ".join(f".{m}()" for m in sorted(set(methods)))
-            + "): a database plan, not a loop nest"
-        )
+        return "query-style calls (" + ", ".join(f".{m}()" for m in sorted(set(methods))) + "): a database plan, not a loop nest"
     return None
 
 

@@ -40,6 +40,30 @@ from repoos_agent.model.kernel import (
 )
 
 MODULE_PREFIXES = ("math", "np", "numpy")
+ISL_RESERVED = frozenset(
+    [
+        "exists",
+        "and",
+        "or",
+        "implies",
+        "not",
+        "infty",
+        "NaN",
+        "max",
+        "min",
+        "mod",
+        "floor",
+        "ceil",
+        "ceild",
+        "floord",
+        "rat",
+        "true",
+        "false",
+        "domain",
+        "range",
+    ]
+)
+"""Words isl's parser reads as keywords: a loop, size, array or local with such a name is refused."""
 VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
@@ -151,11 +175,19 @@ def extract_kernel(function: Node, source: str, path: str, ctx: isl.Context) -> 
     if not walk.statements:
         row, column = function.start_point
         return None, [Diagnostic(row + 1, column + 1, "no assignment to model: the function has no loop nest")]
+    reserved = sorted((walk.arrays | set(walk.parameters)) & ISL_RESERVED)
+    if reserved:
+        row, column = function.start_point
+        names_text = ", ".join(f"`{r}`" for r in reserved)
+        return None, [Diagnostic(row + 1, column + 1, f"{names_text}: reserved word(s) of the polyhedral library; rename")]
     try:
         kernel = _build_kernel(walk, name, function, source, ctx)
     except Refusal as refusal:
         walk.refuse(refusal)
         return None, walk.diagnostics
+    except isl.Error as error:
+        row, column = function.start_point
+        return None, [Diagnostic(row + 1, column + 1, f"the polyhedral library rejected the model: {error}")]
     return kernel, []
 
 
@@ -163,12 +195,7 @@ def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
     stack = [body]
     while stack:
         node = stack.pop(0)
-        if (
-            node.type == "identifier"
-            and text(node) == array
-            and node.parent is not None
-            and node.parent.type == "subscript"
-        ):
+        if node.type == "identifier" and text(node) == array and node.parent is not None and node.parent.type == "subscript":
             where = location(path, node)
             return Diagnostic(
                 where.line,
@@ -309,6 +336,8 @@ def _take_loop(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     if variable.type != "identifier":
         raise Refusal(variable, f"loop target `{text(variable)}` must be one name")
     name = text(variable)
+    if name in ISL_RESERVED:
+        raise Refusal(variable, f"loop variable `{name}` is a reserved word of the polyhedral library; rename it")
     if name in (loop.name for loop in loops):
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
     if name in walk.arguments or name in walk.shape_parameters:
@@ -418,7 +447,8 @@ def _conditions(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condi
         try:
             sides = [_affine(walk, operand, scope) for operand in operands]
         except Refusal as refusal:
-            raise Refusal(node, f"condition `{text(node)}` is not affine: {refusal.message}") from None
+            culprit = text(refusal.node)
+            raise Refusal(node, f"condition `{text(node)}` depends on `{culprit}`, not only on loop variables and sizes") from None
         return tuple(Condition(sides[k], operators[k], sides[k + 1]) for k in range(len(operators)))
     raise Refusal(node, f"condition `{text(node)}` is not an affine comparison (joined by `and`)")
 
@@ -444,6 +474,8 @@ def _take_assignment(
             raise Refusal(left, f"assignment to `{name}`, which is used as a loop bound or subscript")
         if name in walk.arrays:
             raise Refusal(left, f"`{name}` is an array: assign to its elements")
+        if name in ISL_RESERVED:
+            raise Refusal(left, f"local `{name}` is a reserved word of the polyhedral library; rename it")
         target = Name(name)
         walk.assigned.setdefault(name, left)
     else:
@@ -535,7 +567,7 @@ def _value(walk: _Walk, node: Node, scope: set[str]) -> Expr:
 
 def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
     function = node.child_by_field_name("function")
-    name = text(function)
+    name, module = text(function), ""
     if function.type == "attribute":
         module, _, name = name.rpartition(".")
         if module not in MODULE_PREFIXES:
@@ -551,7 +583,7 @@ def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
         raise Refusal(node, f"`{name}` takes {expected} argument(s), got {len(args)}")
     if name in ("min", "max") and len(args) < 2:
         raise Refusal(node, f"`{name}` of values needs at least two arguments")
-    return Call(name, args)
+    return Call(name, args, "np" if module in ("np", "numpy") else module)
 
 
 def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.Context) -> Kernel:
@@ -569,9 +601,7 @@ def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.
     arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays]
     arrays += [Array(local, 0, True, local in walk.arguments) for local in walk.assigned]
     local_names = set(walk.assigned)
-    scalars = tuple(
-        a for a in walk.arguments if a not in walk.arrays and a not in walk.parameters and a not in local_names
-    )
+    scalars = tuple(a for a in walk.arguments if a not in walk.arrays and a not in walk.parameters and a not in local_names)
     statements = []
     for index, raw in enumerate(walk.statements):
         statement_name = f"S{index}"

@@ -51,6 +51,7 @@ class Call:
 
     function: str
     args: tuple[Expr, ...]
+    module: str = ""  # "math", "np" or "" (a builtin): decides the result's precision
 
 
 @dataclass(frozen=True)

@@ -168,10 +168,7 @@ class Kernel:
                 coordinates += [str(position), loop.time()]
             coordinates.append(str(statement.positions[-1]))
             coordinates += ["0"] * (width - len(coordinates))
-            text = (
-                f"{self.param_space} -> {{ {statement.name}[{', '.join(statement.iterators)}]"
-                f" -> [{', '.join(coordinates)}] }}"
-            )
+            text = f"{self.param_space} -> {{ {statement.name}[{', '.join(statement.iterators)}] -> [{', '.join(coordinates)}] }}"
             relation = isl.Map.read_from_str(self.ctx, text).intersect_domain(statement.domain)
             result = result.union(isl.UnionMap.from_map(relation))
         return result

@@ -44,9 +44,7 @@ class Signature:
                 if not isinstance(value, np.ndarray):
                     raise ArgumentSpecError(f"argument `{name}` must be a NumPy array, got {type(value).__name__}")
                 if value.dtype.name not in C_TYPES:
-                    raise ArgumentSpecError(
-                        f"argument `{name}` has dtype {value.dtype.name}; supported: {', '.join(C_TYPES)}"
-                    )
+                    raise ArgumentSpecError(f"argument `{name}` has dtype {value.dtype.name}; supported: {', '.join(C_TYPES)}")
                 if value.ndim != ranks[name]:
                     raise ArgumentSpecError(
                         f"argument `{name}` has {value.ndim} dimensions; the kernel indexes it with {ranks[name]}"
@@ -56,9 +54,7 @@ class Signature:
                 scalars.append((name, "int"))
             elif isinstance(value, (float, np.floating)):
                 if name in kernel.parameters:
-                    raise ArgumentSpecError(
-                        f"argument `{name}` is a size (loop bound or subscript) and must be an integer"
-                    )
+                    raise ArgumentSpecError(f"argument `{name}` is a size (loop bound or subscript) and must be an integer")
                 scalars.append((name, "float"))
             else:
                 raise ArgumentSpecError(f"argument `{name}` must be a number or an array, got {type(value).__name__}")

@@ -1,0 +1,40 @@
+"""Functions the engine must refuse to model, each for a reason it names."""
+
+
+def gather(src, idx, out):
+    """An indirect subscript: which element is read depends on data."""
+    n = out.shape[0]
+    for i in range(n):
+        out[i] = src[idx[i]]
+
+
+def until_converged(x, tolerance):
+    """A `while` loop: the trip count depends on data."""
+    error = 1.0
+    while error > tolerance:
+        error = error / 2.0
+        x[0] = x[0] + error
+
+
+def first_negative(n, v, out):
+    """`break` leaves the loop early: the set of executed iterations is not static."""
+    for i in range(n):
+        if v[i] < 0.0:
+            break
+        out[i] = v[i]
+
+
+def traffic_light(state, events, n):
+    """A state machine: control flow decided by data on every step."""
+    for k in range(n):
+        if events[k] == 0:
+            state[0] = 1
+        elif events[k] == 1:
+            state[0] = 2
+        else:
+            state[0] = 0
+
+
+def adults(session, User):
+    """ORM code: a database query, not a loop nest."""
+    return session.query(User).filter(User.age >= 18).order_by(User.name).all()

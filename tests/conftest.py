@@ -1,0 +1,26 @@
+"""Shared fixtures: a private kernel cache per test session, paths to the example kernels."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "kernels" / "examples"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every build in the tests starts from an empty cache, so builds are really exercised."""
+    path = tmp_path_factory.mktemp("kernel-cache")
+    os.environ["REPOOS_CACHE_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture
+def repoos_command() -> list[str]:
+    """The installed CLI, run as a user would, through the interpreter running the tests."""
+    return [sys.executable, "-m", "repoos_agent"]

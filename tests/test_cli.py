@@ -1,0 +1,115 @@
+"""The `repoos` command as a user runs it: JSON fields, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from .conftest import EXAMPLES, ROOT
+
+
+def run(command: list[str], *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=300
+    )
+
+
+def test_check_bundled_kernel_reports_json_fields(repoos_command):
+    result = run(repoos_command, "check", "gemm", "--size", "MINI", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["target"] == "gemm" and report["size"] == "MINI"
+    assert report["correct"] is True
+    assert report["max_rel_error"] <= 1e-9
+    assert report["python_s"] > 0 and report["native_s"] > 0
+    assert report["python_s"] > report["native_s"]
+
+
+def test_check_large_compares_on_a_smaller_size_and_says_so(repoos_command):
+    result = run(repoos_command, "check", "gemm", "--size", "LARGE", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["size"] == "LARGE" and report["compare_size"] in ("MINI", "SMALL", "MEDIUM")
+    assert "outputs compared at" in report["note"]
+    assert report["native_s"] > report["native_compare_s"]
+
+
+def test_check_user_kernel_with_arg_specs(repoos_command):
+    target = f"{EXAMPLES / 'user_kernels.py'}:row_norms"
+    result = run(repoos_command, "check", target, "--arg", "A=f64[64,48]", "--arg", "norms=f64[64]", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["correct"] is True
+
+
+def test_ingest_json_lists_functions_with_diagnostics(repoos_command):
+    result = run(repoos_command, "ingest", str(EXAMPLES / "not_affine.py"), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    gather = rows["gather"]
+    assert gather["analyzable"] is False and gather["track"] == "other"
+    assert gather["diagnostics"] == [
+        {"line": 8, "column": 18, "message": "subscript `src[idx[i]]` is not affine in the loop variables"}
+    ]
+    assert rows["adults"]["track"] == "tabular"
+
+
+def test_ingest_json_of_an_affine_kernel(repoos_command):
+    result = run(repoos_command, "ingest", "kernels/polybench/gemm.py", "--json")
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert rows["init"]["analyzable"] is False  # NumPy set-up code is reported, not modelled
+    row = rows["gemm"]
+    assert row["name"] == "gemm" and row["track"] == "affine" and row["analyzable"] is True
+    assert row["statements"] == 2 and row["loops"] == ["i", "j", "k"]
+    assert row["parameters"] == ["ni", "nj", "nk"] and row["diagnostics"] == []
+
+
+def test_kernels_lists_thirty_with_polybench_names(repoos_command):
+    result = run(repoos_command, "kernels", "--json")
+    names = {k["name"] for k in json.loads(result.stdout)}
+    assert len(names) == 30 and {"jacobi-2d", "floyd-warshall", "2mm"} <= names
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "gemmm"], "unknown kernel `gemmm`; did you mean gemm"),
+        (["check", "missing.py:f", "--arg", "n=3"], "missing.py: no such file"),
+        (["check", "kernels/examples/user_kernels.py:row_norms", "--arg", "A=f64[4,x"], "--arg `A=f64[4,x`"),
+        (["check", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms"),
+        (["check", "kernels/examples/not_affine.py:gather", "--arg", "n=3"], "not_affine.py:8:18"),
+        (["ingest", "kernels/examples"], "is a directory"),
+        (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
+    ],
+)
+def test_bad_input_gives_one_line_and_nonzero_exit(repoos_command, args, message):
+    result = run(repoos_command, *args)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_syntax_error_in_file_is_reported_with_place(repoos_command, tmp_path):
+    source = tmp_path / "broken.py"
+    source.write_text("def f(A):\n    for i in range(3)\n        A[i] = 1\n")
+    result = run(repoos_command, "ingest", str(source))
+    assert result.returncode != 0
+    assert f"{source}:2:" in result.stderr and "syntax error" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_compiler_is_one_clear_error(repoos_command, tmp_path):
+    result = run(repoos_command, "check", "gemm", "--size", "MINI", env={"CC": "no-such-cc", "REPOOS_CACHE_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "C compiler `no-such-cc` not found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_compiler_failure_is_one_clear_error(repoos_command, tmp_path):
+    result = run(repoos_command, "check", "gemm", "--size", "MINI", env={"CC": "false", "REPOOS_CACHE_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "false failed on" in result.stderr
+    assert "Traceback" not in result.stderr
