@@ -25,7 +25,13 @@ def seidel_2d(tsteps, n, A):
         for i in range(1, n - 1):
             for j in range(1, n - 1):
                 A[i, j] = (
-                    A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1]
-                    + A[i, j - 1] + A[i, j] + A[i, j + 1]
-                    + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]
+                    A[i - 1, j - 1]
+                    + A[i - 1, j]
+                    + A[i - 1, j + 1]
+                    + A[i, j - 1]
+                    + A[i, j]
+                    + A[i, j + 1]
+                    + A[i + 1, j - 1]
+                    + A[i + 1, j]
+                    + A[i + 1, j + 1]
                 ) / 9.0
