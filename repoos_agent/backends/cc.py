@@ -57,7 +57,7 @@ def build_key(source: CSource, toolchain: Toolchain) -> str:
 
 
 def build_shared_library(source: CSource, toolchain: Toolchain | None = None) -> Path:
-    """Compile `source` once; later calls with the same key return the cached library."""
+    """Compile `source` once; later calls with the same code, compiler and flags reuse the library."""
     toolchain = toolchain or default_toolchain()
     directory = cache_dir()
     key = build_key(source, toolchain)
@@ -65,7 +65,7 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     if library.exists():
         return library
     c_file = directory / f"{key}.c"
-    _write_atomically(c_file, source.text.encode())
+    write_atomically(c_file, source.text.encode())
     fd, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=directory)
     os.close(fd)
     try:
@@ -85,7 +85,7 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     return library
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
