@@ -14,13 +14,12 @@ from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 
-import islpy as isl
-
 from repoos_agent.backends.cc import Toolchain, build_shared_library, cache_dir, default_toolchain, write_atomically
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen import BoundsCheck, CArgument, CSource, generate_c
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
+from repoos_agent.schedule import LoweredSchedule
 
 ENGINE_PARTS = ("ingest", "model", "codegen")
 
@@ -36,10 +35,10 @@ def engine_digest() -> str:
     return digest.hexdigest()
 
 
-def model_key(kernel: Kernel, signature: Signature, schedule: isl.UnionMap | None, toolchain: Toolchain) -> str:
+def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain) -> str:
     digest = hashlib.sha256()
     parts = (
-        engine_digest(), kernel.source, repr(signature), str(schedule) if schedule is not None else "original",
+        engine_digest(), kernel.source, repr(signature), _schedule_text(schedule),
         toolchain.command, toolchain.version, *toolchain.flags,
     )  # fmt: skip
     for part in parts:
@@ -49,7 +48,7 @@ def model_key(kernel: Kernel, signature: Signature, schedule: isl.UnionMap | Non
 
 
 def build_native(
-    kernel: Kernel, signature: Signature, schedule: isl.UnionMap | None = None, toolchain: Toolchain | None = None
+    kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None, toolchain: Toolchain | None = None
 ) -> NativeKernel:
     """The kernel compiled for `signature` in `schedule`'s order (the source order by default), loaded."""
     toolchain = toolchain or default_toolchain()
@@ -58,7 +57,7 @@ def build_native(
         recorded = _read_entry(entry)
         if recorded is not None:
             source, library = recorded
-            return NativeKernel(kernel, signature, source, library)
+            return NativeKernel(signature, source, library)
     source = generate_c(kernel, signature, schedule)
     library = build_shared_library(source, toolchain)
     metadata = {
@@ -67,9 +66,18 @@ def build_native(
         "arguments": [asdict(a) for a in source.arguments],
         "checks": [asdict(c) for c in source.checks],
         "sizes": list(source.sizes),
+        "shape_sizes": [list(pair) for pair in source.shape_sizes],
+        "name": source.name,
     }
     write_atomically(entry, json.dumps(metadata).encode())
-    return NativeKernel(kernel, signature, source, library)
+    return NativeKernel(signature, source, library)
+
+
+def _schedule_text(schedule: LoweredSchedule | None) -> str:
+    if schedule is None:
+        return "original"
+    marks = (sorted(schedule.parallel), sorted(schedule.vector.items()), sorted(schedule.unroll.items()))
+    return f"{schedule.schedule}|{schedule.loop_ids}|{marks}"
 
 
 def build_baseline(kernel: Kernel, signature: Signature) -> NativeKernel:
@@ -88,6 +96,8 @@ def _read_entry(entry: Path) -> tuple[CSource, Path] | None:
             arguments=tuple(CArgument(**a) for a in metadata["arguments"]),
             checks=tuple(BoundsCheck(**c) for c in metadata["checks"]),
             sizes=tuple(metadata["sizes"]),
+            shape_sizes=tuple((array, dim) for array, dim in metadata["shape_sizes"]),
+            name=metadata["name"],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -14,7 +14,7 @@ from pathlib import Path
 from repoos_agent.codegen import CSource
 from repoos_agent.errors import CompileError
 
-DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fPIC", "-shared")
+DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
 """`-ffp-contract=off` keeps a*b+c as two roundings, as Python computes it, so
 native results match the original exactly rather than within FMA rounding."""
 

@@ -12,7 +12,6 @@ import numpy as np
 from repoos_agent.codegen import CSource
 from repoos_agent.codegen.c import COUNTER, ENTRY
 from repoos_agent.errors import ArgumentSpecError, KernelRuntimeError
-from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 
 _LOADED: dict[Path, ctypes.CDLL] = {}
@@ -32,8 +31,7 @@ def _load(path: Path) -> ctypes.CDLL:
 class NativeKernel:
     """A built kernel: call it with the same arguments as the Python function."""
 
-    def __init__(self, kernel: Kernel, signature: Signature, source: CSource, library: Path) -> None:
-        self.kernel = kernel
+    def __init__(self, signature: Signature, source: CSource, library: Path) -> None:
         self.signature = signature
         self.source = source
         self.library = library
@@ -43,7 +41,7 @@ class NativeKernel:
         self._entry.argtypes = [ctypes.c_void_p if a.role == "array" else _CTYPES[a.c_type] for a in source.arguments]
         self._counter = getattr(handle, COUNTER)
         self._counter.restype = ctypes.c_int64
-        self._counter.argtypes = [ctypes.c_int64] * (len(source.sizes) + len(kernel.shape_parameters))
+        self._counter.argtypes = [ctypes.c_int64] * (len(source.sizes) + len(source.shape_sizes))
         self._messages = {check.code: check for check in source.checks}
         self._dtypes = dict(signature.arrays)
 
@@ -63,7 +61,7 @@ class NativeKernel:
             check = self._messages.get(code)
             reason = check.message if check else f"error code {code}"
             shape = values[check.array].shape if check else ""
-            raise KernelRuntimeError(f"`{self.kernel.name}` refused the call: {reason}, but its shape is {shape}")
+            raise KernelRuntimeError(f"`{self.source.name}` refused the call: {reason}, but its shape is {shape}")
 
     def _buffer(self, name: str, value: object) -> int:
         if not isinstance(value, np.ndarray):
@@ -77,5 +75,5 @@ class NativeKernel:
     def instances(self, values: Mapping[str, object]) -> int:
         """How many statement instances a call with these sizes executes (no arrays touched)."""
         args = [int(values[p]) for p in self.source.sizes]
-        args += [int(values[sp.array].shape[sp.dim]) for sp in self.kernel.shape_parameters]
+        args += [int(values[array].shape[dim]) for array, dim in self.source.shape_sizes]
         return int(self._counter(*args))

@@ -19,6 +19,7 @@ from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, 
 from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
+from repoos_agent.schedule import LoweredSchedule, ScheduleState
 
 ENTRY = "repoos_kernel"
 COUNTER = "repoos_instances"
@@ -112,18 +113,21 @@ class CSource:
     arguments: tuple[CArgument, ...]
     checks: tuple[BoundsCheck, ...]
     sizes: tuple[str, ...]  # the integer-argument parameters, in the order `repoos_instances` takes them
+    shape_sizes: tuple[tuple[str, int], ...]  # then these extents (array, dim), for sizes read from shapes
+    name: str  # the kernel's name, for messages
 
 
-def generate_c(kernel: Kernel, signature: Signature, schedule: isl.UnionMap | None = None) -> CSource:
+def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None) -> CSource:
     """Print the kernel as a C function for `schedule` (the source order by default)."""
-    return _Printer(kernel, signature, schedule if schedule is not None else kernel.original_schedule).source()
+    return _Printer(kernel, signature, schedule if schedule is not None else ScheduleState(kernel).lower()).source()
 
 
 class _Printer:
-    def __init__(self, kernel: Kernel, signature: Signature, schedule: isl.UnionMap) -> None:
+    def __init__(self, kernel: Kernel, signature: Signature, schedule: LoweredSchedule) -> None:
         self.kernel = kernel
         self.signature = signature
-        self.schedule = schedule.intersect_domain(kernel.domains)
+        self.lowered = schedule
+        self.schedule = schedule.schedule.intersect_domain(kernel.domains)
         self.c_names = _c_names(kernel)
         self.kinds = kind_environment(kernel, signature)
 
@@ -138,16 +142,17 @@ class _Printer:
         lines += ["    " + line for line in self._views()]
         lines += ["    " + line for line in check_lines]
         lines += ["    " + line for line in self._locals()]
-        lines += self._node(tree, 1, self._statement)
+        lines += self._node(tree, 1, self._statement, marks=True)
         lines += ["    return 0;", "}", ""]
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
         count_parameters += "".join(f", int64_t {self._dim_name(sp.array, sp.dim)}" for sp in kernel.shape_parameters)
         lines += [f"int64_t {COUNTER}({count_parameters.lstrip(', ') or 'void'})", "{", "    int64_t count = 0;"]
         lines += ["    " + line for line in self._shape_definitions()]
-        lines += self._node(tree, 1, lambda _s, _a, _d: ["count += 1;"])
+        lines += self._node(tree, 1, lambda _s, _a, _d: ["count += 1;"], marks=False)
         lines += ["    return count;", "}", ""]
-        return CSource("\n".join(lines), arguments, checks, sizes)
+        shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
+        return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name)
 
     def _arguments(self) -> tuple[CArgument, ...]:
         result = []
@@ -236,34 +241,25 @@ class _Printer:
                 ]
         return tuple(checks), lines
 
-    def _node(self, node: isl.AstNode, depth: int, emit) -> list[str]:
+    def _node(self, node: isl.AstNode, depth: int, emit, marks: bool, in_parallel: bool = False) -> list[str]:
         pad = "    " * depth
         kind = node.get_type()
         if kind == isl.ast_node_type.block:
             children = node.block_get_children()
-            return [line for k in range(children.n_ast_node()) for line in self._node(children.get_at(k), depth, emit)]
+            return [
+                line
+                for k in range(children.n_ast_node())
+                for line in self._node(children.get_at(k), depth, emit, marks, in_parallel)
+            ]
         if kind == isl.ast_node_type.for_:
-            iterator = self._expr(node.for_get_iterator())
-            body = self._node(node.for_get_body(), depth + 1, emit)
-            if node.for_is_degenerate():
-                return [
-                    f"{pad}{{",
-                    f"{pad}    const int64_t {iterator} = {self._expr(node.for_get_init())};",
-                    *body,
-                    f"{pad}}}",
-                ]
-            header = (
-                f"for (int64_t {iterator} = {self._expr(node.for_get_init())}; {self._expr(node.for_get_cond())}; "
-                f"{iterator} += {self._expr(node.for_get_inc())})"
-            )
-            return [f"{pad}{header} {{", *body, f"{pad}}}"]
+            return self._for(node, depth, emit, marks, in_parallel)
         if kind == isl.ast_node_type.if_:
             lines = [
                 f"{pad}if ({self._expr(node.if_get_cond())}) {{",
-                *self._node(node.if_get_then_node(), depth + 1, emit),
+                *self._node(node.if_get_then_node(), depth + 1, emit, marks, in_parallel),
             ]
             if node.if_has_else_node():
-                lines += [f"{pad}}} else {{", *self._node(node.if_get_else_node(), depth + 1, emit)]
+                lines += [f"{pad}}} else {{", *self._node(node.if_get_else_node(), depth + 1, emit, marks, in_parallel)]
             return lines + [f"{pad}}}"]
         if kind == isl.ast_node_type.user:
             call = node.user_get_expr()
@@ -271,8 +267,70 @@ class _Printer:
             args = [self._expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
             return [pad + line for line in emit(statement, args, depth)]
         if kind == isl.ast_node_type.mark:
-            return self._node(node.mark_get_node(), depth, emit)
+            return self._node(node.mark_get_node(), depth, emit, marks, in_parallel)
         raise NotImplementedError(f"isl AST node {kind}")
+
+    def _loop_id(self, node: isl.AstNode) -> str | None:
+        """The schedule's loop behind an AST `for`: one id shared by every statement inside, or None."""
+        match = re.fullmatch(r"c(\d+)(_\d+)?", node.for_get_iterator().get_id().get_name())
+        if match is None or int(match.group(1)) % 2 == 0:
+            return None
+        level = (int(match.group(1)) - 1) // 2
+        ids = {self.lowered.loop_ids[name][level] for name in _statements_under(node)}
+        return ids.pop() if len(ids) == 1 else None
+
+    def _for(self, node: isl.AstNode, depth: int, emit, marks: bool, in_parallel: bool) -> list[str]:
+        pad = "    " * depth
+        iterator = self._expr(node.for_get_iterator())
+        init = self._expr(node.for_get_init())
+        if node.for_is_degenerate():
+            body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel)
+            return [f"{pad}{{", f"{pad}    const int64_t {iterator} = {init};", *body, f"{pad}}}"]
+        loop_id = self._loop_id(node) if marks else None
+        parallel = loop_id in self.lowered.parallel and not in_parallel
+        unroll = self.lowered.unroll.get(loop_id) if loop_id is not None else None
+        increment = self._expr(node.for_get_inc())
+        condition = _unparenthesised(self._expr(node.for_get_cond()))
+        body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel or parallel)
+        pragmas = []
+        if parallel:
+            pragmas.append(f"{pad}#pragma omp parallel for schedule(static)")
+        if loop_id in self.lowered.vector:
+            pragmas.append(f"{pad}#pragma omp simd")
+        if unroll:
+            return [*pragmas, *self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)]
+        header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {increment})"
+        return [*pragmas, f"{pad}{header} {{", *body, f"{pad}}}"]
+
+    def _unrolled(self, node, iterator, init, increment, factor, depth, emit, marks, in_parallel) -> list[str]:
+        """Exact unrolling: `factor` copies while the last copy is in range, then the remainder one by one."""
+        pad = "    " * depth
+        last = self._expr(node.for_get_cond(), {iterator: f"({iterator} + {factor - 1} * {increment})"})
+        body = self._node(node.for_get_body(), depth + 3, emit, marks, in_parallel)
+        copies = []
+        for k in range(factor):
+            copies += [
+                f"{pad}        {{",
+                f"{pad}            const int64_t rp_next = {iterator} + {k} * {increment};",
+                f"{pad}            {{",
+                f"{pad}                const int64_t {iterator} = rp_next;",
+                *["    " + line for line in body],
+                f"{pad}            }}",
+                f"{pad}        }}",
+            ]
+        remainder = self._node(node.for_get_body(), depth + 2, emit, marks, in_parallel)
+        condition = _unparenthesised(self._expr(node.for_get_cond()))
+        return [
+            f"{pad}{{",
+            f"{pad}    int64_t {iterator} = {init};",
+            f"{pad}    for (; {_unparenthesised(last)}; {iterator} += {factor} * {increment}) {{",
+            *copies,
+            f"{pad}    }}",
+            f"{pad}    for (; {condition}; {iterator} += {increment}) {{",
+            *remainder,
+            f"{pad}    }}",
+            f"{pad}}}",
+        ]
 
     def _statement(self, statement: Statement, args: list[str], _depth: int) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
@@ -283,18 +341,20 @@ class _Printer:
             return [body]
         return ["{", *("    " + b for b in bindings), "    " + body, "}"]
 
-    def _expr(self, expr: isl.AstExpr) -> str:
-        """An isl AST expression as C, with our names for isl's identifiers."""
+    def _expr(self, expr: isl.AstExpr, substitute: dict[str, str] | None = None) -> str:
+        """An isl AST expression as C, with our names for isl's identifiers (and `substitute`'s)."""
         kind = expr.get_type()
         if kind == isl.ast_expr_type.int:
             return str(expr.get_val().to_python())
         if kind == isl.ast_expr_type.id:
             name = expr.get_id().get_name()
+            if substitute and name in substitute:
+                return substitute[name]
             # isl names its loop iterators c0, c1, ... and avoids parameter names; user names like
             # those are renamed in C, so iterators print as they are.
             return self.c_names[name] if name in self.kernel.parameters else name
         op = expr.get_op_type()
-        args = [self._expr(expr.get_op_arg(k)) for k in range(expr.get_op_n_arg())]
+        args = [self._expr(expr.get_op_arg(k), substitute) for k in range(expr.get_op_n_arg())]
         ops = isl.ast_expr_op_type
         infix = {
             ops.add: "+",
@@ -396,6 +456,30 @@ class _Printer:
         args = ", ".join(self._as(a, "float") for a in expr.args)
         result = f"{expr.function}({args})"
         return f"((float) {result})" if C_TYPE[kind] == "float" else result
+
+
+def _unparenthesised(text: str) -> str:
+    """`(a < b)` as `a < b`: OpenMP wants a loop test of the plain form `var < bound`."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for k, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and k < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def _statements_under(node: isl.AstNode) -> set[str]:
+    found: set[str] = set()
+
+    def visit(child: isl.AstNode) -> bool:
+        if child.get_type() == isl.ast_node_type.user:
+            found.add(child.user_get_expr().get_op_arg(0).get_id().get_name())
+        return True
+
+    node.foreach_descendant_top_down(visit)
+    return found
 
 
 def _affine_c(expr, c_names: dict[str, str]) -> str:

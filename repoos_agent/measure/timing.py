@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-MEASUREMENT_LOCK = threading.Lock()
-"""Held around every timed execution in the process, so two timings never overlap."""
+from repoos_agent.measure.lock import measurement_lock
 
 T = TypeVar("T")
 
@@ -45,12 +43,12 @@ def time_runs(
     """Time `run(prepare())`: `prepare` (fresh inputs) is never inside the clock."""
     for _ in range(warmups):
         inputs = prepare()
-        with MEASUREMENT_LOCK:
+        with measurement_lock():
             run(inputs)
     samples: list[float] = []
     while len(samples) < min_repeats or (sum(samples) < min_total_s and len(samples) < max_repeats):
         inputs = prepare()
-        with MEASUREMENT_LOCK:
+        with measurement_lock():
             start = time.perf_counter()
             run(inputs)
             samples.append(time.perf_counter() - start)

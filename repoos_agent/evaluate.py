@@ -1,0 +1,127 @@
+"""Evaluating one schedule on one target: prove, build, run against the baseline, time.
+
+Cheap checks first: a schedule that does not parse, does not apply or breaks a
+dependence never reaches the compiler. Every outcome, including a compiler
+failure, a crash, wrong output or an endless loop, becomes a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.catalog import SIZE_CLASSES
+from repoos_agent.errors import CompileError, RepoosError
+from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
+from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.model.signature import Signature
+from repoos_agent.target import Target
+
+REASSOCIATION_TOLERANCE_SCALE = 100.0
+"""Reassociated sums round differently: float64 results are accepted to 1e-7, float32 to 1e-2."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything `check TARGET SCHEDULE` reports."""
+
+    target: str
+    size: str | None
+    schedule: str
+    verdict: str
+    feedback: str
+    violations: tuple[Violation, ...] = ()
+    parallel_loops: tuple[str, ...] = ()
+    suggestion: str | None = None
+    correct: bool | None = None
+    max_rel_error: float | None = None
+    speedup: float | None = None
+    baseline_s: float | None = None
+    candidate_s: float | None = None
+    spread: float | None = None
+    baseline_spread: float | None = None
+    legality_ms: float = 0.0
+    build_ms: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def legal(self) -> bool:
+        return self.verdict == "legal" or (self.verdict in ("incorrect", "runtime_error", "timeout", "compile_error") and self.legality_proven)
+
+    @property
+    def legality_proven(self) -> bool:
+        return self.verdict not in ("invalid", "illegal", "reassociation", "unsupported")
+
+
+def evaluate_schedule(
+    target: Target,
+    schedule: str,
+    size: str | None = None,
+    measure: bool = True,
+    allow_reassociation: bool = False,
+    timeout_s: float = 120.0,
+    seed: int = 0,
+) -> Evaluation:
+    """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it."""
+    if target.bundled is not None:
+        size = (size or "SMALL").upper()
+        if size not in SIZE_CLASSES:
+            raise RepoosError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+    start = time.perf_counter()
+    proof = prove_legal(target.kernel, schedule, allow_reassociation)
+    legality_ms = (time.perf_counter() - start) * 1000
+    base = dict(target=target.label, size=size, schedule=proof.schedule, legality_ms=legality_ms)
+    if not proof.legal:
+        return _from_proof(proof, base)
+    values = target.inputs(size, seed)
+    signature = Signature.of_values(target.kernel, values)
+    start = time.perf_counter()
+    try:
+        candidate = build_native(target.kernel, signature, proof.lowered)
+        baseline = build_baseline(target.kernel, signature)
+    except CompileError as error:
+        return _from_proof(proof, base, verdict="compile_error", feedback=f"compile_error: {error}")
+    build_ms = (time.perf_counter() - start) * 1000
+    base["build_ms"] = build_ms
+    if not measure:
+        return _from_proof(proof, base)
+    outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
+    rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0)
+    result = shared_worker().race(baseline, candidate, values, rules, timeout_s)
+    comparison = result.comparison
+    measured = dict(
+        correct=comparison.correct if comparison else None,
+        max_rel_error=comparison.max_rel_error if comparison else None,
+    )
+    if result.outcome != "ok":
+        return _from_proof(proof, base, verdict=result.outcome, feedback=f"{result.outcome}: {result.message}", **measured)
+    speedup = result.speedup
+    feedback = (
+        f"{proof.feedback} Measured: {speedup:.2f}x over the baseline "
+        f"({result.candidate.median_s * 1e3:.3f} ms ±{result.candidate.spread:.0%} vs "
+        f"{result.baseline.median_s * 1e3:.3f} ms ±{result.baseline.spread:.0%}), outputs equal within tolerance."
+    )
+    return _from_proof(
+        proof,
+        base,
+        feedback=feedback,
+        speedup=speedup,
+        baseline_s=result.baseline.median_s,
+        candidate_s=result.candidate.median_s,
+        spread=result.candidate.spread,
+        baseline_spread=result.baseline.spread,
+        **measured,
+    )
+
+
+def _from_proof(proof: LegalityVerdict, base: dict, verdict: str | None = None, feedback: str | None = None, **extra) -> Evaluation:
+    return Evaluation(
+        verdict=verdict or proof.verdict,
+        feedback=feedback or proof.feedback,
+        violations=proof.violations,
+        parallel_loops=proof.parallel_loops,
+        suggestion=proof.suggestion,
+        **base,
+        **extra,
+    )

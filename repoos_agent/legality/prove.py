@@ -1,0 +1,255 @@
+"""Proving a schedule legal: every dependence stays forward in time, marked loops carry none.
+
+The proof is exact (isl sets, for all parameter values). A rejected schedule
+gets feedback that names the broken dependence (statements, lines, array,
+distance), the primitive that broke it, a concrete pair of instances, and, where
+one is cheap to find, a legal alternative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from repoos_agent.legality.dependences import Dependence, dependences
+from repoos_agent.legality.verdict import Violation
+from repoos_agent.model.kernel import Kernel
+from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
+
+
+@dataclass(frozen=True)
+class LegalityVerdict:
+    """The outcome of the proof (no build, no run)."""
+
+    verdict: str  # "legal", "invalid", "illegal" or "reassociation"
+    schedule: str  # canonical text ("" for the identity)
+    feedback: str
+    violations: tuple[Violation, ...] = ()
+    parallel_loops: tuple[str, ...] = ()
+    suggestion: str | None = None
+    lowered: LoweredSchedule | None = None
+    reassociates: bool = False  # legal only because reductions may be reordered
+
+    @property
+    def legal(self) -> bool:
+        return self.verdict == "legal"
+
+
+def prove_legal(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool = False) -> LegalityVerdict:
+    """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule."""
+    try:
+        parsed = parse_schedule(schedule) if isinstance(schedule, str) else schedule
+        lowered = ScheduleState(kernel).apply_all(parsed).lower()
+    except ScheduleError as error:
+        text = schedule if isinstance(schedule, str) else str(schedule)
+        return LegalityVerdict("invalid", text.strip(), f"invalid: {error}")
+    deps = dependences(kernel)
+    order = _order_violations(kernel, deps, lowered)
+    reordered = [d for d in order if _is_reassociation(kernel, d, lowered)]
+    broken = [d for d in order if d not in reordered]
+    parallel = _parallel_violations(kernel, deps, lowered)
+    parallel_loops = _parallel_loops(kernel, deps, lowered)
+    canonical = str(parsed)
+    if broken or parallel or (reordered and not allow_reassociation):
+        violations = tuple(_explain(kernel, parsed, d, lowered) for d in broken)
+        violations += tuple(parallel)
+        if not broken and not parallel:
+            violations = tuple(_explain(kernel, parsed, d, lowered) for d in reordered)
+            feedback = (
+                "reassociation: the schedule reorders the floating-point reduction "
+                + ", ".join(sorted({f"{d.source.name} (line {d.source.line}) on `{d.array}`" for d in reordered}))
+                + "; results may differ in the last bits. Allow reassociation to accept it."
+            )
+            return LegalityVerdict("reassociation", canonical, feedback, violations, parallel_loops, None, lowered)
+        suggestion = _suggest(kernel, parsed, parallel_loops, allow_reassociation)
+        lines = [f"illegal: {v.description}" for v in violations]
+        if suggestion:
+            lines.append(f"suggestion: {suggestion}")
+        return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
+    note = " (reorders a reduction: reassociation allowed)" if reordered else ""
+    parallel_text = ", ".join(parallel_loops) if parallel_loops else "none"
+    feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
+    return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, bool(reordered))
+
+
+def _statement_map(lowered: LoweredSchedule, statement) -> isl.Map:
+    return isl.Map.from_union_map(lowered.schedule.intersect_domain(isl.UnionSet.from_set(statement.domain)))
+
+
+def _violated_pairs(dependence: Dependence, lowered: LoweredSchedule) -> isl.Map:
+    source, sink = _statement_map(lowered, dependence.source), _statement_map(lowered, dependence.sink)
+    return dependence.relation.intersect(source.lex_ge_map(sink))
+
+
+def _order_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> list[Dependence]:
+    if not deps:
+        return []
+    everything = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
+    for dependence in deps:
+        everything = everything.union(isl.UnionMap.from_map(dependence.relation))
+    in_time = everything.apply_domain(lowered.schedule).apply_range(lowered.schedule)
+    backwards = isl.UnionMap.from_map(isl.Map.lex_ge(isl.Space.set_alloc(kernel.ctx, 0, lowered.width)))
+    if in_time.intersect(backwards).is_empty():
+        return []
+    return [d for d in deps if not _violated_pairs(d, lowered).is_empty()]
+
+
+def _is_reassociation(kernel: Kernel, dependence: Dependence, lowered: LoweredSchedule) -> bool:
+    """Only instances of one `+=`/`*=` statement accumulating into the same element swap order."""
+    statement = dependence.source
+    if not dependence.is_self or not statement.is_reduction:
+        return False
+    target = statement.writes[0]
+    if dependence.array != target.array:
+        return False
+    other_reads = [r for r in statement.reads if r.array == target.array and not r.relation.is_equal(target.relation)]
+    if other_reads:
+        return False
+    same_element = target.relation.apply_range(target.relation.reverse())
+    return _violated_pairs(dependence, lowered).is_subset(same_element)
+
+
+def _carried_at(width: int, dim: int, ctx: isl.Context) -> isl.Map:
+    """Pairs of times equal before `dim` and different at `dim`."""
+    a = ", ".join(f"t{k}" for k in range(width))
+    b = ", ".join(f"u{k}" for k in range(width))
+    equal = " and ".join([f"t{k} = u{k}" for k in range(dim)] + [f"t{dim} != u{dim}"])
+    return isl.Map.read_from_str(ctx, f"{{ [{a}] -> [{b}] : {equal} }}")
+
+
+def _carries(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> list[Dependence]:
+    members = set(lowered.statements_in(loop_id))
+    dim = 2 * lowered.level_of(loop_id) + 1
+    carried = _carried_at(lowered.width, dim, kernel.ctx)
+    found = []
+    for dependence in deps:
+        if dependence.source.name not in members and dependence.sink.name not in members:
+            continue
+        source, sink = _statement_map(lowered, dependence.source), _statement_map(lowered, dependence.sink)
+        in_time = dependence.relation.apply_domain(source).apply_range(sink)
+        if not in_time.intersect(carried).is_empty():
+            found.append(dependence)
+    return found
+
+
+def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> list[Violation]:
+    violations = []
+    for loop_id in sorted(lowered.parallel | set(lowered.vector)):
+        name = lowered.loop_names[loop_id]
+        primitive = lowered.marked_by.get(loop_id)
+        for dependence in _carries(kernel, deps, lowered, loop_id)[:3]:
+            what = "parallel" if loop_id in lowered.parallel else "vectorized"
+            violations.append(
+                Violation(
+                    kind="parallel",
+                    source=dependence.source.name,
+                    source_line=dependence.source.line,
+                    sink=dependence.sink.name,
+                    sink_line=dependence.sink.line,
+                    array=dependence.array,
+                    loops=dependence.loops,
+                    distance=dependence.distance,
+                    primitive=str(primitive) if primitive else None,
+                    example="",
+                    description=(
+                        f"loop `{name}` cannot run {what}: it carries the {dependence.describe()}"
+                        + (f" (broken by `{primitive}`)" if primitive else "")
+                    ),
+                )
+            )
+    return violations
+
+
+def _parallel_loops(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> tuple[str, ...]:
+    """Names of the loops of this schedule that carry no dependence, outermost first."""
+    ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
+    free = [i for i in ids if not _carries(kernel, deps, lowered, i)]
+    names = []
+    for loop_id in sorted(free, key=lowered.level_of):
+        name = lowered.loop_names[loop_id]
+        shared = sum(1 for other in ids if lowered.loop_names[other] == name) > 1
+        names.append(f"{lowered.statements_in(loop_id)[0]}.{name}" if shared else name)
+    return tuple(names)
+
+
+def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered: LoweredSchedule) -> Violation:
+    culprit = _first_breaking(kernel, schedule, dependence)
+    example = _example(dependence, lowered)
+    text = f"the {dependence.describe()} is reversed"
+    if culprit is not None:
+        text += f" by primitive {culprit.index} `{culprit}`"
+    if example:
+        text += f"; e.g. {example}"
+    return Violation(
+        kind=dependence.kind,
+        source=dependence.source.name,
+        source_line=dependence.source.line,
+        sink=dependence.sink.name,
+        sink_line=dependence.sink.line,
+        array=dependence.array,
+        loops=dependence.loops,
+        distance=dependence.distance,
+        primitive=str(culprit) if culprit else None,
+        example=example,
+        description=text,
+    )
+
+
+def _first_breaking(kernel: Kernel, schedule: Schedule, dependence: Dependence) -> Primitive | None:
+    state = ScheduleState(kernel)
+    for primitive in schedule.primitives:
+        state.apply(primitive)
+        if not _violated_pairs(dependence, state.lower()).is_empty():
+            return primitive
+    return None
+
+
+def _example(dependence: Dependence, lowered: LoweredSchedule) -> str:
+    """A concrete violated pair: parameter values, and the two instances in source terms."""
+    point = _violated_pairs(dependence, lowered).wrap().sample_point()
+    if point.is_void():
+        return ""
+    space = point.get_space()
+    params = [
+        f"{space.get_dim_name(isl.dim_type.param, k)}={point.get_coordinate_val(isl.dim_type.param, k).to_python()}"
+        for k in range(space.dim(isl.dim_type.param))
+    ]
+    values = [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(space.dim(isl.dim_type.set))]
+    source_its, sink_its = dependence.source.iterators, dependence.sink.iterators
+    source_text = ", ".join(f"{n}={v}" for n, v in zip(source_its, values[: len(source_its)], strict=True))
+    sink_text = ", ".join(f"{n}={v}" for n, v in zip(sink_its, values[len(source_its) :], strict=True))
+    return (
+        f"with {', '.join(params)}: {dependence.sink.name}({sink_text}) must run after "
+        f"{dependence.source.name}({source_text}) but is scheduled before it"
+    )
+
+
+def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...], allow: bool) -> str | None:
+    """A cheap legal alternative: drop or move a parallel mark, or skew before the breaking primitive."""
+    kept = [p for p in schedule.primitives if p.name not in ("parallelize", "vectorize")]
+    marks = [p for p in schedule.primitives if p.name == "parallelize"]
+    if marks and parallel_loops:
+        base = Schedule(tuple(kept))
+        if prove_legal(kernel, base, allow).legal:
+            alternative = Schedule((*kept, *_parse_one(f"parallelize({parallel_loops[0]})", len(kept) + 1)))
+            if prove_legal(kernel, alternative, allow).legal:
+                return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
+    for index, primitive in enumerate(schedule.primitives):
+        if primitive.name not in ("interchange", "tile"):
+            continue
+        outer, inner = primitive.loops()[0], primitive.loops()[-1]
+        for factor in (1, 2):
+            skew = _parse_one(f"skew({outer}, {inner}, {factor})", 0)
+            attempt = Schedule((*schedule.primitives[:index], *skew, *schedule.primitives[index:]))
+            try:
+                renumbered = parse_schedule(str(attempt))
+            except ScheduleError:
+                continue
+            if prove_legal(kernel, renumbered, allow).legal:
+                return f"skew first: {renumbered}"
+    return None
+
+
+def _parse_one(text: str, index: int) -> tuple[Primitive, ...]:
+    return parse_schedule(text).primitives

@@ -1,0 +1,34 @@
+"""Verdicts: the one vocabulary every stage, the agent and every interface use for an outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERDICTS = (
+    "legal",
+    "invalid",  # does not parse, or does not apply to this kernel
+    "illegal",  # breaks a dependence
+    "reassociation",  # reorders a floating-point reduction; legal only when allowed
+    "unsupported",
+    "compile_error",
+    "runtime_error",
+    "incorrect",
+    "timeout",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One dependence a schedule breaks, in words a person and a model can act on."""
+
+    kind: str  # "flow", "anti", "output", or "parallel" for a loop that carries a dependence
+    source: str
+    source_line: int
+    sink: str
+    sink_line: int
+    array: str
+    loops: tuple[str, ...]
+    distance: tuple[str, ...]
+    primitive: str | None  # the primitive that broke it
+    example: str  # a concrete pair of instances, with parameter values
+    description: str

@@ -1,0 +1,208 @@
+"""Head-to-head measurement in a separate process, so a bad candidate cannot take the engine down.
+
+A long-lived worker process loads both libraries, runs baseline and candidate on
+copies of the same inputs, compares the candidate's outputs with the baseline's
+before any time counts, then times them interleaved (baseline, candidate,
+baseline, ...) under the measurement lock. A crash kills only the worker; an
+endless loop is cut off by the parent's time limit. Either becomes an outcome.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+
+from repoos_agent.backends.library import NativeKernel
+from repoos_agent.codegen import CSource
+from repoos_agent.errors import RepoosError
+from repoos_agent.measure.compare import Comparison, compare_outputs
+from repoos_agent.measure.lock import measurement_lock
+from repoos_agent.measure.timing import Timing
+from repoos_agent.model.signature import Signature
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A built kernel as the worker needs it: picklable, loaded on the other side."""
+
+    signature: Signature
+    source: CSource
+    library: str
+
+    @staticmethod
+    def of(native: NativeKernel) -> Contender:
+        return Contender(native.signature, native.source, str(native.library))
+
+    def load(self) -> NativeKernel:
+        return NativeKernel(self.signature, self.source, Path(self.library))
+
+
+@dataclass(frozen=True)
+class RaceRules:
+    outputs: tuple[str, ...]
+    tolerance_scale: float = 1.0  # 100 when reductions may be reassociated
+    warmups: int = 1
+    min_repeats: int = 5
+    max_repeats: int = 30
+    min_total_s: float = 0.3
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """What happened: `ok`, `incorrect`, `runtime_error` or `timeout`, with times when `ok`."""
+
+    outcome: str
+    message: str
+    comparison: Comparison | None = None
+    baseline: Timing | None = None
+    candidate: Timing | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.baseline is None or self.candidate is None or self.candidate.median_s <= 0:
+            return None
+        return self.baseline.median_s / self.candidate.median_s
+
+
+def _copy(values: Mapping[str, object]) -> dict[str, object]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}
+
+
+def race_in_process(
+    baseline: NativeKernel, candidate: NativeKernel, values: Mapping[str, object], rules: RaceRules, report=None
+) -> HeadToHead:
+    """The race itself (the worker runs this); `report(stage)` says what is about to run."""
+    report = report or (lambda _stage: None)
+    want, got = _copy(values), _copy(values)
+    report("baseline")
+    baseline(want)
+    report("candidate")
+    candidate(got)
+    comparison = compare_outputs(want, got, list(rules.outputs), rules.tolerance_scale)
+    if not comparison.correct:
+        worst = ", ".join(f"{name} ({error:.2e})" for name, error in comparison.errors if name in comparison.mismatched)
+        return HeadToHead("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
+    report("timing")
+    for _ in range(rules.warmups):
+        baseline(_copy(values))
+        candidate(_copy(values))
+    samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
+    while True:
+        for name, kernel in (("baseline", baseline), ("candidate", candidate)):
+            inputs = _copy(values)
+            with measurement_lock():
+                start = time.perf_counter()
+                kernel(inputs)
+                samples[name].append(time.perf_counter() - start)
+        count = len(samples["baseline"])
+        total = sum(samples["baseline"]) + sum(samples["candidate"])
+        if count >= rules.max_repeats or (count >= rules.min_repeats and total >= rules.min_total_s):
+            break
+    return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
+
+
+def _serve(connection: Connection) -> None:
+    """The worker's loop: one job in, stage reports and one result out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            job = connection.recv()
+        except EOFError:
+            return
+        baseline, candidate, values, rules = job
+        try:
+            result = race_in_process(
+                baseline.load(), candidate.load(), values, rules, lambda stage: connection.send(("stage", stage))
+            )
+        except RepoosError as error:
+            result = HeadToHead("runtime_error", str(error))
+        connection.send(("result", result))
+
+
+class MeasurementWorker:
+    """One worker process, restarted after a crash or a time-out; one job at a time."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._process = None
+        self._connection: Connection | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> None:
+        parent, child = self._context.Pipe()
+        self._process = self._context.Process(target=_serve, args=(child,), daemon=True, name="repoos-measure")
+        self._process.start()
+        child.close()
+        self._connection = parent
+
+    def _stop(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._process.kill()
+            self._process.join(5)
+        self._process, self._connection = None, None
+
+    def race(
+        self, baseline: NativeKernel, candidate: NativeKernel, values: Mapping[str, object], rules: RaceRules, timeout_s: float
+    ) -> HeadToHead:
+        """Run the race in the worker; a crash or `timeout_s` without an answer is an outcome, not an error."""
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                self._start()
+            connection = self._connection
+            connection.send((Contender.of(baseline), Contender.of(candidate), dict(values), rules))
+            deadline = time.monotonic() + timeout_s
+            stage = "start"
+            while True:
+                remaining = deadline - time.monotonic()
+                try:
+                    ready = remaining > 0 and connection.poll(remaining)
+                    if not ready:
+                        self._stop()
+                        return HeadToHead("timeout", f"no answer within {timeout_s:g} s (while running the {stage})")
+                    kind, payload = connection.recv()
+                except (EOFError, OSError):
+                    code = self._process.exitcode if self._process is not None else None
+                    self._process.join(5) if self._process is not None else None
+                    code = self._process.exitcode if self._process is not None else code
+                    self._stop()
+                    return HeadToHead("runtime_error", f"the {stage} crashed the measuring process ({_describe_exit(code)})")
+                if kind == "stage":
+                    stage = payload
+                else:
+                    return payload
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+_WORKER: MeasurementWorker | None = None
+_WORKER_LOCK = threading.Lock()
+
+
+def shared_worker() -> MeasurementWorker:
+    """The process's measuring worker, started on first use."""
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            _WORKER = MeasurementWorker()
+        return _WORKER

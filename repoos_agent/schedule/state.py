@@ -1,0 +1,352 @@
+"""Applying primitives to a kernel: from the source order to a new multidimensional schedule.
+
+Each statement's schedule is kept in the 2d+1 form `[p0, l0, p1, l1, ..., pd]`:
+`l` are loop dimensions (affine, or `floor` for tiles, of the statement's own
+iterators) and `p` the statement's position in each loop body. A loop is
+identified across statements by an id, so "the j loop around S1" stays one
+thing however it is renamed or moved; primitives address loops by name (`j`),
+qualified by a statement where a name is shared (`S1.j`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import NoReturn
+
+import islpy as isl
+
+from repoos_agent.model.kernel import Kernel
+from repoos_agent.schedule.language import LoopRef, Primitive, Schedule, ScheduleError, StatementRef
+
+
+@dataclass(frozen=True)
+class LoopDim:
+    """One loop dimension of one statement's schedule."""
+
+    id: str  # stable identity, shared by every statement inside this loop
+    name: str  # what primitives call it
+    expr: str  # isl expression over the statement's iterators
+
+
+@dataclass
+class StatementSchedule:
+    statement: str
+    iterators: tuple[str, ...]
+    dims: list[LoopDim]
+    positions: list[Fraction]  # one more than dims: position before each loop and after the last
+
+
+@dataclass(frozen=True)
+class LoweredSchedule:
+    """What code generation and legality need: the schedule map, loop identities and the marks."""
+
+    schedule: isl.UnionMap  # statement instance -> [p0, l0, p1, ...], all of one width
+    width: int
+    loop_ids: dict[str, tuple[str, ...]]  # statement -> loop id per level
+    loop_names: dict[str, str]  # loop id -> name
+    parallel: frozenset[str]
+    vector: dict[str, int]
+    unroll: dict[str, int]
+    marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
+
+    def statements_in(self, loop_id: str) -> tuple[str, ...]:
+        return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)
+
+    def level_of(self, loop_id: str) -> int:
+        for ids in self.loop_ids.values():
+            if loop_id in ids:
+                return ids.index(loop_id)
+        raise KeyError(loop_id)
+
+
+class ScheduleState:
+    """A kernel's schedule under construction; `apply` each primitive, then `lower`."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.statements: dict[str, StatementSchedule] = {}
+        for statement in kernel.statements:
+            dims = [LoopDim(f"{loop.name}@{loop.line}", loop.name, loop.time()) for loop in statement.loops]
+            positions = [Fraction(p) for p in statement.positions]
+            self.statements[statement.name] = StatementSchedule(statement.name, statement.iterators, dims, positions)
+        self.parallel: set[str] = set()
+        self.vector: dict[str, int] = {}
+        self.unroll: dict[str, int] = {}
+        self.marked_by: dict[str, Primitive] = {}
+        self._fresh = 0
+
+    # -- naming -----------------------------------------------------------------------------------
+
+    def loop_names(self) -> list[str]:
+        """Every addressable loop name, qualified where a name is shared by different loops."""
+        by_name: dict[str, set[str]] = {}
+        for schedule in self.statements.values():
+            for dim in schedule.dims:
+                by_name.setdefault(dim.name, set()).add(dim.id)
+        names = []
+        for name, ids in sorted(by_name.items()):
+            if len(ids) == 1:
+                names.append(name)
+            else:
+                names += sorted(f"{s.statement}.{name}" for s in self.statements.values() if any(d.name == name for d in s.dims))
+        return names
+
+    def statements_with(self, loop_id: str) -> list[str]:
+        return [s.statement for s in self.statements.values() if any(d.id == loop_id for d in s.dims)]
+
+    def level(self, loop_id: str) -> int:
+        for schedule in self.statements.values():
+            for level, dim in enumerate(schedule.dims):
+                if dim.id == loop_id:
+                    return level
+        raise KeyError(loop_id)
+
+    def _candidates(self, ref: LoopRef, primitive: Primitive) -> list[str]:
+        if ref.statement is not None and ref.statement not in self.statements:
+            self._fail(primitive, f"unknown statement `{ref.statement}`; statements are {', '.join(self.statements)}")
+        ids: dict[str, None] = {}
+        for schedule in self.statements.values():
+            if ref.statement is None or schedule.statement == ref.statement:
+                ids.update((dim.id, None) for dim in schedule.dims if dim.name == ref.name)
+        if not ids:
+            where = f" around {ref.statement}" if ref.statement else ""
+            self._fail(primitive, f"unknown loop `{ref}`{where}; loops are {', '.join(self.loop_names())}")
+        return list(ids)
+
+    def resolve_all(self, refs: tuple[LoopRef, ...], primitive: Primitive) -> list[str]:
+        """The ids of the loops `refs` name. A shared name (`j`) is settled by the other loops of the
+        primitive: it must mean the one loop that shares statements with all of them."""
+        candidates = [self._candidates(ref, primitive) for ref in refs]
+        chosen: list[str | None] = [c[0] if len(c) == 1 else None for c in candidates]
+        for k, options in enumerate(candidates):
+            if chosen[k] is not None:
+                continue
+            fixed = [set(self.statements_with(c)) for c in chosen if c is not None]
+            close = [i for i in options if fixed and all(f & set(self.statements_with(i)) for f in fixed)]
+            if len(close) != 1:
+                choices = sorted(f"{self.statements_with(i)[0]}.{refs[k].name}" for i in options)
+                self._fail(primitive, f"loop name `{refs[k]}` is ambiguous: {', '.join(choices)}")
+            chosen[k] = close[0]
+        return [c for c in chosen if c is not None]
+
+    def resolve(self, ref: LoopRef, primitive: Primitive) -> str:
+        return self.resolve_all((ref,), primitive)[0]
+
+    def _statement(self, ref: StatementRef, primitive: Primitive) -> StatementSchedule:
+        if ref.name not in self.statements:
+            raise ScheduleError(
+                f"unknown statement `{ref.name}`; statements are {', '.join(self.statements)}", str(primitive), primitive.index
+            )
+        return self.statements[ref.name]
+
+    def _fresh_id(self, base: str) -> str:
+        self._fresh += 1
+        return f"{base}#{self._fresh}"
+
+    # -- primitives -------------------------------------------------------------------------------
+
+    def apply_all(self, schedule: Schedule) -> ScheduleState:
+        for primitive in schedule.primitives:
+            self.apply(primitive)
+        return self
+
+    def apply(self, primitive: Primitive) -> None:
+        getattr(self, f"_{primitive.name}")(primitive)
+
+    def _fail(self, primitive: Primitive, message: str) -> NoReturn:
+        raise ScheduleError(message, str(primitive), primitive.index)
+
+    def _band(self, primitive: Primitive, refs: tuple[LoopRef, ...]) -> list[str]:
+        """Resolve loops that must enclose exactly the same statements (a perfect band)."""
+        ids = self.resolve_all(refs, primitive)
+        members = [set(self.statements_with(i)) for i in ids]
+        for ref, inside in zip(refs[1:], members[1:], strict=True):
+            if inside != members[0]:
+                outside = sorted(members[0] ^ inside)
+                verb = "is" if len(outside) == 1 else "are"
+                self._fail(
+                    primitive,
+                    f"`{refs[0]}` and `{ref}` are not a perfect band: {', '.join(outside)} {verb} inside only one of them",
+                )
+        return ids
+
+    def _interchange(self, primitive: Primitive) -> None:
+        a, b = self._band(primitive, primitive.loops())
+        for name in self.statements_with(a):
+            dims = self.statements[name].dims
+            i, j = next(k for k, d in enumerate(dims) if d.id == a), next(k for k, d in enumerate(dims) if d.id == b)
+            dims[i], dims[j] = dims[j], dims[i]
+
+    def _tile(self, primitive: Primitive) -> None:
+        loops = primitive.loops()
+        sizes = primitive.numbers()
+        ids = self._band(primitive, loops)
+        levels = [self.level(i) for i in ids]
+        if levels != list(range(levels[0], levels[0] + len(levels))):
+            self._fail(
+                primitive,
+                f"tile takes adjacent loops of one band, outermost first; these are at depths {', '.join(map(str, levels))}",
+            )
+        first = levels[0]
+        tile_ids = {i: self._fresh_id(f"{i}/tile") for i in ids}
+        members = [self.statements[name] for name in self.statements_with(ids[0])]
+        if len({tuple(m.positions[first + 1 : first + len(ids)]) for m in members}) > 1:
+            self._fail(primitive, "the loops are not perfectly nested: statements sit between them")
+        for schedule in members:
+            band = schedule.dims[first : first + len(ids)]
+            tiles = [
+                LoopDim(tile_ids[d.id], f"{d.name}_t", f"floor(({d.expr})/{size})") for d, size in zip(band, sizes, strict=True)
+            ]
+            schedule.dims[first : first + len(ids)] = tiles + band
+            schedule.positions[first + 1 : first + 1] = [Fraction(0)] * len(ids)
+
+    def _skew(self, primitive: Primitive) -> None:
+        outer_ref, inner_ref = primitive.loops()
+        (factor,) = primitive.numbers()
+        outer, inner = self.resolve_all((outer_ref, inner_ref), primitive)
+        members = self.statements_with(inner)
+        if not set(members) <= set(self.statements_with(outer)) or self.level(outer) >= self.level(inner):
+            self._fail(primitive, f"`{outer_ref}` must enclose `{inner_ref}` (skew the inner loop by the outer one)")
+        for name in members:
+            dims = self.statements[name].dims
+            o = next(d for d in dims if d.id == outer)
+            k = next(k for k, d in enumerate(dims) if d.id == inner)
+            dims[k] = replace(dims[k], expr=f"({dims[k].expr}) + {factor}*({o.expr})")
+
+    def _reverse(self, primitive: Primitive) -> None:
+        (loop,) = primitive.loops()
+        loop_id = self.resolve(loop, primitive)
+        for name in self.statements_with(loop_id):
+            dims = self.statements[name].dims
+            k = next(k for k, d in enumerate(dims) if d.id == loop_id)
+            dims[k] = replace(dims[k], expr=f"-({dims[k].expr})")
+
+    def _shift(self, primitive: Primitive) -> None:
+        (loop,) = primitive.loops()
+        (offset,) = primitive.numbers()
+        loop_id = self.resolve(loop, primitive)
+        members = self.statements_with(loop_id)
+        if loop.statement is None and len(members) > 1:
+            self._fail(
+                primitive,
+                f"shifting every statement of `{loop}` alike changes nothing; name one, e.g. shift({members[-1]}.{loop.name}, {offset})",
+            )
+        name = loop.statement or members[0]
+        dims = self.statements[name].dims
+        k = next(k for k, d in enumerate(dims) if d.id == loop_id)
+        dims[k] = replace(dims[k], expr=f"({dims[k].expr}) + {offset}")
+
+    def _fuse(self, primitive: Primitive) -> None:
+        first_ref, second_ref = (a for a in primitive.args if isinstance(a, StatementRef))
+        (depth,) = primitive.numbers()
+        first, second = self._statement(first_ref, primitive), self._statement(second_ref, primitive)
+        if len(first.dims) < depth or len(second.dims) < depth:
+            self._fail(
+                primitive,
+                f"depth {depth} exceeds the loops around {first.statement} ({len(first.dims)}) or {second.statement} ({len(second.dims)})",
+            )
+        moved = [
+            s
+            for s in self.statements.values()
+            if s.dims[:depth] == second.dims[:depth] and s.positions[:depth] == second.positions[:depth]
+        ]
+        place = first.positions[depth] + Fraction(1, 2)
+        for schedule in moved:
+            for level in range(depth):
+                schedule.dims[level] = replace(first.dims[level], expr=schedule.dims[level].expr)
+            offset = schedule.positions[depth] - second.positions[depth]
+            schedule.positions[:depth] = list(first.positions[:depth])
+            schedule.positions[depth] = place + offset / 1024
+
+    def _distribute(self, primitive: Primitive) -> None:
+        first_ref, second_ref = (a for a in primitive.args if isinstance(a, StatementRef))
+        first, second = self._statement(first_ref, primitive), self._statement(second_ref, primitive)
+        shared = 0
+        while shared < min(len(first.dims), len(second.dims)) and first.dims[shared].id == second.dims[shared].id:
+            shared += 1
+        if shared == 0:
+            self._fail(primitive, f"{first.statement} and {second.statement} share no loop")
+        level = shared - 1
+        if (first.positions[shared], first.statement) >= (second.positions[shared], second.statement):
+            self._fail(primitive, f"{first.statement} must come before {second.statement} in the loop they share")
+        split_at = second.positions[shared]
+        loop = first.dims[level]
+        copies: dict[str, str] = {}
+        for schedule in self.statements.values():
+            if len(schedule.dims) > level and schedule.dims[level].id == loop.id and schedule.positions[shared] >= split_at:
+                for k in range(level, len(schedule.dims)):
+                    old = schedule.dims[k].id
+                    if (
+                        k == level
+                        or old in copies
+                        or any(
+                            s.dims[k].id == old
+                            for s in self.statements.values()
+                            if s is not schedule and s.positions[shared] < split_at and len(s.dims) > k
+                        )
+                    ):
+                        copies.setdefault(old, self._fresh_id(old))
+                        schedule.dims[k] = replace(schedule.dims[k], id=copies[old])
+                schedule.positions[level] = schedule.positions[level] + Fraction(1, 2)
+
+    def _mark(self, primitive: Primitive) -> str:
+        loop_id = self.resolve(primitive.loops()[0], primitive)
+        self.marked_by[loop_id] = primitive
+        return loop_id
+
+    def _parallelize(self, primitive: Primitive) -> None:
+        self.parallel.add(self._mark(primitive))
+
+    def _vectorize(self, primitive: Primitive) -> None:
+        loop_id = self._mark(primitive)
+        for name in self.statements_with(loop_id):
+            if self.statements[name].dims[-1].id != loop_id:
+                self._fail(primitive, f"`{primitive.loops()[0]}` is not the innermost loop around {name}")
+        self.vector[loop_id] = primitive.numbers()[0]
+
+    def _unroll(self, primitive: Primitive) -> None:
+        self.unroll[self._mark(primitive)] = primitive.numbers()[0]
+
+    # -- lowering ---------------------------------------------------------------------------------
+
+    def lower(self) -> LoweredSchedule:
+        """The schedule as one isl union map of a single width, positions renumbered to integers."""
+        kernel = self.kernel
+        depth = max((len(s.dims) for s in self.statements.values()), default=0)
+        width = 2 * depth + 1
+        ranks = [sorted({s.positions[k] for s in self.statements.values() if k < len(s.positions)}) for k in range(depth + 1)]
+        result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
+        for statement in kernel.statements:
+            schedule = self.statements[statement.name]
+            coordinates: list[str] = []
+            for level, dim in enumerate(schedule.dims):
+                coordinates += [str(ranks[level].index(schedule.positions[level])), dim.expr]
+            coordinates.append(str(ranks[len(schedule.dims)].index(schedule.positions[-1])))
+            coordinates += ["0"] * (width - len(coordinates))
+            text = f"{kernel.param_space} -> {{ {statement.name}[{', '.join(schedule.iterators)}] -> [{', '.join(coordinates)}] }}"
+            relation = isl.Map.read_from_str(kernel.ctx, text).intersect_domain(statement.domain)
+            result = result.union(isl.UnionMap.from_map(relation))
+        for loop_id in sorted((self.parallel | set(self.vector)) & set(self.unroll)):
+            primitive = self.marked_by[loop_id]
+            raise ScheduleError(
+                "unrolling a loop that is also parallel or vectorized is not supported; unroll an inner loop",
+                str(primitive),
+                primitive.index,
+            )
+        loop_names = {d.id: d.name for s in self.statements.values() for d in s.dims}
+        return LoweredSchedule(
+            schedule=result,
+            width=width,
+            loop_ids={name: tuple(d.id for d in s.dims) for name, s in self.statements.items()},
+            loop_names=loop_names,
+            parallel=frozenset(self.parallel),
+            vector=dict(self.vector),
+            unroll=dict(self.unroll),
+            marked_by=dict(self.marked_by),
+        )
+
+
+def apply_schedule(kernel: Kernel, schedule: Schedule) -> LoweredSchedule:
+    """Apply every primitive in order; a primitive that does not apply raises `ScheduleError`."""
+    return ScheduleState(kernel).apply_all(schedule).lower()
