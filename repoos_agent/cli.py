@@ -10,8 +10,10 @@ from dataclasses import asdict
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.errors import RepoosError
+from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.legality import analyze
 from repoos_agent.target import resolve_target
 
 
@@ -72,6 +74,8 @@ def command_ingest(args: argparse.Namespace) -> int:
 def command_check(args: argparse.Namespace) -> int:
     specs = [parse_arg_spec(text) for text in args.arg]
     target = resolve_target(args.target, specs)
+    if args.schedule is not None:
+        return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed)
     if args.json:
         payload = asdict(report)
@@ -92,6 +96,54 @@ def command_check(args: argparse.Namespace) -> int:
     return 0 if report.correct else 1
 
 
+def _check_schedule(args: argparse.Namespace, target) -> int:
+    evaluation = evaluate_schedule(
+        target,
+        args.schedule,
+        args.size,
+        measure=not args.no_measure,
+        allow_reassociation=args.allow_reassociation,
+        timeout_s=args.timeout,
+        seed=args.seed,
+    )
+    ok = evaluation.verdict == "legal" and evaluation.correct is not False
+    if args.json:
+        payload = asdict(evaluation)
+        payload["legal"] = evaluation.legality_proven
+        _print_json(payload)
+        return 0 if ok else 1
+    print(f"{evaluation.target}{f' at {evaluation.size}' if evaluation.size else ''}: {evaluation.verdict}")
+    print(f"  schedule: {evaluation.schedule or '(identity)'}")
+    for line in evaluation.feedback.splitlines():
+        print(f"  {line}")
+    if evaluation.speedup is not None:
+        print(
+            f"  speedup {evaluation.speedup:.2f}x  (candidate {evaluation.candidate_s:.6f} s ±{evaluation.spread:.0%}, "
+            f"baseline {evaluation.baseline_s:.6f} s ±{evaluation.baseline_spread:.0%})"
+        )
+    print(f"  legality {evaluation.legality_ms:.1f} ms, build {evaluation.build_ms:.0f} ms")
+    return 0 if ok else 1
+
+
+def command_analyze(args: argparse.Namespace) -> int:
+    analysis = analyze(resolve_target(args.target).kernel)
+    if args.json:
+        _print_json(asdict(analysis))
+        return 0
+    print(f"{analysis.kernel}: parameters {', '.join(analysis.parameters) or 'none'}")
+    for statement in analysis.statements:
+        reduction = "  (reduction)" if statement.reduction else ""
+        print(f"  {statement.label}  line {statement.line}  [{', '.join(statement.loops)}]  {statement.text}{reduction}")
+    print("dependences:")
+    for dependence in analysis.dependences:
+        print(f"  {dependence}")
+    print("loops:")
+    for loop in analysis.loops:
+        can = [word for word, yes in (("parallel", loop.parallelizable), ("vector", loop.vectorizable)) if yes]
+        print(f"  {'  ' * loop.depth}{loop.name}: {', '.join(can) or 'carries ' + str(len(loop.carries)) + ' dependences'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,8 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(run=command_ingest)
 
-    check = commands.add_parser("check", help="build the native baseline and compare it with the Python original")
+    check = commands.add_parser(
+        "check", help="check the native baseline against the Python original, or a schedule against the baseline"
+    )
     check.add_argument("target", help="a bundled kernel (gemm) or path/to/file.py:function")
+    check.add_argument("schedule", nargs="?", help="a schedule, e.g. 'interchange(j, k); parallelize(i)'")
+    check.add_argument("--no-measure", action="store_true", help="prove and build only; do not run or time")
+    check.add_argument("--allow-reassociation", action="store_true", help="accept reordered floating-point reductions")
+    check.add_argument("--timeout", type=float, default=120.0, help="seconds before a running candidate is stopped")
     check.add_argument("--size", help=f"size class of a bundled kernel: {', '.join(SIZE_CLASSES)} (default SMALL)")
     check.add_argument(
         "--arg",
@@ -118,6 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     check.add_argument("--json", action="store_true")
     check.set_defaults(run=command_check)
+
+    analyze_parser = commands.add_parser("analyze", help="dependences, and which loops could run parallel or vectorized")
+    analyze_parser.add_argument("target")
+    analyze_parser.add_argument("--json", action="store_true")
+    analyze_parser.set_defaults(run=command_analyze)
     return parser
 
 

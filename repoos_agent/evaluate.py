@@ -47,7 +47,9 @@ class Evaluation:
 
     @property
     def legal(self) -> bool:
-        return self.verdict == "legal" or (self.verdict in ("incorrect", "runtime_error", "timeout", "compile_error") and self.legality_proven)
+        return self.verdict == "legal" or (
+            self.verdict in ("incorrect", "runtime_error", "timeout", "compile_error") and self.legality_proven
+        )
 
     @property
     def legality_proven(self) -> bool:

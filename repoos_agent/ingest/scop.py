@@ -620,7 +620,7 @@ def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.
                 name=statement_name,
                 line=where_node.line,
                 column=where_node.column,
-                text=text(raw.node),
+                text=" ".join(text(raw.node).split()),
                 loops=raw.loops,
                 guards=raw.guards,
                 target=raw.target,

@@ -118,7 +118,8 @@ def _carried_at(width: int, dim: int, ctx: isl.Context) -> isl.Map:
     return isl.Map.read_from_str(ctx, f"{{ [{a}] -> [{b}] : {equal} }}")
 
 
-def _carries(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> list[Dependence]:
+def carried_dependences(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> list[Dependence]:
+    """The dependences loop `loop_id` carries: its iterations could not run in parallel."""
     members = set(lowered.statements_in(loop_id))
     dim = 2 * lowered.level_of(loop_id) + 1
     carried = _carried_at(lowered.width, dim, kernel.ctx)
@@ -138,7 +139,7 @@ def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: 
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
-        for dependence in _carries(kernel, deps, lowered, loop_id)[:3]:
+        for dependence in carried_dependences(kernel, deps, lowered, loop_id)[:3]:
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
             violations.append(
                 Violation(
@@ -164,7 +165,7 @@ def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: 
 def _parallel_loops(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> tuple[str, ...]:
     """Names of the loops of this schedule that carry no dependence, outermost first."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
-    free = [i for i in ids if not _carries(kernel, deps, lowered, i)]
+    free = [i for i in ids if not carried_dependences(kernel, deps, lowered, i)]
     names = []
     for loop_id in sorted(free, key=lowered.level_of):
         name = lowered.loop_names[loop_id]

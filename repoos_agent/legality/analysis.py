@@ -1,0 +1,66 @@
+"""`analyze`: a kernel's dependences and, per loop, what it could become (parallel, vector)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repoos_agent.legality.dependences import dependences
+from repoos_agent.legality.prove import carried_dependences
+from repoos_agent.model.kernel import Kernel
+from repoos_agent.schedule import ScheduleState
+
+
+@dataclass(frozen=True)
+class LoopReport:
+    name: str  # qualified (`S1.j`) where the plain name is shared by several loops
+    depth: int
+    statements: tuple[str, ...]
+    carries: tuple[str, ...]  # descriptions of the dependences it carries
+    parallelizable: bool
+    vectorizable: bool  # innermost for all its statements and carries nothing
+    innermost: bool
+
+
+@dataclass(frozen=True)
+class StatementReport:
+    label: str
+    line: int
+    text: str
+    loops: tuple[str, ...]
+    reduction: bool
+
+
+@dataclass(frozen=True)
+class Analysis:
+    kernel: str
+    parameters: tuple[str, ...]
+    statements: tuple[StatementReport, ...]
+    dependences: tuple[str, ...]
+    loops: tuple[LoopReport, ...]
+
+
+def analyze(kernel: Kernel) -> Analysis:
+    """Dependences in words, and for each loop of the source order: carried dependences, parallel, vector."""
+    deps = dependences(kernel)
+    lowered = ScheduleState(kernel).lower()
+    ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))
+    loops = []
+    for loop_id in ids:
+        name = lowered.loop_names[loop_id]
+        members = lowered.statements_in(loop_id)
+        shared = sum(1 for other in ids if lowered.loop_names[other] == name) > 1
+        carried = carried_dependences(kernel, deps, lowered, loop_id)
+        innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
+        loops.append(
+            LoopReport(
+                name=f"{members[0]}.{name}" if shared else name,
+                depth=lowered.level_of(loop_id),
+                statements=members,
+                carries=tuple(d.describe() for d in carried),
+                parallelizable=not carried,
+                vectorizable=innermost and not carried,
+                innermost=innermost,
+            )
+        )
+    statements = tuple(StatementReport(s.name, s.line, s.text, s.iterators, s.is_reduction) for s in kernel.statements)
+    return Analysis(kernel.name, kernel.parameters, statements, tuple(d.describe() for d in deps), tuple(loops))
