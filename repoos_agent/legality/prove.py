@@ -12,10 +12,13 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from repoos_agent.legality.dependences import Dependence, dependences
+from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
+
+MAX_EXPLAINED = 5
+"""Broken dependences explained per verdict: enough to act on, few enough to stay fast and readable."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,12 @@ class LegalityVerdict:
         return self.verdict == "legal"
 
 
-def prove_legal(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool = False) -> LegalityVerdict:
-    """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule."""
+def prove_legal(
+    kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool = False, explain: bool = True
+) -> LegalityVerdict:
+    """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule.
+
+    `explain=False` skips what only a reader needs (parallel loops, suggestions): a bare verdict."""
     try:
         parsed = parse_schedule(schedule) if isinstance(schedule, str) else schedule
         lowered = ScheduleState(kernel).apply_all(parsed).lower()
@@ -45,11 +52,12 @@ def prove_legal(kernel: Kernel, schedule: str | Schedule, allow_reassociation: b
         text = schedule if isinstance(schedule, str) else str(schedule)
         return LegalityVerdict("invalid", text.strip(), f"invalid: {error}")
     deps = dependences(kernel)
-    order = _order_violations(kernel, deps, lowered)
-    reordered = [d for d in order if _is_reassociation(kernel, d, lowered)]
-    broken = [d for d in order if d not in reordered]
+    reduction_candidates = [d for d in deps if _may_be_reassociation(d)]
+    broken = _order_violations(kernel, [d for d in deps if d not in reduction_candidates], lowered, limit=MAX_EXPLAINED)
+    reordered = [d for d in _order_violations(kernel, reduction_candidates, lowered) if _is_reassociation(d, lowered)]
+    broken += [d for d in _order_violations(kernel, reduction_candidates, lowered) if d not in reordered][:MAX_EXPLAINED]
     parallel = _parallel_violations(kernel, deps, lowered)
-    parallel_loops = _parallel_loops(kernel, deps, lowered)
+    parallel_loops = _parallel_loops(kernel, deps, lowered) if explain else ()
     canonical = str(parsed)
     if broken or parallel or (reordered and not allow_reassociation):
         violations = tuple(_explain(kernel, parsed, d, lowered) for d in broken)
@@ -62,7 +70,7 @@ def prove_legal(kernel: Kernel, schedule: str | Schedule, allow_reassociation: b
                 + "; results may differ in the last bits. Allow reassociation to accept it."
             )
             return LegalityVerdict("reassociation", canonical, feedback, violations, parallel_loops, None, lowered)
-        suggestion = _suggest(kernel, parsed, parallel_loops, allow_reassociation)
+        suggestion = _suggest(kernel, parsed, parallel_loops, allow_reassociation) if explain else None
         lines = [f"illegal: {v.description}" for v in violations]
         if suggestion:
             lines.append(f"suggestion: {suggestion}")
@@ -82,27 +90,41 @@ def _violated_pairs(dependence: Dependence, lowered: LoweredSchedule) -> isl.Map
     return dependence.relation.intersect(source.lex_ge_map(sink))
 
 
-def _order_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> list[Dependence]:
+def _union(kernel: Kernel, deps: list[Dependence] | tuple[Dependence, ...]) -> isl.UnionMap:
+    result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
+    for dependence in deps:
+        result = result.union(isl.UnionMap.from_map(dependence.relation))
+    return result
+
+
+def _order_violations(
+    kernel: Kernel, deps: list[Dependence], lowered: LoweredSchedule, limit: int | None = None
+) -> list[Dependence]:
+    """The dependences the schedule runs backwards (at most `limit` of them): one union test first."""
     if not deps:
         return []
-    everything = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
-    for dependence in deps:
-        everything = everything.union(isl.UnionMap.from_map(dependence.relation))
-    in_time = everything.apply_domain(lowered.schedule).apply_range(lowered.schedule)
+    in_time = _union(kernel, deps).apply_domain(lowered.schedule).apply_range(lowered.schedule)
     backwards = isl.UnionMap.from_map(isl.Map.lex_ge(isl.Space.set_alloc(kernel.ctx, 0, lowered.width)))
     if in_time.intersect(backwards).is_empty():
         return []
-    return [d for d in deps if not _violated_pairs(d, lowered).is_empty()]
+    found = []
+    for dependence in deps:
+        if not _violated_pairs(dependence, lowered).is_empty():
+            found.append(dependence)
+            if limit is not None and len(found) >= limit:
+                break
+    return found
 
 
-def _is_reassociation(kernel: Kernel, dependence: Dependence, lowered: LoweredSchedule) -> bool:
+def _may_be_reassociation(dependence: Dependence) -> bool:
+    statement = dependence.source
+    return dependence.is_self and statement.is_reduction and dependence.array == statement.writes[0].array
+
+
+def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
     """Only instances of one `+=`/`*=` statement accumulating into the same element swap order."""
     statement = dependence.source
-    if not dependence.is_self or not statement.is_reduction:
-        return False
     target = statement.writes[0]
-    if dependence.array != target.array:
-        return False
     other_reads = [r for r in statement.reads if r.array == target.array and not r.relation.is_equal(target.relation)]
     if other_reads:
         return False
@@ -118,8 +140,31 @@ def _carried_at(width: int, dim: int, ctx: isl.Context) -> isl.Map:
     return isl.Map.read_from_str(ctx, f"{{ [{a}] -> [{b}] : {equal} }}")
 
 
-def carried_dependences(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> list[Dependence]:
+def _members_domain(kernel: Kernel, lowered: LoweredSchedule, loop_id: str) -> isl.UnionSet:
+    result = isl.UnionSet.empty(isl.Space.params_alloc(kernel.ctx, 0))
+    for name in lowered.statements_in(loop_id):
+        result = result.union(isl.UnionSet.from_set(kernel.statement(name).domain))
+    return result
+
+
+def loop_carries(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> bool:
+    """Whether loop `loop_id` carries any dependence (one union test)."""
+    if not deps:
+        return False
+    members = _members_domain(kernel, lowered, loop_id)
+    everything = dependence_union(kernel) if deps is dependences(kernel) else _union(kernel, deps)
+    touching = everything.intersect_domain(members).union(everything.intersect_range(members))
+    in_time = touching.apply_domain(lowered.schedule).apply_range(lowered.schedule)
+    carried = _carried_at(lowered.width, 2 * lowered.level_of(loop_id) + 1, kernel.ctx)
+    return not in_time.intersect(isl.UnionMap.from_map(carried)).is_empty()
+
+
+def carried_dependences(
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str, limit: int | None = None
+) -> list[Dependence]:
     """The dependences loop `loop_id` carries: its iterations could not run in parallel."""
+    if not loop_carries(kernel, deps, lowered, loop_id):
+        return []
     members = set(lowered.statements_in(loop_id))
     dim = 2 * lowered.level_of(loop_id) + 1
     carried = _carried_at(lowered.width, dim, kernel.ctx)
@@ -131,6 +176,8 @@ def carried_dependences(kernel: Kernel, deps: tuple[Dependence, ...], lowered: L
         in_time = dependence.relation.apply_domain(source).apply_range(sink)
         if not in_time.intersect(carried).is_empty():
             found.append(dependence)
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 
@@ -139,7 +186,7 @@ def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: 
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
-        for dependence in carried_dependences(kernel, deps, lowered, loop_id)[:3]:
+        for dependence in carried_dependences(kernel, deps, lowered, loop_id, limit=3):
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
             violations.append(
                 Violation(
@@ -165,7 +212,7 @@ def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: 
 def _parallel_loops(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> tuple[str, ...]:
     """Names of the loops of this schedule that carry no dependence, outermost first."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
-    free = [i for i in ids if not carried_dependences(kernel, deps, lowered, i)]
+    free = [i for i in ids if not loop_carries(kernel, deps, lowered, i)]
     names = []
     for loop_id in sorted(free, key=lowered.level_of):
         name = lowered.loop_names[loop_id]
@@ -232,9 +279,9 @@ def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...]
     marks = [p for p in schedule.primitives if p.name == "parallelize"]
     if marks and parallel_loops:
         base = Schedule(tuple(kept))
-        if prove_legal(kernel, base, allow).legal:
+        if prove_legal(kernel, base, allow, explain=False).legal:
             alternative = Schedule((*kept, *_parse_one(f"parallelize({parallel_loops[0]})", len(kept) + 1)))
-            if prove_legal(kernel, alternative, allow).legal:
+            if prove_legal(kernel, alternative, allow, explain=False).legal:
                 return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
     for index, primitive in enumerate(schedule.primitives):
         if primitive.name not in ("interchange", "tile"):
@@ -247,7 +294,7 @@ def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...]
                 renumbered = parse_schedule(str(attempt))
             except ScheduleError:
                 continue
-            if prove_legal(kernel, renumbered, allow).legal:
+            if prove_legal(kernel, renumbered, allow, explain=False).legal:
                 return f"skew first: {renumbered}"
     return None
 

@@ -230,7 +230,8 @@ class ScheduleState:
         if loop.statement is None and len(members) > 1:
             self._fail(
                 primitive,
-                f"shifting every statement of `{loop}` alike changes nothing; name one, e.g. shift({members[-1]}.{loop.name}, {offset})",
+                f"shifting every statement of `{loop}` alike changes nothing; "
+                f"name one, e.g. shift({members[-1]}.{loop.name}, {offset})",
             )
         name = loop.statement or members[0]
         dims = self.statements[name].dims
@@ -244,7 +245,8 @@ class ScheduleState:
         if len(first.dims) < depth or len(second.dims) < depth:
             self._fail(
                 primitive,
-                f"depth {depth} exceeds the loops around {first.statement} ({len(first.dims)}) or {second.statement} ({len(second.dims)})",
+                f"depth {depth} exceeds the loops around {first.statement} ({len(first.dims)}) "
+                f"or {second.statement} ({len(second.dims)})",
             )
         moved = [
             s

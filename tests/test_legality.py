@@ -1,0 +1,79 @@
+"""Legality on known cases: the verdicts a compiler engineer would expect, and feedback that names the cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.target import resolve_target
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return resolve_target("gemm").kernel
+
+
+@pytest.mark.parametrize("schedule", ["interchange(j, k)", "parallelize(i)", "", "tile(S1.k, S1.j, 8, 8); parallelize(i)"])
+def test_gemm_legal_schedules(gemm, schedule):
+    assert prove_legal(gemm, schedule).verdict == "legal"
+
+
+def test_gemm_parallel_k_is_illegal_and_names_the_dependence(gemm):
+    verdict = prove_legal(gemm, "parallelize(k)")
+    assert verdict.verdict == "illegal"
+    first = verdict.violations[0]
+    assert (first.source, first.sink, first.array) == ("S1", "S1", "C")
+    assert first.source_line == 43 and first.distance == ("0", "+", "0") and first.loops == ("i", "k", "j")
+    assert first.primitive == "parallelize(k)"
+    assert "loop `k` cannot run parallel" in verdict.feedback and "on `C`" in verdict.feedback
+    assert verdict.suggestion == "parallelize `i` instead: parallelize(i)"
+
+
+def test_gemm_reverse_k_reorders_a_reduction(gemm):
+    verdict = prove_legal(gemm, "reverse(k)")
+    assert verdict.verdict == "reassociation" and not verdict.legal
+    assert "reorders the floating-point reduction S1 (line 43) on `C`" in verdict.feedback
+    allowed = prove_legal(gemm, "reverse(k)", allow_reassociation=True)
+    assert allowed.verdict == "legal" and allowed.reassociates
+
+
+def test_reversing_a_recurrence_is_illegal_with_an_example():
+    kernel = resolve_target("kernels/examples/user_kernels.py:clipped_prefix_max").kernel
+    verdict = prove_legal(kernel, "reverse(i)")
+    assert verdict.verdict == "illegal"
+    violation = next(v for v in verdict.violations if v.kind == "flow")
+    assert violation.array == "out" and violation.primitive == "reverse(i)"
+    assert "must run after S1(i=" in violation.example and "with n=" in violation.example
+
+
+def test_seidel_2d_has_no_parallel_loop_until_skewed():
+    kernel = resolve_target("seidel-2d").kernel
+    assert not any(loop.parallelizable for loop in analyze(kernel).loops)
+    assert prove_legal(kernel, "parallelize(i)").verdict == "illegal"
+    wavefront = "skew(i, j, 1); skew(t, i, 2); interchange(t, i); parallelize(t)"
+    assert prove_legal(kernel, wavefront).verdict == "legal"
+    evaluation = evaluate_schedule(resolve_target("seidel-2d"), wavefront, "MINI")
+    assert evaluation.verdict == "legal" and evaluation.correct
+
+
+def test_jacobi_2d_spatial_loops_parallelize():
+    loops = {loop.name: loop for loop in analyze(resolve_target("jacobi-2d").kernel).loops}
+    assert not loops["t"].parallelizable
+    assert all(loops[name].parallelizable for name in ("S0.i", "S0.j", "S1.i", "S1.j"))
+    assert loops["S0.j"].vectorizable and not loops["S0.i"].vectorizable
+
+
+def test_illegal_interchange_is_blamed_on_its_primitive():
+    kernel = resolve_target("seidel-2d").kernel
+    verdict = prove_legal(kernel, "parallelize(j); interchange(t, i)")
+    assert verdict.verdict == "illegal"
+    assert any(v.primitive == "interchange(t, i)" for v in verdict.violations)
+
+
+def test_legality_check_needs_no_build(gemm, monkeypatch):
+    from repoos_agent.backends import build as build_module
+
+    monkeypatch.setattr(build_module, "build_shared_library", lambda *_: pytest.fail("legality must not compile"))
+    evaluation = evaluate_schedule(resolve_target("gemm"), "parallelize(k)", "MINI")
+    assert evaluation.verdict == "illegal" and evaluation.build_ms == 0

@@ -1,0 +1,116 @@
+"""Soundness: every schedule the engine calls legal computes the baseline's output.
+
+Hypothesis draws random schedules (random primitives, loops, factors) over kernels
+of different shapes at MINI size. Most random schedules are invalid or illegal;
+each kernel must still see legal ones, and every one of those is compiled, run
+on PolyBench's inputs and compared with the baseline build.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.check import fresh_copy, written_arrays
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
+from repoos_agent.legality import prove_legal
+from repoos_agent.measure import compare_outputs
+from repoos_agent.model import Signature
+from repoos_agent.target import resolve_target
+
+from .conftest import EXAMPLES
+
+KERNELS = [
+    "gemm", "2mm", "syrk", "lu", "cholesky", "jacobi-2d", "seidel-2d", "heat-3d", "floyd-warshall", "covariance",
+    "adi", f"{EXAMPLES / 'user_kernels.py'}:back_substitution",
+]  # fmt: skip
+EXAMPLES_PER_KERNEL = 40  # 12 kernels x 40 = 480 schedules per run
+MIN_LEGAL_PER_KERNEL = 2
+
+
+def schedules(kernel) -> st.SearchStrategy[str]:
+    """Random schedule text: primitives over loops of one statement's nest (qualified, as an agent would
+    write them), plus plain names and names tiling adds, so that some of them apply and some do not."""
+    nests = {s.name: [f"{s.name}.{loop.name}" for loop in s.loops] for s in kernel.statements if s.loops}
+    everything = sorted({name for nest in nests.values() for name in nest})
+    plain = sorted({loop.name for s in kernel.statements for loop in s.loops})
+    any_loop = st.sampled_from(everything + plain + [f"{name}_t" for name in everything])
+    names = [s.name for s in kernel.statements]
+    pairs = st.sampled_from([(x, y) for x in names for y in names if x < y]) if len(names) > 1 else None
+    any_loop_name = "t"
+    size = st.sampled_from([2, 3, 4, 5, 8, 16, 32])
+
+    @st.composite
+    def primitive(draw) -> str:
+        nest = nests[draw(st.sampled_from(sorted(nests)))]
+        start = draw(st.integers(0, len(nest) - 1))
+        a = nest[start]
+        b = nest[start + 1] if start + 1 < len(nest) else nest[start - 1] if start > 0 else any_loop_name
+        first, second = draw(pairs) if pairs is not None else (a, a)
+        loop = draw(st.one_of(st.just(a), any_loop))
+        return draw(
+            st.sampled_from(
+                [
+                    f"interchange({a}, {b})",
+                    f"tile({a}, {draw(size)})",
+                    f"tile({a}, {b}, {draw(size)}, {draw(size)})",
+                    f"skew({a}, {b}, {draw(st.sampled_from([-1, 1, 2]))})",
+                    f"reverse({loop})",
+                    f"shift({loop}, {draw(st.sampled_from([-2, -1, 1, 2]))})",
+                    f"fuse({first}, {second}, {draw(st.sampled_from([1, 2]))})",
+                    f"distribute({first}, {second})",
+                    f"parallelize({loop})",
+                    f"vectorize({nest[-1]}, {draw(st.sampled_from([2, 4, 8]))})",
+                    f"unroll({loop}, {draw(st.sampled_from([2, 3, 4]))})",
+                ]
+            )
+        )
+
+    return st.lists(primitive(), min_size=1, max_size=4).map("; ".join)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_every_legal_random_schedule_computes_the_baseline_output(name):
+    target = resolve_target(name)
+    kernel = target.kernel
+    values = target.inputs("MINI") if target.bundled else _user_inputs()
+    signature = Signature.of_values(kernel, values)
+    expected = fresh_copy(values)
+    build_baseline(kernel, signature)(expected)
+    outputs = written_arrays(target)
+    verdicts: Counter[str] = Counter()
+
+    @settings(
+        max_examples=EXAMPLES_PER_KERNEL,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(schedules(kernel), st.booleans())
+    def legal_means_same_output(text: str, allow_reassociation: bool) -> None:
+        verdict = prove_legal(kernel, text, allow_reassociation, explain=False)
+        verdicts[verdict.verdict] += 1
+        if not verdict.legal:
+            return
+        got = fresh_copy(values)
+        build_native(kernel, signature, verdict.lowered)(got)
+        scale = REASSOCIATION_TOLERANCE_SCALE if verdict.reassociates else 1.0
+        comparison = compare_outputs(expected, got, outputs, scale)
+        assert comparison.correct, f"legal schedule `{verdict.schedule}` changed {comparison.errors}"
+
+    legal_means_same_output()
+    assert verdicts["legal"] >= MIN_LEGAL_PER_KERNEL, dict(verdicts)
+
+
+def _user_inputs():
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    n = 23
+    upper = np.triu(rng.uniform(0.5, 1.5, (n, n))) + np.eye(n) * n
+    return {"U": upper, "y": rng.uniform(0.5, 1.5, n), "x": np.zeros(n)}
