@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 
@@ -97,4 +98,4 @@ def test_timed_runs_in_different_processes_never_overlap():
             process.join(60)
         spans = sorted(intervals)
     assert len(spans) == 30
-    assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:]))
+    assert all(earlier[1] <= later[0] for earlier, later in pairwise(spans))
