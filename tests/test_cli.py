@@ -113,3 +113,35 @@ def test_compiler_failure_is_one_clear_error(repoos_command, tmp_path):
     assert result.returncode != 0
     assert "false failed on" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_check_schedule_reports_verdict_and_measurement(repoos_command):
+    result = run(repoos_command, "check", "gemm", "parallelize(i)", "--size", "MINI", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "legal" and report["legal"] is True and report["correct"] is True
+    assert report["speedup"] > 0 and report["baseline_s"] > 0 and report["candidate_s"] > 0
+    assert report["spread"] >= 0 and "i" in report["parallel_loops"] and report["violations"] == []
+
+
+def test_check_illegal_schedule_lists_violations_and_exits_nonzero(repoos_command):
+    result = run(repoos_command, "check", "gemm", "parallelize(k)", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "illegal" and report["legal"] is False and report["speedup"] is None
+    assert report["violations"][0]["array"] == "C" and report["violations"][0]["primitive"] == "parallelize(k)"
+    assert "parallelize(i)" in report["feedback"]
+
+
+def test_check_garbage_schedule_is_an_invalid_verdict_without_traceback(repoos_command):
+    result = run(repoos_command, "check", "gemm", "}}{{ not a schedule", "--no-measure")
+    assert result.returncode == 1 and "invalid" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_analyze_json_marks_parallel_loops(repoos_command):
+    result = run(repoos_command, "analyze", "jacobi-2d", "--json")
+    assert result.returncode == 0, result.stderr
+    analysis = json.loads(result.stdout)
+    loops = {loop["name"]: loop for loop in analysis["loops"]}
+    assert loops["t"]["parallelizable"] is False and loops["S0.i"]["parallelizable"] is True
+    assert any("flow (read after write)" in d for d in analysis["dependences"])

@@ -296,7 +296,7 @@ class _Printer:
         if parallel:
             pragmas.append(f"{pad}#pragma omp parallel for schedule(static)")
         if loop_id in self.lowered.vector:
-            pragmas.append(f"{pad}#pragma omp simd")
+            pragmas.append(f"{pad}#pragma omp simd simdlen({self.lowered.vector[loop_id]})")
         if unroll:
             return [*pragmas, *self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)]
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {increment})"
