@@ -77,3 +77,12 @@ def test_legality_check_needs_no_build(gemm, monkeypatch):
     monkeypatch.setattr(build_module, "build_shared_library", lambda *_: pytest.fail("legality must not compile"))
     evaluation = evaluate_schedule(resolve_target("gemm"), "parallelize(k)", "MINI")
     assert evaluation.verdict == "illegal" and evaluation.build_ms == 0
+
+
+def test_distribute_among_statements_of_different_depths():
+    """Found by the soundness hunt: statements shallower than the split loop once crashed distribute."""
+    target = resolve_target("adi")
+    verdict = prove_legal(target.kernel, "distribute(S14, S15)")
+    assert verdict.verdict == "legal"
+    evaluation = evaluate_schedule(target, "distribute(S14, S15)", "MINI")
+    assert evaluation.correct

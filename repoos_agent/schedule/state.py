@@ -274,23 +274,16 @@ class ScheduleState:
             self._fail(primitive, f"{first.statement} must come before {second.statement} in the loop they share")
         split_at = second.positions[shared]
         loop = first.dims[level]
+        members = [m for m in self.statements.values() if len(m.dims) > level and m.dims[level].id == loop.id]
+        moving = [m for m in members if m.positions[shared] >= split_at]
+        staying_ids = {d.id for m in members if m not in moving for d in m.dims[level:]}
         copies: dict[str, str] = {}
-        for schedule in self.statements.values():
-            if len(schedule.dims) > level and schedule.dims[level].id == loop.id and schedule.positions[shared] >= split_at:
-                for k in range(level, len(schedule.dims)):
-                    old = schedule.dims[k].id
-                    if (
-                        k == level
-                        or old in copies
-                        or any(
-                            s.dims[k].id == old
-                            for s in self.statements.values()
-                            if s is not schedule and s.positions[shared] < split_at and len(s.dims) > k
-                        )
-                    ):
-                        copies.setdefault(old, self._fresh_id(old))
-                        schedule.dims[k] = replace(schedule.dims[k], id=copies[old])
-                schedule.positions[level] = schedule.positions[level] + Fraction(1, 2)
+        for schedule in moving:
+            for k in range(level, len(schedule.dims)):
+                old = schedule.dims[k].id
+                if old in staying_ids:
+                    schedule.dims[k] = replace(schedule.dims[k], id=copies.setdefault(old, self._fresh_id(old)))
+            schedule.positions[level] += Fraction(1, 2)
 
     def _mark(self, primitive: Primitive) -> str:
         loop_id = self.resolve(primitive.loops()[0], primitive)
