@@ -86,3 +86,9 @@ def test_distribute_among_statements_of_different_depths():
     assert verdict.verdict == "legal"
     evaluation = evaluate_schedule(target, "distribute(S14, S15)", "MINI")
     assert evaluation.correct
+
+
+def test_parallel_and_vectorized_loop_builds_as_parallel_for_simd():
+    """Found by the soundness hunt: two pragmas on one loop did not compile."""
+    evaluation = evaluate_schedule(resolve_target("syrk"), "vectorize(S0.j, 2); parallelize(S0.j)", "MINI")
+    assert evaluation.verdict == "legal" and evaluation.correct

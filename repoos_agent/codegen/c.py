@@ -293,10 +293,11 @@ class _Printer:
         condition = _unparenthesised(self._expr(node.for_get_cond()))
         body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel or parallel)
         pragmas = []
+        simd = f"simd simdlen({self.lowered.vector[loop_id]})" if loop_id in self.lowered.vector else ""
         if parallel:
-            pragmas.append(f"{pad}#pragma omp parallel for schedule(static)")
-        if loop_id in self.lowered.vector:
-            pragmas.append(f"{pad}#pragma omp simd simdlen({self.lowered.vector[loop_id]})")
+            pragmas.append(f"{pad}#pragma omp parallel for {simd} schedule(static)".replace("  ", " "))
+        elif simd:
+            pragmas.append(f"{pad}#pragma omp {simd}")
         if unroll:
             return [*pragmas, *self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)]
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {increment})"
