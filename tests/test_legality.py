@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import islpy as isl
 import pytest
 
 from repoos_agent.evaluate import evaluate_schedule
@@ -92,3 +93,24 @@ def test_parallel_and_vectorized_loop_builds_as_parallel_for_simd():
     """Found by the soundness hunt: two pragmas on one loop did not compile."""
     evaluation = evaluate_schedule(resolve_target("syrk"), "vectorize(S0.j, 2); parallelize(S0.j)", "MINI")
     assert evaluation.verdict == "legal" and evaluation.correct
+
+
+def test_distribute_twice_at_one_level_keeps_both_splits():
+    """Reported by a reviewer: a second split at the same level used to land on the first one's place."""
+    kernel = resolve_target("covariance").kernel
+    verdict = prove_legal(kernel, "distribute(S0, S1); distribute(S1, S2)")
+    assert verdict.verdict == "legal"
+    lowered = verdict.lowered
+    first_coordinate = [
+        isl.Map.from_union_map(lowered.schedule.intersect_domain(kernel.statement(name).domain.to_union_set()))
+        .plain_get_val_if_fixed(isl.dim_type.out, 0)
+        .to_python()
+        for name in ("S0", "S1", "S2")
+    ]
+    assert first_coordinate[0] < first_coordinate[1] < first_coordinate[2]  # three loops, in source order
+
+
+def test_a_parallel_mark_inside_another_parallel_loop_is_reported():
+    verdict = prove_legal(resolve_target("gemm").kernel, "parallelize(i); parallelize(S1.j)")
+    assert verdict.verdict == "legal"
+    assert "`j` is nested in parallel loop `i` and runs sequentially inside it" in verdict.feedback

@@ -186,7 +186,11 @@ class _Printer:
         ]
 
     def _views(self) -> list[str]:
-        lines = self._shape_definitions()
+        return self._shape_definitions() + self._array_views()
+
+    def _array_views(self) -> list[str]:
+        """`restrict` views of the caller's buffers, so `A[i][j]` indexes them in place."""
+        lines = []
         for array in self.kernel.arrays:
             if not array.is_argument or array.rank == 0:
                 continue
@@ -292,16 +296,27 @@ class _Printer:
         increment = self._expr(node.for_get_inc())
         condition = _unparenthesised(self._expr(node.for_get_cond()))
         body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel or parallel)
-        pragmas = []
         simd = f"simd simdlen({self.lowered.vector[loop_id]})" if loop_id in self.lowered.vector else ""
-        if parallel:
-            pragmas.append(f"{pad}#pragma omp parallel for {simd} schedule(static)".replace("  ", " "))
-        elif simd:
-            pragmas.append(f"{pad}#pragma omp {simd}")
         if unroll:
-            return [*pragmas, *self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)]
+            return self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {increment})"
-        return [*pragmas, f"{pad}{header} {{", *body, f"{pad}}}"]
+        loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
+        if parallel:
+            # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
+            # vectorizing it): the region re-declares the views from the raw pointers.
+            worksharing = f"#pragma omp for {simd} schedule(static)".replace("  ", " ")
+            views = [f"{pad}    {line}" for line in self._array_views()]
+            return [
+                f"{pad}#pragma omp parallel",
+                f"{pad}{{",
+                *views,
+                f"{pad}    {worksharing}",
+                *["    " + x for x in loop],
+                f"{pad}}}",
+            ]
+        if simd:
+            return [f"{pad}#pragma omp {simd}", *loop]
+        return loop
 
     def _unrolled(self, node, iterator, init, increment, factor, depth, emit, marks, in_parallel) -> list[str]:
         """Exact unrolling: `factor` copies while the last copy is in range, then the remainder one by one."""

@@ -78,7 +78,21 @@ def prove_legal(
     note = " (reorders a reduction: reassociation allowed)" if reordered else ""
     parallel_text = ", ".join(parallel_loops) if parallel_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
+    for inner, outer in _nested_parallel(lowered):
+        feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, bool(reordered))
+
+
+def _nested_parallel(lowered: LoweredSchedule) -> list[tuple[str, str]]:
+    """Parallel marks inside another parallel loop: only the outer one runs in parallel."""
+    found = []
+    for inner in sorted(lowered.parallel):
+        for outer in sorted(lowered.parallel):
+            inside = set(lowered.statements_in(inner))
+            if outer != inner and inside <= set(lowered.statements_in(outer)) and lowered.level_of(outer) < lowered.level_of(inner):
+                found.append((lowered.loop_names[inner], lowered.loop_names[outer]))
+                break
+    return found
 
 
 def _statement_map(lowered: LoweredSchedule, statement) -> isl.Map:

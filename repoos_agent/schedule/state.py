@@ -277,13 +277,24 @@ class ScheduleState:
         members = [m for m in self.statements.values() if len(m.dims) > level and m.dims[level].id == loop.id]
         moving = [m for m in members if m.positions[shared] >= split_at]
         staying_ids = {d.id for m in members if m not in moving for d in m.dims[level:]}
+        here = first.positions[level]
+        siblings = [
+            m.positions[level]
+            for m in self.statements.values()
+            if [d.id for d in m.dims[:level]] == [d.id for d in first.dims[:level]]
+            and m.positions[:level] == first.positions[:level]
+            and m.positions[level] > here
+        ]
+        # The new loop goes right after the split one and before whatever came next, however often
+        # this level has been split already.
+        place = (here + min(siblings, default=here + 1)) / 2
         copies: dict[str, str] = {}
         for schedule in moving:
             for k in range(level, len(schedule.dims)):
                 old = schedule.dims[k].id
                 if old in staying_ids:
                     schedule.dims[k] = replace(schedule.dims[k], id=copies.setdefault(old, self._fresh_id(old)))
-            schedule.positions[level] += Fraction(1, 2)
+            schedule.positions[level] = place
 
     def _mark(self, primitive: Primitive) -> str:
         loop_id = self.resolve(primitive.loops()[0], primitive)
