@@ -20,15 +20,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from schedules_table import SCHEDULES  # noqa: E402
+from schedules_table import SCHEDULES
 
-from repoos_agent.backends import build_baseline, build_native  # noqa: E402
-from repoos_agent.catalog import bundled_kernels  # noqa: E402
-from repoos_agent.check import written_arrays  # noqa: E402
-from repoos_agent.legality import dependences, prove_legal  # noqa: E402
-from repoos_agent.measure.isolated import RaceRules, shared_worker  # noqa: E402
-from repoos_agent.model import Signature  # noqa: E402
-from repoos_agent.target import resolve_target  # noqa: E402
+from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.catalog import bundled_kernels
+from repoos_agent.check import written_arrays
+from repoos_agent.legality import dependences, prove_legal
+from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.model import Signature
+from repoos_agent.target import resolve_target
 
 RESULTS = Path(__file__).parent / "results" / "schedules.md"
 MEDIUM_ONLY = {"floyd-warshall", "seidel-2d", "adi", "nussinov", "lu", "ludcmp", "3mm", "gramschmidt", "correlation", "covariance"}
@@ -88,7 +88,8 @@ def main() -> int:
         lines.append(line)
         print(line, flush=True)
     summary = [
-        f"legality verdict: median {statistics.median(legality_times):.1f} ms, max {max(legality_times):.1f} ms (target median < 20 ms)",
+        f"legality verdict: median {statistics.median(legality_times):.1f} ms, "
+        f"max {max(legality_times):.1f} ms (target median < 20 ms)",
         f"candidate build: median {statistics.median(build_times):.0f} ms, max {max(build_times):.0f} ms (target < 1000 ms)",
     ]
     if speedups:
