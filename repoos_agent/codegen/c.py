@@ -13,10 +13,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import islpy as isl
-
+from repoos_agent.codegen.loopnest import (
+    Block,
+    Call,
+    For,
+    If,
+    IntConst,
+    IntExpr,
+    Let,
+    LoopNest,
+    Node,
+    Op,
+    Var,
+    build_loop_nest,
+    substitute,
+)
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
-from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
 from repoos_agent.schedule import LoweredSchedule, ScheduleState
@@ -134,22 +148,21 @@ class _Printer:
     def source(self) -> CSource:
         kernel = self.kernel
         arguments = self._arguments()
-        build = isl.AstBuild.from_context(isl.Set.universe(isl.Space.params_alloc(kernel.ctx, 0)))
-        tree = build.node_from_schedule_map(self.schedule)
-        checks, check_lines = self._bounds_checks(build)
+        nest = build_loop_nest(kernel, self.lowered)
+        checks, check_lines = self._bounds_checks(nest)
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
         lines = [PRELUDE, f"int {ENTRY}({parameters})", "{"]
         lines += ["    " + line for line in self._views()]
         lines += ["    " + line for line in check_lines]
         lines += ["    " + line for line in self._locals()]
-        lines += self._node(tree, 1, self._statement, marks=True)
+        lines += self._node(nest.root, 1, self._statement, marks=True)
         lines += ["    return 0;", "}", ""]
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
         count_parameters += "".join(f", int64_t {self._dim_name(sp.array, sp.dim)}" for sp in kernel.shape_parameters)
         lines += [f"int64_t {COUNTER}({count_parameters.lstrip(', ') or 'void'})", "{", "    int64_t count = 0;"]
         lines += ["    " + line for line in self._shape_definitions()]
-        lines += self._node(tree, 1, lambda _s, _a, _d: ["count += 1;"], marks=False)
+        lines += self._node(nest.root, 1, lambda _s, _a: ["count += 1;"], marks=False)
         lines += ["    return count;", "}", ""]
         shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
         return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name)
@@ -212,96 +225,56 @@ class _Printer:
                 lines.append(f"{c_type} {self.c_names[array.name]} = {initial};")
         return lines
 
-    def _bounds_checks(self, build: isl.AstBuild) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+    def _bounds_checks(self, nest: LoopNest) -> tuple[tuple[BoundsCheck, ...], list[str]]:
         """Return codes for every array extent the loop nest could overrun."""
         checks: list[BoundsCheck] = []
         lines: list[str] = []
-        for array in self.kernel.arrays:
-            if not array.is_argument or array.rank == 0:
-                continue
-            touched = None
-            for statement in self.kernel.statements:
-                for access in statement.reads + statement.writes:
-                    if access.array == array.name:
-                        elements = access.relation.range()
-                        touched = elements if touched is None else touched.union(elements)
-            if touched is None or touched.is_empty():
-                continue
-            for dim in range(array.rank):
-                low, high = touched.dim_min(dim), touched.dim_max(dim)
-                reachable = self._expr(build.expr_from_set(high.domain()))
-                code_low, code_high = len(checks) + 1, len(checks) + 2
-                low_text = build.expr_from_pw_aff(low).to_C_str()
-                high_text = build.expr_from_pw_aff(high).to_C_str()
-                checks.append(
-                    BoundsCheck(code_low, array.name, dim, f"index {dim} of `{array.name}` goes down to {low_text}, below 0")
+        for bound in nest.bounds:
+            code_low, code_high = len(checks) + 1, len(checks) + 2
+            checks.append(
+                BoundsCheck(
+                    code_low, bound.array, bound.dim, f"index {bound.dim} of `{bound.array}` goes down to {bound.low_text}, below 0"
                 )
-                checks.append(BoundsCheck(code_high, array.name, dim, f"index {dim} of `{array.name}` goes up to {high_text}"))
-                lines += [
-                    f"if ({reachable}) {{",
-                    f"    if ({self._expr(build.expr_from_pw_aff(low))} < 0) return {code_low};",
-                    f"    if ({self._expr(build.expr_from_pw_aff(high))} >= {self._dim_name(array.name, dim)}) return {code_high};",
-                    "}",
-                ]
+            )
+            checks.append(
+                BoundsCheck(code_high, bound.array, bound.dim, f"index {bound.dim} of `{bound.array}` goes up to {bound.high_text}")
+            )
+            lines += [
+                f"if ({self._expr(bound.reachable)}) {{",
+                f"    if ({self._expr(bound.low)} < 0) return {code_low};",
+                f"    if ({self._expr(bound.high)} >= {self._dim_name(bound.array, bound.dim)}) return {code_high};",
+                "}",
+            ]
         return tuple(checks), lines
 
-    def _node(self, node: isl.AstNode, depth: int, emit, marks: bool, in_parallel: bool = False) -> list[str]:
+    def _node(self, node: Node, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
-        kind = node.get_type()
-        if kind == isl.ast_node_type.block:
-            children = node.block_get_children()
-            return [
-                line
-                for k in range(children.n_ast_node())
-                for line in self._node(children.get_at(k), depth, emit, marks, in_parallel)
-            ]
-        if kind == isl.ast_node_type.for_:
-            return self._for(node, depth, emit, marks, in_parallel)
-        if kind == isl.ast_node_type.if_:
-            lines = [
-                f"{pad}if ({self._expr(node.if_get_cond())}) {{",
-                *self._node(node.if_get_then_node(), depth + 1, emit, marks, in_parallel),
-            ]
-            if node.if_has_else_node():
-                lines += [f"{pad}}} else {{", *self._node(node.if_get_else_node(), depth + 1, emit, marks, in_parallel)]
+        if isinstance(node, Block):
+            return [line for child in node.children for line in self._node(child, depth, emit, marks)]
+        if isinstance(node, If):
+            lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
+            if node.otherwise is not None:
+                lines += [f"{pad}}} else {{", *self._node(node.otherwise, depth + 1, emit, marks)]
             return lines + [f"{pad}}}"]
-        if kind == isl.ast_node_type.user:
-            call = node.user_get_expr()
-            statement = self.kernel.statement(call.get_op_arg(0).get_id().get_name())
-            args = [self._expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
-            return [pad + line for line in emit(statement, args, depth)]
-        if kind == isl.ast_node_type.mark:
-            return self._node(node.mark_get_node(), depth, emit, marks, in_parallel)
-        raise NotImplementedError(f"isl AST node {kind}")
+        if isinstance(node, Call):
+            statement = self.kernel.statement(node.statement)
+            return [pad + line for line in emit(statement, [self._expr(a) for a in node.args])]
+        if isinstance(node, Let):
+            body = self._node(node.body, depth + 1, emit, marks)
+            return [f"{pad}{{", f"{pad}    const int64_t {node.iterator} = {self._expr(node.value)};", *body, f"{pad}}}"]
+        return self._for(node, depth, emit, marks)
 
-    def _loop_id(self, node: isl.AstNode) -> str | None:
-        """The schedule's loop behind an AST `for`: one id shared by every statement inside, or None."""
-        match = re.fullmatch(r"c(\d+)(_\d+)?", node.for_get_iterator().get_id().get_name())
-        if match is None or int(match.group(1)) % 2 == 0:
-            return None
-        level = (int(match.group(1)) - 1) // 2
-        ids = {self.lowered.loop_ids[name][level] for name in _statements_under(node)}
-        return ids.pop() if len(ids) == 1 else None
-
-    def _for(self, node: isl.AstNode, depth: int, emit, marks: bool, in_parallel: bool) -> list[str]:
+    def _for(self, node: For, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
-        iterator = self._expr(node.for_get_iterator())
-        init = self._expr(node.for_get_init())
-        if node.for_is_degenerate():
-            body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel)
-            return [f"{pad}{{", f"{pad}    const int64_t {iterator} = {init};", *body, f"{pad}}}"]
-        loop_id = self._loop_id(node) if marks else None
-        parallel = loop_id in self.lowered.parallel and not in_parallel
-        unroll = self.lowered.unroll.get(loop_id) if loop_id is not None else None
-        increment = self._expr(node.for_get_inc())
-        condition = _unparenthesised(self._expr(node.for_get_cond()))
-        body = self._node(node.for_get_body(), depth + 1, emit, marks, in_parallel or parallel)
-        simd = f"simd simdlen({self.lowered.vector[loop_id]})" if loop_id in self.lowered.vector else ""
-        if unroll:
-            return self._unrolled(node, iterator, init, increment, unroll, depth, emit, marks, in_parallel)
-        header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {increment})"
+        iterator, init, step = node.iterator, self._expr(node.init), node.step
+        condition = _unparenthesised(self._expr(node.cond))
+        if marks and node.unroll:
+            return self._unrolled(node, depth, emit)
+        body = self._node(node.body, depth + 1, emit, marks)
+        header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
         loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
-        if parallel:
+        simd = f"simd simdlen({node.vector})" if marks and node.vector else ""
+        if marks and node.parallel:
             # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
             # vectorizing it): the region re-declares the views from the raw pointers.
             worksharing = f"#pragma omp for {simd} schedule(static)".replace("  ", " ")
@@ -318,37 +291,37 @@ class _Printer:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
 
-    def _unrolled(self, node, iterator, init, increment, factor, depth, emit, marks, in_parallel) -> list[str]:
-        """Exact unrolling: `factor` copies while the last copy is in range, then the remainder one by one."""
+    def _unrolled(self, node: For, depth: int, emit) -> list[str]:
+        """Exact unrolling: `unroll` copies while the last copy is in range, then the remainder one by one."""
         pad = "    " * depth
-        last = self._expr(node.for_get_cond(), {iterator: f"({iterator} + {factor - 1} * {increment})"})
-        body = self._node(node.for_get_body(), depth + 3, emit, marks, in_parallel)
+        iterator, factor, step = node.iterator, node.unroll, node.step
+        last = substitute(node.cond, iterator, Op("+", (Var(iterator), IntConst((factor - 1) * step))))
+        body = self._node(node.body, depth + 3, emit, True)
         copies = []
         for k in range(factor):
             copies += [
                 f"{pad}        {{",
-                f"{pad}            const int64_t rp_next = {iterator} + {k} * {increment};",
+                f"{pad}            const int64_t rp_next = {iterator} + {k * step};",
                 f"{pad}            {{",
                 f"{pad}                const int64_t {iterator} = rp_next;",
                 *["    " + line for line in body],
                 f"{pad}            }}",
                 f"{pad}        }}",
             ]
-        remainder = self._node(node.for_get_body(), depth + 2, emit, marks, in_parallel)
-        condition = _unparenthesised(self._expr(node.for_get_cond()))
-        return [
+        lines = [
             f"{pad}{{",
-            f"{pad}    int64_t {iterator} = {init};",
-            f"{pad}    for (; {_unparenthesised(last)}; {iterator} += {factor} * {increment}) {{",
+            f"{pad}    int64_t {iterator} = {self._expr(node.init)};",
+            f"{pad}    for (; {_unparenthesised(self._expr(last))}; {iterator} += {factor * step}) {{",
             *copies,
             f"{pad}    }}",
-            f"{pad}    for (; {condition}; {iterator} += {increment}) {{",
-            *remainder,
-            f"{pad}    }}",
-            f"{pad}}}",
         ]
+        if node.remainder:
+            remainder = self._node(node.body, depth + 2, emit, True)
+            condition = _unparenthesised(self._expr(node.cond))
+            lines += [f"{pad}    for (; {condition}; {iterator} += {step}) {{", *remainder, f"{pad}    }}"]
+        return lines + [f"{pad}}}"]
 
-    def _statement(self, statement: Statement, args: list[str], _depth: int) -> list[str]:
+    def _statement(self, statement: Statement, args: list[str]) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
         stored = assignment_value(statement.op, statement.target, statement.value)
@@ -357,54 +330,40 @@ class _Printer:
             return [body]
         return ["{", *("    " + b for b in bindings), "    " + body, "}"]
 
-    def _expr(self, expr: isl.AstExpr, substitute: dict[str, str] | None = None) -> str:
-        """An isl AST expression as C, with our names for isl's identifiers (and `substitute`'s)."""
-        kind = expr.get_type()
-        if kind == isl.ast_expr_type.int:
-            return str(expr.get_val().to_python())
-        if kind == isl.ast_expr_type.id:
-            name = expr.get_id().get_name()
-            if substitute and name in substitute:
-                return substitute[name]
+    def _expr(self, expr: IntExpr) -> str:
+        """A loop-nest expression as C; parameters by their C names, iterators as isl named them."""
+        if isinstance(expr, IntConst):
+            return str(expr.value)
+        if isinstance(expr, Var):
             # isl names its loop iterators c0, c1, ... and avoids parameter names; user names like
             # those are renamed in C, so iterators print as they are.
-            return self.c_names[name] if name in self.kernel.parameters else name
-        op = expr.get_op_type()
-        args = [self._expr(expr.get_op_arg(k), substitute) for k in range(expr.get_op_n_arg())]
-        ops = isl.ast_expr_op_type
+            return self.c_names[expr.name] if expr.name in self.kernel.parameters else expr.name
+        args = [self._expr(a) for a in expr.args]
         infix = {
-            ops.add: "+",
-            ops.sub: "-",
-            ops.mul: "*",
-            ops.div: "/",
-            ops.pdiv_q: "/",
-            ops.pdiv_r: "%",
-            ops.zdiv_r: "%",
-            ops.eq: "==",
-            ops.le: "<=",
-            ops.lt: "<",
-            ops.ge: ">=",
-            ops.gt: ">",
-            ops.and_: "&&",
-            ops.and_then: "&&",
-            ops.or_: "||",
-            ops.or_else: "||",
+            "+": "+",
+            "-": "-",
+            "*": "*",
+            "div": "/",
+            "mod": "%",
+            "==": "==",
+            "<=": "<=",
+            "<": "<",
+            ">=": ">=",
+            ">": ">",
+            "and": "&&",
+            "or": "||",
         }
-        if op in infix:
-            return f"({args[0]} {infix[op]} {args[1]})"
-        if op == ops.minus:
+        if expr.op in infix:
+            return f"({args[0]} {infix[expr.op]} {args[1]})"
+        if expr.op == "neg":
             return f"(-{args[0]})"
-        if op in (ops.max, ops.min):
-            name = "max" if op == ops.max else "min"
-            result = args[0]
-            for arg in args[1:]:
-                result = f"{name}({result}, {arg})"
-            return result
-        if op == ops.fdiv_q:
+        if expr.op in ("min", "max"):
+            return f"{expr.op}({args[0]}, {args[1]})"
+        if expr.op == "fdiv":
             return f"floord({args[0]}, {args[1]})"
-        if op in (ops.cond, ops.select):
+        if expr.op == "select":
             return f"({args[0]} ? {args[1]} : {args[2]})"
-        raise NotImplementedError(f"isl AST expression {op}")
+        raise NotImplementedError(expr.op)
 
     def _value(self, expr: Expr) -> str:
         """A body expression as C, computing in the precision NumPy would (see `numeric`)."""
@@ -420,7 +379,7 @@ class _Printer:
             return f"(!{operand})" if expr.op == "not" else f"({expr.op}{operand})"
         if isinstance(expr, Binary):
             return self._binary(expr)
-        if isinstance(expr, Call):
+        if isinstance(expr, ValueCall):
             return self._call(expr)
         if isinstance(expr, Choice):
             kind = self.kinds.kind_of(expr)
@@ -457,7 +416,7 @@ class _Printer:
         narrow = c_type == "int32_t" or (c_type == "float" and op not in ("+", "-", "*", "/"))
         return f"(({c_type}) {result})" if narrow else result
 
-    def _call(self, expr: Call) -> str:
+    def _call(self, expr: ValueCall) -> str:
         kind = self.kinds.kind_of(expr)
         if expr.function in ("min", "max"):
             helper = expr.function if not is_float(kind) else f"rp_f{expr.function}"
@@ -484,18 +443,6 @@ def _unparenthesised(text: str) -> str:
         if depth == 0 and k < len(text) - 1:
             return text
     return text[1:-1]
-
-
-def _statements_under(node: isl.AstNode) -> set[str]:
-    found: set[str] = set()
-
-    def visit(child: isl.AstNode) -> bool:
-        if child.get_type() == isl.ast_node_type.user:
-            found.add(child.user_get_expr().get_op_arg(0).get_id().get_name())
-        return True
-
-    node.foreach_descendant_top_down(visit)
-    return found
 
 
 def _affine_c(expr, c_names: dict[str, str]) -> str:
