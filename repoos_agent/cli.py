@@ -106,7 +106,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         timeout_s=args.timeout,
         seed=args.seed,
     )
-    ok = evaluation.verdict == "legal" and evaluation.correct is not False
+    ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
         payload["legal"] = evaluation.legality_proven
@@ -121,7 +121,9 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
             f"  speedup {evaluation.speedup:.2f}x  (candidate {evaluation.candidate_s:.6f} s ±{evaluation.spread:.0%}, "
             f"baseline {evaluation.baseline_s:.6f} s ±{evaluation.baseline_spread:.0%})"
         )
-    print(f"  legality {evaluation.legality_ms:.1f} ms, build {evaluation.build_ms:.0f} ms")
+    if evaluation.legality_proven:
+        print(f"  z3 verified: {evaluation.verified} ({evaluation.verification})")
+    print(f"  legality {evaluation.legality_ms:.1f} ms, z3 {evaluation.verify_ms:.0f} ms, build {evaluation.build_ms:.0f} ms")
     return 0 if ok else 1
 
 

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.catalog import SIZE_CLASSES
+from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError, RepoosError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
+from repoos_agent.verify import verify_loop_nest
 
 REASSOCIATION_TOLERANCE_SCALE = 100.0
 """Reassociated sums round differently: float64 results are accepted to 1e-7, float32 to 1e-2."""
@@ -41,7 +43,11 @@ class Evaluation:
     candidate_s: float | None = None
     spread: float | None = None
     baseline_spread: float | None = None
+    verified: str = "unknown"  # "true", "false" or "unknown" (Z3 on the generated loop nest)
+    verification: str = ""
+    counterexample: str | None = None
     legality_ms: float = 0.0
+    verify_ms: float = 0.0
     build_ms: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -76,6 +82,20 @@ def evaluate_schedule(
     base = dict(target=target.label, size=size, schedule=proof.schedule, legality_ms=legality_ms)
     if not proof.legal:
         return _from_proof(proof, base)
+    start = time.perf_counter()
+    verification = verify_loop_nest(target.kernel, proof.lowered, build_loop_nest(target.kernel, proof.lowered))
+    base.update(
+        verified=verification.label,
+        verification=verification.reason,
+        counterexample=verification.counterexample,
+        verify_ms=(time.perf_counter() - start) * 1000,
+    )
+    if verification.verified is False:
+        feedback = (
+            f"verification_failed: ISL accepted the schedule but Z3 refuted the generated loop nest: "
+            f"{verification.reason}; counterexample {verification.counterexample}. This is an engine bug; the kernel was not run."
+        )
+        return _from_proof(proof, base, verdict="verification_failed", feedback=feedback)
     values = target.inputs(size, seed)
     signature = Signature.of_values(target.kernel, values)
     start = time.perf_counter()
