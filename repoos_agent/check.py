@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repoos_agent.backends import NativeKernel, build_baseline
+from repoos_agent.backends import NativeKernel, build_native
 from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure import compare_outputs, time_runs
@@ -67,8 +67,8 @@ def run_python(target: Target, values: dict[str, object]) -> float:
     return time.perf_counter() - start
 
 
-def check_baseline(target: Target, size: str | None = None, seed: int = 0) -> CheckReport:
-    """Build the baseline, compare it with the Python original, and time both."""
+def check_baseline(target: Target, size: str | None = None, seed: int = 0, compiler: str = "c") -> CheckReport:
+    """Build the baseline (with the `compiler` backend), compare it with the Python original, and time both."""
     if target.bundled is not None:
         size = (size or "SMALL").upper()
         if size not in SIZE_CLASSES:
@@ -76,12 +76,14 @@ def check_baseline(target: Target, size: str | None = None, seed: int = 0) -> Ch
     elif size is not None:
         raise RepoosError("--size applies to bundled kernels; give user kernels their sizes with --arg")
     values = target.inputs(size, seed)
-    native = build_baseline(target.kernel, Signature.of_values(target.kernel, values))
+    native = build_native(target.kernel, Signature.of_values(target.kernel, values), backend=compiler)
     instances = native.instances(values)
     compare_size, note = _compare_size(target, native, size, instances)
     compare_values = values if compare_size == size else target.inputs(compare_size, seed)
     compare_native = (
-        native if compare_size == size else build_baseline(target.kernel, Signature.of_values(target.kernel, compare_values))
+        native
+        if compare_size == size
+        else build_native(target.kernel, Signature.of_values(target.kernel, compare_values), backend=compiler)
     )
 
     want = fresh_copy(compare_values)

@@ -7,13 +7,20 @@ import json
 import sys
 from dataclasses import asdict
 
+from repoos_agent.backends.build import BACKENDS
+from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.check import check_baseline
+from repoos_agent.codegen.c import generate_c
+from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
-from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.legality import analyze
+from repoos_agent.inputs import make_inputs, parse_arg_spec
+from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.model import Signature
+from repoos_agent.schedule import ScheduleError
 from repoos_agent.target import resolve_target
 
 
@@ -76,7 +83,7 @@ def command_check(args: argparse.Namespace) -> int:
     target = resolve_target(args.target, specs)
     if args.schedule is not None:
         return _check_schedule(args, target)
-    report = check_baseline(target, args.size, args.seed)
+    report = check_baseline(target, args.size, args.seed, args.compiler)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -105,6 +112,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         allow_reassociation=args.allow_reassociation,
         timeout_s=args.timeout,
         seed=args.seed,
+        compiler=args.compiler,
     )
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
@@ -125,6 +133,38 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         print(f"  z3 verified: {evaluation.verified} ({evaluation.verification})")
     print(f"  legality {evaluation.legality_ms:.1f} ms, z3 {evaluation.verify_ms:.0f} ms, build {evaluation.build_ms:.0f} ms")
     return 0 if ok else 1
+
+
+def command_show(args: argparse.Namespace) -> int:
+    target = resolve_target(args.target)
+    kernel = target.kernel
+    proof = prove_legal(kernel, args.schedule or "", args.allow_reassociation)
+    if not proof.legal:
+        raise ScheduleError(proof.feedback.splitlines()[0])
+    signature = Signature.of_values(kernel, target.inputs(args.size) if target.bundled else _typed_example(kernel, args))
+    if args.mlir:
+        print(generate_mlir(kernel, signature, build_loop_nest(kernel, proof.lowered)).text, end="")
+    else:
+        print(generate_c(kernel, signature, proof.lowered).text, end="")
+    return 0
+
+
+def _typed_example(kernel, args: argparse.Namespace) -> dict:
+    """User kernels are typed by their `--arg` specs."""
+    return make_inputs(kernel, [parse_arg_spec(text) for text in args.arg])
+
+
+def command_cache(args: argparse.Namespace) -> int:
+    if args.action == "clear":
+        removed = clear_cache()
+        print(f"removed {removed} files from {cache_info().directory}")
+        return 0
+    info = cache_info()
+    if args.json:
+        _print_json(asdict(info))
+    else:
+        print(f"{info.directory}: {info.builds} builds, {info.libraries} libraries, {info.bytes / 1e6:.1f} MB")
+    return 0
 
 
 def command_analyze(args: argparse.Namespace) -> int:
@@ -167,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-measure", action="store_true", help="prove and build only; do not run or time")
     check.add_argument("--allow-reassociation", action="store_true", help="accept reordered floating-point reductions")
     check.add_argument("--timeout", type=float, default=120.0, help="seconds before a running candidate is stopped")
+    check.add_argument("--compiler", choices=BACKENDS, default="c", help="backend that builds the kernel (default c: see README)")
     check.add_argument("--size", help=f"size class of a bundled kernel: {', '.join(SIZE_CLASSES)} (default SMALL)")
     check.add_argument(
         "--arg",
@@ -178,6 +219,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     check.add_argument("--json", action="store_true")
     check.set_defaults(run=command_check)
+
+    show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
+    show.add_argument("target")
+    show.add_argument("schedule", nargs="?")
+    language = show.add_mutually_exclusive_group()
+    language.add_argument("--c", action="store_true", help="C (the default)")
+    language.add_argument("--mlir", action="store_true", help="MLIR (func, scf, memref, arith, math)")
+    show.add_argument("--size", help="size class whose element types to use (bundled kernels)")
+    show.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help="argument types of a user kernel")
+    show.add_argument("--allow-reassociation", action="store_true")
+    show.set_defaults(run=command_show)
+
+    cache = commands.add_parser("cache", help="the on-disk kernel cache")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.add_argument("--json", action="store_true")
+    cache.set_defaults(run=command_cache)
 
     analyze_parser = commands.add_parser("analyze", help="dependences, and which loops could run parallel or vectorized")
     analyze_parser.add_argument("target")

@@ -70,8 +70,12 @@ def evaluate_schedule(
     allow_reassociation: bool = False,
     timeout_s: float = 120.0,
     seed: int = 0,
+    compiler: str = "c",
 ) -> Evaluation:
-    """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it."""
+    """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it.
+
+    The candidate is built with the `compiler` backend; the baseline it races is always the C
+    build of the source order, the reference every speedup is measured against."""
     if target.bundled is not None:
         size = (size or "SMALL").upper()
         if size not in SIZE_CLASSES:
@@ -100,7 +104,7 @@ def evaluate_schedule(
     signature = Signature.of_values(target.kernel, values)
     start = time.perf_counter()
     try:
-        candidate = build_native(target.kernel, signature, proof.lowered)
+        candidate = build_native(target.kernel, signature, proof.lowered, backend=compiler)
         baseline = build_baseline(target.kernel, signature)
     except CompileError as error:
         return _from_proof(proof, base, verdict="compile_error", feedback=f"compile_error: {error}")

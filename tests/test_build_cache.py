@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,3 +67,34 @@ def test_damaged_cache_entry_is_rebuilt(gemm, tmp_path, damage):
         for library in tmp_path.glob("*.so"):
             library.unlink()
     np.testing.assert_array_equal(run(build_baseline(target.kernel, signature), values), expected)
+
+
+def repoos(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REPOOS_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "repoos_agent", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_truncated_library_is_detected_and_rebuilt(tmp_path):
+    """A later process finds the damaged library (a crash mid-copy, a full disk) and rebuilds it."""
+    assert repoos("check", "gemm", "--size", "MINI", cache=tmp_path).returncode == 0
+    (library,) = tmp_path.glob("*.so")
+    size = library.stat().st_size
+    library.write_bytes(library.read_bytes()[:100])
+    result = repoos("check", "gemm", "--size", "MINI", "--json", cache=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["correct"] is True
+    assert library.stat().st_size == size
+
+
+def test_cache_info_and_clear_from_the_command_line(gemm, tmp_path):
+    target, _, signature = gemm
+    build_baseline(target.kernel, signature)
+    env = {**os.environ, "REPOOS_CACHE_DIR": str(tmp_path)}
+    info = subprocess.run(
+        [sys.executable, "-m", "repoos_agent", "cache", "info", "--json"], capture_output=True, text=True, env=env
+    )
+    report = json.loads(info.stdout)
+    assert report["directory"] == str(tmp_path) and report["builds"] == 1 and report["libraries"] == 1
+    cleared = repoos("cache", "clear", cache=tmp_path)
+    assert cleared.returncode == 0 and "removed" in cleared.stdout
+    assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("model-*.json"))

@@ -16,12 +16,30 @@ from pathlib import Path
 
 from repoos_agent.backends.cc import Toolchain, build_shared_library, cache_dir, default_toolchain, write_atomically
 from repoos_agent.backends.library import NativeKernel
+from repoos_agent.backends.mlir import build_mlir_library
 from repoos_agent.codegen import BoundsCheck, CArgument, CSource, generate_c
+from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.errors import CompileError
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
-from repoos_agent.schedule import LoweredSchedule
+from repoos_agent.schedule import LoweredSchedule, ScheduleState
 
-ENGINE_PARTS = ("ingest", "model", "codegen")
+ENGINE_PARTS = ("ingest", "model", "codegen", "schedule", "backends")
+
+
+@cache
+def cpu_model() -> str:
+    """The CPU the library is built for (`-march=native` makes builds CPU-specific)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
 
 
 @cache
@@ -35,11 +53,12 @@ def engine_digest() -> str:
     return digest.hexdigest()
 
 
-def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain) -> str:
+def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
+    """Everything that decides a build's bytes: engine, source, types, schedule, backend, compiler, flags, CPU."""
     digest = hashlib.sha256()
     parts = (
-        engine_digest(), kernel.source, repr(signature), _schedule_text(schedule),
-        toolchain.command, toolchain.version, *toolchain.flags,
+        engine_digest(), kernel.source, repr(signature), _schedule_text(schedule), backend,
+        toolchain.command, toolchain.version, *toolchain.flags, cpu_model(),
     )  # fmt: skip
     for part in parts:
         digest.update(part.encode())
@@ -47,21 +66,37 @@ def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | 
     return digest.hexdigest()[:32]
 
 
+BACKENDS = ("c", "mlir")
+
+
 def build_native(
-    kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None, toolchain: Toolchain | None = None
+    kernel: Kernel,
+    signature: Signature,
+    schedule: LoweredSchedule | None = None,
+    toolchain: Toolchain | None = None,
+    backend: str = "c",
 ) -> NativeKernel:
     """The kernel compiled for `signature` in `schedule`'s order (the source order by default), loaded."""
+    if backend not in BACKENDS:
+        raise CompileError(f"unknown compiler backend `{backend}`; choose {' or '.join(BACKENDS)}")
     toolchain = toolchain or default_toolchain()
-    entry = cache_dir() / f"model-{model_key(kernel, signature, schedule, toolchain)}.json"
+    entry = cache_dir() / f"model-{model_key(kernel, signature, schedule, toolchain, backend)}.json"
     if entry.exists():
         recorded = _read_entry(entry)
         if recorded is not None:
             source, library = recorded
             return NativeKernel(signature, source, library)
-    source = generate_c(kernel, signature, schedule)
-    library = build_shared_library(source, toolchain)
+    if backend == "mlir":
+        lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
+        source = generate_c(kernel, signature, lowered, mlir_call=True)
+        module = generate_mlir(kernel, signature, build_loop_nest(kernel, lowered))
+        library = build_mlir_library(module, source, toolchain)
+    else:
+        source = generate_c(kernel, signature, schedule)
+        library = build_shared_library(source, toolchain)
     metadata = {
         "library": library.name,
+        "library_sha256": file_digest(library),
         "c_file": library.with_suffix(".c").name,
         "arguments": [asdict(a) for a in source.arguments],
         "checks": [asdict(c) for c in source.checks],
@@ -71,6 +106,10 @@ def build_native(
     }
     write_atomically(entry, json.dumps(metadata).encode())
     return NativeKernel(signature, source, library)
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _schedule_text(schedule: LoweredSchedule | None) -> str:
@@ -99,6 +138,11 @@ def _read_entry(entry: Path) -> tuple[CSource, Path] | None:
             shape_sizes=tuple((array, dim) for array, dim in metadata["shape_sizes"]),
             name=metadata["name"],
         )
+        intact = library.exists() and file_digest(library) == metadata["library_sha256"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return (source, library) if library.exists() else None
+    if not intact:
+        # A truncated or altered library is never loaded: drop it so the build below replaces it.
+        library.unlink(missing_ok=True)
+        return None
+    return source, library

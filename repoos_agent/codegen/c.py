@@ -28,6 +28,7 @@ from repoos_agent.codegen.loopnest import (
     build_loop_nest,
     substitute,
 )
+from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
@@ -131,9 +132,13 @@ class CSource:
     name: str  # the kernel's name, for messages
 
 
-def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None) -> CSource:
-    """Print the kernel as a C function for `schedule` (the source order by default)."""
-    return _Printer(kernel, signature, schedule if schedule is not None else ScheduleState(kernel).lower()).source()
+def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None, mlir_call: bool = False) -> CSource:
+    """Print the kernel as a C function for `schedule` (the source order by default).
+
+    With `mlir_call`, the function keeps its signature, argument checks and instance counter but
+    hands the loop nest to the MLIR backend's compiled function instead of running its own."""
+    lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
+    return _Printer(kernel, signature, lowered).source(mlir_call)
 
 
 class _Printer:
@@ -145,17 +150,25 @@ class _Printer:
         self.c_names = _c_names(kernel)
         self.kinds = kind_environment(kernel, signature)
 
-    def source(self) -> CSource:
+    def source(self, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
         arguments = self._arguments()
         nest = build_loop_nest(kernel, self.lowered)
         checks, check_lines = self._bounds_checks(nest)
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
-        lines = [PRELUDE, f"int {ENTRY}({parameters})", "{"]
-        lines += ["    " + line for line in self._views()]
-        lines += ["    " + line for line in check_lines]
-        lines += ["    " + line for line in self._locals()]
-        lines += self._node(nest.root, 1, self._statement, marks=True)
+        lines = [PRELUDE]
+        if mlir_call:
+            lines += self._mlir_declaration()
+        lines += [f"int {ENTRY}({parameters})", "{"]
+        if mlir_call:
+            lines += ["    " + line for line in self._shape_definitions()]
+            lines += ["    " + line for line in check_lines]
+            lines += ["    " + line for line in self._mlir_call()]
+        else:
+            lines += ["    " + line for line in self._views()]
+            lines += ["    " + line for line in check_lines]
+            lines += ["    " + line for line in self._locals()]
+            lines += self._node(nest.root, 1, self._statement, marks=True)
         lines += ["    return 0;", "}", ""]
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
@@ -166,6 +179,37 @@ class _Printer:
         lines += ["    return count;", "}", ""]
         shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
         return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name)
+
+    def _ranked_arrays(self) -> list:
+        return [a for a in self.kernel.arrays if a.is_argument and a.rank > 0]
+
+    def _mlir_declaration(self) -> list[str]:
+        """Memref descriptors (MLIR's C interface) and the compiled MLIR function's prototype."""
+        ranks = sorted({a.rank for a in self._ranked_arrays()})
+        lines = [
+            f"typedef struct {{ void *allocated; void *aligned; int64_t offset; "
+            f"int64_t sizes[{r}]; int64_t strides[{r}]; }} rp_memref_{r};"
+            for r in ranks
+        ]
+        params = [f"rp_memref_{a.rank} *" for a in self._ranked_arrays()]
+        params += ["double" if kind == "float" else "int64_t" for _, kind in self.signature.scalars]
+        lines.append(f"extern void _mlir_ciface_{MLIR_ENTRY}({', '.join(params) or 'void'});")
+        return [*lines, ""]
+
+    def _mlir_call(self) -> list[str]:
+        lines, args = [], []
+        for array in self._ranked_arrays():
+            name = self.c_names[array.name]
+            dims = [self._dim_name(array.name, d) for d in range(array.rank)]
+            strides = [" * ".join(dims[d + 1 :]) or "1" for d in range(array.rank)]
+            lines.append(
+                f"rp_memref_{array.rank} {name}_memref = "
+                f"{{ {name}_data, {name}_data, 0, {{ {', '.join(dims)} }}, {{ {', '.join(strides)} }} }};"
+            )
+            args.append(f"&{name}_memref")
+        argument_names = {a.name: self._argument_c_name(a) for a in self._arguments()}
+        args += [argument_names[name] for name, _ in self.signature.scalars]
+        return [*lines, f"_mlir_ciface_{MLIR_ENTRY}({', '.join(args)});"]
 
     def _arguments(self) -> tuple[CArgument, ...]:
         result = []
