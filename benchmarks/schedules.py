@@ -2,8 +2,10 @@
 
 For each kernel: the schedule from `schedules_table.py`, its verdict, speedup over
 the native baseline (interleaved runs after a warm-up, medians, candidate spread),
-the legality check's median time once the kernel's dependences are cached, and the
-candidate's cold build time. Sizes are LARGE, or MEDIUM where a LARGE baseline
+the legality check's median time once the kernel's dependences are cached, the Z3
+translation validation time, and the candidate's cold build time; then the same
+schedule built by the MLIR backend: its build time and its run time against the C
+build's (raced head to head, so the ratio comes from one interleaved measurement). Sizes are LARGE, or MEDIUM where a LARGE baseline
 run takes over a second here (see `MEDIUM_ONLY`). Prints a table and writes it to
 benchmarks/results/schedules.md. Run: `.venv/bin/python benchmarks/schedules.py`.
 """
@@ -25,10 +27,12 @@ from schedules_table import SCHEDULES
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import written_arrays
+from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.legality import dependences, prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
+from repoos_agent.verify import verify_loop_nest
 
 RESULTS = Path(__file__).parent / "results" / "schedules.md"
 MEDIUM_ONLY = {"floyd-warshall", "seidel-2d", "adi", "nussinov", "lu", "ludcmp", "3mm", "gramschmidt", "correlation", "covariance"}
@@ -42,10 +46,13 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["REPOOS_CACHE_DIR"] = tempfile.mkdtemp(prefix="repoos-bench-cache-")
     chosen = [k for k in bundled_kernels() if args.kernels == "all" or k.name in args.kernels.split(",")]
-    header = "| kernel | size | schedule | verdict | speedup | spread | legality ms | build ms | baseline s | candidate s |"
-    lines = [header, "|---" * 10 + "|"]
+    header = (
+        "| kernel | size | schedule | verdict | speedup | spread | legality ms | z3 | z3 ms | build ms | baseline s | candidate s "
+        "| MLIR build ms | MLIR s | MLIR/C |"
+    )
+    lines = [header, "|---" * 15 + "|"]
     print(header, flush=True)
-    legality_times, build_times, speedups = [], [], {}
+    legality_times, build_times, speedups, z3_times, mlir_ratios = [], [], {}, [], {}
     for bundled in chosen:
         target = resolve_target(bundled.name)
         size = args.size or ("MEDIUM" if bundled.name in MEDIUM_ONLY else "LARGE")
@@ -59,8 +66,12 @@ def main() -> int:
         legality_ms = statistics.median(samples)
         legality_times.append(legality_ms)
         row = [bundled.name, size, f"`{verdict.schedule}`", verdict.verdict]
+        start = time.perf_counter()
+        verification = verify_loop_nest(target.kernel, verdict.lowered, build_loop_nest(target.kernel, verdict.lowered))
+        z3_ms = (time.perf_counter() - start) * 1000
+        z3_times.append(z3_ms)
         if not verdict.legal:
-            row += ["", "", f"{legality_ms:.1f}", "", "", ""]
+            row += ["", "", f"{legality_ms:.1f}", "", "", "", "", "", "", "", ""]
         else:
             values = target.inputs(size)
             signature = Signature.of_values(target.kernel, values)
@@ -73,16 +84,29 @@ def main() -> int:
             result = shared_worker().race(baseline, candidate, values, rules, timeout_s=600)
             if result.outcome != "ok":
                 row[3] = result.outcome
-                row += ["", "", f"{legality_ms:.1f}", f"{build_ms:.0f}", "", ""]
+                row += ["", "", f"{legality_ms:.1f}", verification.label, f"{z3_ms:.0f}", f"{build_ms:.0f}", "", "", "", "", ""]
             else:
                 speedups[bundled.name] = result.speedup
+                start = time.perf_counter()
+                mlir = build_native(target.kernel, signature, verdict.lowered, backend="mlir")
+                mlir_build_ms = (time.perf_counter() - start) * 1000
+                head_to_head = shared_worker().race(candidate, mlir, values, rules, timeout_s=600)
+                mlir_cells = ["", "", head_to_head.outcome]
+                if head_to_head.outcome == "ok":
+                    ratio = head_to_head.candidate.median_s / head_to_head.baseline.median_s
+                    mlir_ratios[bundled.name] = ratio
+                    mlir_cells = [f"{head_to_head.candidate.median_s:.4f}", f"{ratio:.2f}"]
                 row += [
                     f"{result.speedup:.2f}x",
                     f"±{result.candidate.spread:.0%}",
                     f"{legality_ms:.1f}",
+                    verification.label,
+                    f"{z3_ms:.0f}",
                     f"{build_ms:.0f}",
                     f"{result.baseline.median_s:.4f}",
                     f"{result.candidate.median_s:.4f}",
+                    f"{mlir_build_ms:.0f}",
+                    *mlir_cells[-2:],
                 ]
         line = "| " + " | ".join(row) + " |"
         lines.append(line)
@@ -92,6 +116,15 @@ def main() -> int:
         f"max {max(legality_times):.1f} ms (target median < 20 ms)",
         f"candidate build: median {statistics.median(build_times):.0f} ms, max {max(build_times):.0f} ms (target < 1000 ms)",
     ]
+    summary.append(
+        f"z3 verification: median {statistics.median(z3_times):.0f} ms, max {max(z3_times):.0f} ms (target median < 200 ms)"
+    )
+    if mlir_ratios:
+        within = sum(1 for r in mlir_ratios.values() if r <= 1.15)
+        summary.append(
+            f"MLIR/C run time: geomean {statistics.geometric_mean(mlir_ratios.values()):.2f}, "
+            f"{within} of {len(mlir_ratios)} within 15% of the C build (or faster)"
+        )
     if speedups:
         summary.append(f"speedup: geomean {statistics.geometric_mean(speedups.values()):.2f}x over {len(speedups)} kernels")
     if "gemm" in speedups:
