@@ -75,8 +75,8 @@ def schedules(kernel) -> st.SearchStrategy[str]:
     return st.lists(primitive(), min_size=1, max_size=4).map("; ".join)
 
 
-MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", f"{EXAMPLES / 'user_kernels.py'}:back_substitution"]
-MLIR_EXAMPLES_PER_KERNEL = 15
+MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", "2mm"]
+MLIR_EXAMPLES_PER_KERNEL = 20
 
 
 @pytest.mark.parametrize(
