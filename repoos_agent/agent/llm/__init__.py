@@ -1,0 +1,1 @@
+"""Language-model backends: one interface, the offline heuristic, and the providers' clients."""
