@@ -7,6 +7,8 @@ import json
 import sys
 from dataclasses import asdict
 
+from repoos_agent.agent.events import Event, EventStream, JsonlLog
+from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -167,6 +169,70 @@ def command_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_optimize(args: argparse.Namespace) -> int:
+    specs = [parse_arg_spec(text) for text in args.arg]
+    target = resolve_target(args.target, specs)
+    if args.backend != "heuristic":
+        raise RepoosError(f"backend `{args.backend}` is not available yet; use --backend heuristic")
+    config = SearchConfig(
+        iters=args.iters,
+        k=args.k,
+        candidates=args.candidates,
+        size=args.size,
+        compiler=args.compiler,
+        seed=args.seed,
+        allow_reassociation=args.allow_reassociation,
+        timeout_s=args.timeout,
+    )
+    events = EventStream()
+    log = JsonlLog(args.log) if args.log else None
+    if log:
+        events.subscribe(log)
+    if not args.json:
+        events.subscribe(_progress_line)
+    try:
+        result = optimize(target, config, events)
+    finally:
+        if log:
+            log.close()
+    best = result.best.evaluation if result.best else None
+    payload = {
+        "target": result.target,
+        "size": result.size,
+        "best": {
+            "schedule": result.schedule,
+            "speedup": result.best_speedup,
+            "spread": result.best_spread,
+            "verified": best.verified if best else "true",
+        },
+        "evaluations": result.evaluations,
+        "verdicts": result.verdicts,
+        "wall_s": result.wall_s,
+        "tokens": result.tokens,
+        "run": result.run,
+    }
+    if args.json:
+        _print_json(payload)
+        return 0
+    print(f"best: {result.schedule or '(identity: the baseline)'}")
+    verified = payload["best"]["verified"]
+    print(f"  speedup {result.best_speedup:.2f}x ±{result.best_spread:.0%} over the native baseline, z3 verified: {verified}")
+    print(
+        f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(result.verdicts.items()))
+    )
+    return 0
+
+
+def _progress_line(event: Event) -> None:
+    if event.kind == "evaluation" and not event.detail.get("race"):
+        speedup = f"{event.speedup:.2f}x" if event.speedup else "-"
+        print(
+            f"  [d{event.dialogue} t{event.turn}] {event.verdict:<14} {speedup:>7}  {event.schedule or '(identity)'}",
+            file=sys.stderr,
+        )
+
+
 def command_analyze(args: argparse.Namespace) -> int:
     analysis = analyze(resolve_target(args.target).kernel)
     if args.json:
@@ -219,6 +285,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     check.add_argument("--json", action="store_true")
     check.set_defaults(run=command_check)
+
+    optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
+    optimize_parser.add_argument("target")
+    optimize_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default)")
+    optimize_parser.add_argument("--iters", type=int, default=5, help="turns per dialogue")
+    optimize_parser.add_argument("--k", type=int, default=1, help="independent dialogues run concurrently")
+    optimize_parser.add_argument("--candidates", type=int, default=4, help="schedules per turn, built in parallel")
+    optimize_parser.add_argument("--size", help="size class of a bundled kernel (default SMALL)")
+    optimize_parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC")
+    optimize_parser.add_argument("--compiler", choices=BACKENDS, default="c")
+    optimize_parser.add_argument("--seed", type=int, default=0)
+    optimize_parser.add_argument("--allow-reassociation", action="store_true")
+    optimize_parser.add_argument("--timeout", type=float, default=120.0)
+    optimize_parser.add_argument("--log", help="append every event to this JSONL file")
+    optimize_parser.add_argument("--json", action="store_true")
+    optimize_parser.set_defaults(run=command_optimize)
 
     show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
     show.add_argument("target")

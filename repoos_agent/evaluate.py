@@ -8,7 +8,7 @@ failure, a crash, wrong output or an endless loop, becomes a verdict.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.catalog import SIZE_CLASSES
@@ -16,6 +16,7 @@ from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError, RepoosError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 from repoos_agent.verify import verify_loop_nest
@@ -49,7 +50,7 @@ class Evaluation:
     legality_ms: float = 0.0
     verify_ms: float = 0.0
     build_ms: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
+    timed: tuple[tuple[float, float], ...] = ()  # wall-clock spans of the timed runs behind the numbers
 
     @property
     def legal(self) -> bool:
@@ -71,6 +72,7 @@ def evaluate_schedule(
     timeout_s: float = 120.0,
     seed: int = 0,
     compiler: str = "c",
+    repeats: int = 5,
 ) -> Evaluation:
     """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it.
 
@@ -87,7 +89,9 @@ def evaluate_schedule(
     if not proof.legal:
         return _from_proof(proof, base)
     start = time.perf_counter()
-    verification = verify_loop_nest(target.kernel, proof.lowered, build_loop_nest(target.kernel, proof.lowered))
+    with isl_lock(target.kernel):
+        nest = build_loop_nest(target.kernel, proof.lowered)
+    verification = verify_loop_nest(target.kernel, proof.lowered, nest)
     base.update(
         verified=verification.label,
         verification=verification.reason,
@@ -113,7 +117,7 @@ def evaluate_schedule(
     if not measure:
         return _from_proof(proof, base)
     outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
-    rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0)
+    rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0, min_repeats=repeats)
     result = shared_worker().race(baseline, candidate, values, rules, timeout_s)
     comparison = result.comparison
     measured = dict(
@@ -137,6 +141,7 @@ def evaluate_schedule(
         candidate_s=result.candidate.median_s,
         spread=result.candidate.spread,
         baseline_spread=result.baseline.spread,
+        timed=result.timed,
         **measured,
     )
 

@@ -29,6 +29,7 @@ CASES = {
     "blur_time_steps": ["steps=4", "n=30", "A=f64[n,n]", "B=f64[n,n]"],
     "band_matvec": ["n=40", "A=f64[n,n]", "x=f64[n]", "y=f64[n]"],
     "clipped_prefix_max": ["n=50", "v=i32[n]", "out=i32[n]"],
+    "lower_triangle_update": ["n=40", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"],
 }
 
 

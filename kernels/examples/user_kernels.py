@@ -73,3 +73,10 @@ def clipped_prefix_max(n, v, out):
     out[0] = v[0]
     for i in range(1, n):
         out[i] = out[i - 1] if out[i - 1] > v[i] else v[i]
+
+
+def lower_triangle_update(n, alpha, x, C):
+    """C += alpha * x x^T on the lower triangle: triangular bounds, every row independent."""
+    for i in range(n):
+        for j in range(i + 1):
+            C[i, j] += alpha * x[i] * x[j]

@@ -21,7 +21,7 @@ from repoos_agent.codegen import BoundsCheck, CArgument, CSource, generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import CompileError
-from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import LoweredSchedule, ScheduleState
 
@@ -80,20 +80,22 @@ def build_native(
     if backend not in BACKENDS:
         raise CompileError(f"unknown compiler backend `{backend}`; choose {' or '.join(BACKENDS)}")
     toolchain = toolchain or default_toolchain()
-    entry = cache_dir() / f"model-{model_key(kernel, signature, schedule, toolchain, backend)}.json"
+    with isl_lock(kernel):
+        entry = cache_dir() / f"model-{model_key(kernel, signature, schedule, toolchain, backend)}.json"
     if entry.exists():
         recorded = _read_entry(entry)
         if recorded is not None:
             source, library = recorded
             return NativeKernel(signature, source, library)
-    if backend == "mlir":
-        lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
-        source = generate_c(kernel, signature, lowered, mlir_call=True)
-        module = generate_mlir(kernel, signature, build_loop_nest(kernel, lowered))
-        library = build_mlir_library(module, source, toolchain)
-    else:
-        source = generate_c(kernel, signature, schedule)
-        library = build_shared_library(source, toolchain)
+    # Code generation reads the kernel's isl objects (one thread at a time); compilers run in parallel.
+    with isl_lock(kernel):
+        if backend == "mlir":
+            lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
+            source = generate_c(kernel, signature, lowered, mlir_call=True)
+            module = generate_mlir(kernel, signature, build_loop_nest(kernel, lowered))
+        else:
+            source = generate_c(kernel, signature, schedule)
+    library = build_mlir_library(module, source, toolchain) if backend == "mlir" else build_shared_library(source, toolchain)
     metadata = {
         "library": library.name,
         "library_sha256": file_digest(library),

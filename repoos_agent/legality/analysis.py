@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.legality.prove import carried_dependences
-from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
 
 
@@ -41,6 +41,11 @@ class Analysis:
 
 def analyze(kernel: Kernel) -> Analysis:
     """Dependences in words, and for each loop of the source order: carried dependences, parallel, vector."""
+    with isl_lock(kernel):
+        return _analyze(kernel)
+
+
+def _analyze(kernel: Kernel) -> Analysis:
     deps = dependences(kernel)
     lowered = ScheduleState(kernel).lower()
     ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))

@@ -14,7 +14,7 @@ import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
 from repoos_agent.legality.verdict import Violation
-from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
 MAX_EXPLAINED = 5
@@ -45,6 +45,11 @@ def prove_legal(
     """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule.
 
     `explain=False` skips what only a reader needs (parallel loops, suggestions): a bare verdict."""
+    with isl_lock(kernel):
+        return _prove(kernel, schedule, allow_reassociation, explain)
+
+
+def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, explain: bool) -> LegalityVerdict:
     try:
         parsed = parse_schedule(schedule) if isinstance(schedule, str) else schedule
         lowered = ScheduleState(kernel).apply_all(parsed).lower()

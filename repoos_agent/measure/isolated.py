@@ -64,6 +64,7 @@ class HeadToHead:
     comparison: Comparison | None = None
     baseline: Timing | None = None
     candidate: Timing | None = None
+    timed: tuple[tuple[float, float], ...] = ()  # wall-clock (start, end) of every timed run, for audits
 
     @property
     def speedup(self) -> float | None:
@@ -95,18 +96,21 @@ def race_in_process(
         baseline(_copy(values))
         candidate(_copy(values))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
+    timed: list[tuple[float, float]] = []
     while True:
         for name, kernel in (("baseline", baseline), ("candidate", candidate)):
             inputs = _copy(values)
             with measurement_lock():
+                wall = time.time()
                 start = time.perf_counter()
                 kernel(inputs)
                 samples[name].append(time.perf_counter() - start)
+                timed.append((wall, time.time()))
         count = len(samples["baseline"])
         total = sum(samples["baseline"]) + sum(samples["candidate"])
         if count >= rules.max_repeats or (count >= rules.min_repeats and total >= rules.min_total_s):
             break
-    return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
+    return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]), tuple(timed))
 
 
 def _serve(connection: Connection) -> None:

@@ -8,8 +8,10 @@ objects live in one `isl.Context` per kernel (isl forbids mixing contexts).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
+from weakref import WeakKeyDictionary
 
 import islpy as isl
 
@@ -179,3 +181,15 @@ class Kernel:
             for access in statement.reads if kind == "read" else statement.writes:
                 result = result.union(isl.UnionMap.from_map(access.relation))
         return result
+
+
+_LOCKS: WeakKeyDictionary[Kernel, threading.RLock] = WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def isl_lock(kernel: Kernel) -> threading.RLock:
+    """isl contexts are not thread-safe: every use of a kernel's isl objects holds its lock."""
+    with _LOCKS_GUARD:
+        if kernel not in _LOCKS:
+            _LOCKS[kernel] = threading.RLock()
+        return _LOCKS[kernel]

@@ -14,6 +14,7 @@ Independently of isl's dependence analysis, for all parameter values:
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ import z3
 
 from repoos_agent.codegen.loopnest import Block, For, If, Let, LoopNest, Node
 from repoos_agent.model.expr import ArrayRef, array_refs, names
-from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
 from repoos_agent.verify.smt import (
     Execution,
@@ -66,8 +67,17 @@ class _Unknown(Exception):
     pass
 
 
+_Z3_LOCK = threading.Lock()
+"""Z3's Python API shares one global context, which is not thread-safe: one proof at a time."""
+
+
 def verify_loop_nest(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest) -> Verification:
     """Prove (a), (b) and (c) for `nest`; a refutation carries parameter values and instances."""
+    with _Z3_LOCK, isl_lock(kernel):
+        return _verify(kernel, lowered, nest)
+
+
+def _verify(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest) -> Verification:
     start = time.perf_counter()
     checker = _Checker(kernel, lowered, nest)
     try:

@@ -1,0 +1,248 @@
+"""The offline searcher: schedules proposed from the dependence analysis, refined by measurements.
+
+It reads what a compiler engineer would: which loops carry dependences (parallelize the
+outermost free one), which loop walks the arrays' last dimension (make it innermost),
+how big the caches are (tile so a tile's working set fits in L2), and, where no loop is
+free, the wavefront a skew opens up. Every idea is proved legal before it is proposed;
+after each turn it keeps what measured well, resizes tiles around the best, and drops
+ideas that measured slower than the baseline. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from repoos_agent.agent.machine import Machine, this_machine
+from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.model.expr import ArrayRef, array_refs
+from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.schedule import ScheduleError, parse_schedule
+
+
+@dataclass(frozen=True)
+class Idea:
+    """A schedule and why it might help; `score` orders ideas before anything is measured."""
+
+    schedule: str
+    score: float
+    reason: str
+
+
+@dataclass
+class Outcome:
+    schedule: str
+    verdict: str
+    speedup: float | None
+
+
+@dataclass
+class HeuristicProposer:
+    """Proposes `candidates` schedules per turn for one dialogue."""
+
+    kernel: Kernel
+    seed: int = 0
+    allow_reassociation: bool = False
+    machine: Machine = field(default_factory=this_machine)
+    name: str = "heuristic"
+
+    def __post_init__(self) -> None:
+        self.random = random.Random(self.seed)
+        self.ideas = self._ideas()
+        self.proposed: set[str] = set()
+
+    def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+        """The next `count` untried ideas, best first; after measurements, variations of the best."""
+        measured = [h for h in history if h.speedup is not None]
+        ideas: list[Idea] = []
+        if measured:
+            best = max(measured, key=lambda h: h.speedup)
+            ideas += self._around(best)
+            slow = {h.schedule for h in measured if h.speedup < 0.95}
+            self.ideas = [i for i in self.ideas if not any(s and s in i.schedule for s in slow)]
+        ideas += self.ideas
+        fresh: list[Idea] = []
+        for idea in ideas:
+            canonical = self._canonical(idea.schedule)
+            if canonical is None or canonical in self.proposed:
+                continue
+            self.proposed.add(canonical)
+            fresh.append(Idea(canonical, idea.score, idea.reason))
+            if len(fresh) == count:
+                break
+        return fresh
+
+    # -- ideas from the analysis --------------------------------------------------------------
+
+    def _canonical(self, text: str) -> str | None:
+        try:
+            return str(parse_schedule(text))
+        except ScheduleError:
+            return None
+
+    def _legal(self, text: str) -> bool:
+        return prove_legal(self.kernel, text, self.allow_reassociation, explain=False).legal
+
+    def _ideas(self) -> list[Idea]:
+        parallel = self._parallel_marks()
+        orders = self._stride_fixes()
+        tiles = self._tiles(orders)
+        candidates: list[Idea] = []
+        for order_text, order_reason in orders:
+            for tile_text in ["", *tiles]:
+                for with_parallel in (True, False):
+                    parts = [order_text, tile_text]
+                    marks = self._parallel_marks(prefix="; ".join(p for p in parts if p)) if with_parallel else []
+                    text = "; ".join(p for p in [*parts, *marks] if p)
+                    if not text:
+                        continue
+                    score = (2.0 if marks else 0) + (1.5 if order_text else 0) + (0.5 if tile_text else 0)
+                    reason = ", ".join(
+                        r
+                        for r in [order_reason, "tiled for L2" if tile_text else "", "outer loops on all cores" if marks else ""]
+                        if r
+                    )
+                    candidates.append(Idea(text, score + self.random.random() * 0.1, reason))
+        if not parallel:
+            candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
+        innermost = self._vectorizable()
+        if parallel:
+            base = "; ".join(parallel)
+            candidates += [Idea(f"{base}; {v}", 2.1, "parallel outer loops, vectorized inner loop") for v in innermost[:1]]
+        candidates += [Idea(f"unroll({loop}, 4)", 0.2, "unrolled innermost loop") for loop in self._innermost()[:1]]
+        legal = [c for c in candidates if self._legal(c.schedule)]
+        return sorted(legal, key=lambda c: -c.score)
+
+    def _parallel_marks(self, prefix: str = "") -> list[str]:
+        """`parallelize` for every outermost loop that carries no dependence (after `prefix`)."""
+        verdict = prove_legal(self.kernel, prefix, self.allow_reassociation) if prefix else None
+        if verdict is not None and not verdict.legal:
+            return []
+        if verdict is None:
+            loops = [loop for loop in analyze(self.kernel).loops if loop.parallelizable]
+            chosen, covered = [], set()
+            for loop in sorted(loops, key=lambda x: x.depth):
+                if covered & set(loop.statements):
+                    continue
+                chosen.append(f"parallelize({loop.name})")
+                covered |= set(loop.statements)
+            return chosen
+        names = list(verdict.parallel_loops)
+        marks, covered = [], set()
+        lowered = verdict.lowered
+        by_name = {}
+        for loop_id, name in lowered.loop_names.items():
+            members = lowered.statements_in(loop_id)
+            qualified = f"{members[0]}.{name}" if sum(1 for n in lowered.loop_names.values() if n == name) > 1 else name
+            by_name[qualified] = (lowered.level_of(loop_id), set(members))
+        for name in sorted(names, key=lambda n: by_name.get(n, (99, set()))[0]):
+            _, members = by_name.get(name, (99, set()))
+            if not members or covered & members:
+                continue
+            marks.append(f"parallelize({name})")
+            covered |= members
+        return marks
+
+    def _stride_fixes(self) -> list[tuple[str, str]]:
+        """Interchanges (after splitting statements off where needed) that make the innermost loop
+        the one walking the last dimension of the statement's arrays."""
+        fixes: list[tuple[str, str]] = [("", "")]
+        for index, statement in enumerate(self.kernel.statements):
+            if len(statement.loops) < 2:
+                continue
+            best = _stride_one_loop(statement)
+            inner = statement.loops[-1].name
+            if best is None or best == inner:
+                continue
+            swap = f"interchange({statement.name}.{best}, {statement.name}.{inner})"
+            reason = f"{best} innermost in {statement.name} (stride-1 accesses)"
+            if self._legal(swap):
+                fixes.append((swap, reason))
+                continue
+            if index > 0:
+                previous = self.kernel.statements[index - 1]
+                split = f"distribute({previous.name}, {statement.name}); {swap}"
+                if self._legal(split):
+                    fixes.append((split, f"{statement.name} split off, then {reason}"))
+        combined = "; ".join(text for text, _ in fixes[1:])
+        if len(fixes) > 2 and self._legal(combined):
+            fixes.append((combined, "every statement's stride-1 loop innermost"))
+        return fixes
+
+    def _tiles(self, orders: list[tuple[str, str]]) -> list[str]:
+        """Tiles of the deepest statement's two innermost-but-one loops, sized for L2."""
+        deepest = max(self.kernel.statements, key=lambda s: len(s.loops))
+        if len(deepest.loops) < 3:
+            return []
+        side = 32
+        while 3 * (side * 2) ** 2 * 8 <= self.machine.l2_bytes // 2:
+            side *= 2
+        texts = []
+        for order_text, _ in orders[:3]:
+            state_names = _loop_order_after(self.kernel, deepest, order_text)
+            if state_names is None:
+                continue
+            outer, middle = state_names[-3], state_names[-2]
+            tile = f"tile({deepest.name}.{outer}, {deepest.name}.{middle}, {side}, {side})"
+            texts.append("; ".join(p for p in [order_text, tile] if p))
+        return [t.split("; ")[-1] for t in texts]
+
+    def _wavefronts(self) -> list[Idea]:
+        """Where the outer loops all carry dependences: skew so a loop becomes parallel."""
+        ideas = []
+        for statement in self.kernel.statements:
+            names = [f"{statement.name}.{loop.name}" for loop in statement.loops]
+            if len(names) < 2:
+                continue
+            patterns = []
+            if len(names) >= 3:
+                a, b, c = names[:3]
+                patterns.append(f"skew({b}, {c}, 1); skew({a}, {b}, 2); interchange({a}, {b}); parallelize({a})")
+            a, b = names[-2:]
+            patterns += [f"skew({a}, {b}, {f}); interchange({a}, {b}); parallelize({a})" for f in (1, 2)]
+            ideas += [Idea(p, 1.0, "wavefront: skewed so the outer loop's iterations are independent") for p in patterns]
+        return ideas
+
+    def _vectorizable(self) -> list[str]:
+        return [f"vectorize({loop.name}, {self.machine.simd_doubles})" for loop in analyze(self.kernel).loops if loop.vectorizable]
+
+    def _innermost(self) -> list[str]:
+        return [loop.name for loop in analyze(self.kernel).loops if loop.innermost]
+
+    def _around(self, best: Outcome) -> list[Idea]:
+        """Variations of the best schedule so far: tiles halved and doubled, vectorization added."""
+        variations = []
+        for old in (16, 32, 64, 128, 256):
+            if f", {old}" in best.schedule:
+                for new in (old // 2, old * 2):
+                    variations.append(Idea(best.schedule.replace(f", {old}", f", {new}"), 3.0, f"tiles resized {old}→{new}"))
+        for vector in self._vectorizable()[:1]:
+            variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
+        return [v for v in variations if self._legal(v.schedule)]
+
+
+def _stride_one_loop(statement: Statement) -> str | None:
+    """The loop variable that appears, with coefficient ±1, in the last subscript of most accesses."""
+    refs = [r for r in [statement.target, *array_refs(statement.value)] if isinstance(r, ArrayRef) and r.indices]
+    votes: dict[str, int] = {}
+    for ref in refs:
+        for name, coefficient in ref.indices[-1].terms:
+            if abs(coefficient) == 1 and name in statement.iterators:
+                votes[name] = votes.get(name, 0) + 1
+        for index in ref.indices[:-1]:
+            for name, _ in index.terms:
+                if name in statement.iterators:
+                    votes[name] = votes.get(name, 0) - 1
+    if not votes:
+        return None
+    return max(votes, key=lambda n: (votes[n], statement.iterators.index(n)))
+
+
+def _loop_order_after(kernel: Kernel, statement: Statement, schedule: str) -> list[str] | None:
+    from repoos_agent.schedule import ScheduleState
+
+    try:
+        state = ScheduleState(kernel).apply_all(parse_schedule(schedule))
+    except ScheduleError:
+        return None
+    return [d.name for d in state.statements[statement.name].dims]

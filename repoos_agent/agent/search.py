@@ -1,0 +1,223 @@
+"""The search: dialogues propose, the engine judges, the best measured schedule wins.
+
+`k` dialogues run concurrently; each turn a dialogue proposes up to `candidates`
+schedules, which are deduplicated (canonical text) across the whole run, proved,
+built (builds overlap) and raced against the baseline (timed runs never overlap: the
+measurement lock). Every step is an event. A racing finish re-measures the top few
+with more repeats; the winner is the fastest whose lead exceeds the spread, else the
+simpler schedule, and the identity (the baseline itself) is always in the pool.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.agent.heuristic import HeuristicProposer, Outcome
+from repoos_agent.evaluate import Evaluation, evaluate_schedule
+from repoos_agent.schedule import ScheduleError, parse_schedule
+from repoos_agent.target import Target
+
+RACE_FINALISTS = 3
+RACE_REPEATS = 15
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    iters: int = 5
+    k: int = 1
+    candidates: int = 4
+    size: str | None = None
+    compiler: str = "c"
+    seed: int = 0
+    allow_reassociation: bool = False
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One evaluated proposal on the leaderboard."""
+
+    schedule: str
+    dialogue: int
+    turn: int
+    agent: str
+    evaluation: Evaluation
+
+    @property
+    def speedup(self) -> float:
+        return self.evaluation.speedup or 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    run: str
+    target: str
+    size: str | None
+    best: Entry | None  # None: the identity (the baseline) won
+    best_speedup: float
+    best_spread: float
+    leaderboard: tuple[Entry, ...]
+    evaluations: int
+    verdicts: dict[str, int]
+    wall_s: float
+    tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def schedule(self) -> str:
+        return self.best.schedule if self.best else ""
+
+
+def optimize(target: Target, config: SearchConfig, events: EventStream | None = None) -> SearchResult:
+    """Search schedules for `target` with the heuristic backend; see the module docstring."""
+    events = events or EventStream()
+    run = uuid.uuid4().hex[:8]
+    start = time.perf_counter()
+    events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
+    seen: dict[str, Evaluation] = {}
+    seen_lock = threading.Lock()
+    leaderboard: list[Entry] = []
+
+    def evaluate(text: str) -> Evaluation:
+        with seen_lock:
+            if text in seen:
+                return seen[text]
+        evaluation = evaluate_schedule(
+            target, text, config.size, True, config.allow_reassociation, config.timeout_s, config.seed, config.compiler
+        )
+        with seen_lock:
+            seen.setdefault(text, evaluation)
+        return evaluation
+
+    def dialogue(number: int) -> None:
+        proposer = HeuristicProposer(target.kernel, seed=config.seed + number, allow_reassociation=config.allow_reassociation)
+        history: list[Outcome] = []
+        with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
+            for turn in range(1, config.iters + 1):
+                ideas = proposer.propose(history, config.candidates)
+                if not ideas:
+                    break
+                events.emit(Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name))
+                for idea in ideas:
+                    events.emit(
+                        Event(
+                            "proposal",
+                            run,
+                            dialogue=number,
+                            turn=turn,
+                            agent=proposer.name,
+                            schedule=idea.schedule,
+                            detail={"reason": idea.reason},
+                        )
+                    )
+                for idea, evaluation in zip(ideas, builders.map(evaluate, [i.schedule for i in ideas]), strict=True):
+                    entry = Entry(idea.schedule, number, turn, proposer.name, evaluation)
+                    with seen_lock:
+                        leaderboard.append(entry)
+                    history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup))
+                    events.emit(_evaluation_event(run, entry))
+
+    with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
+        list(dialogues.map(dialogue, range(config.k)))
+
+    best, speedup, spread = _racing_finish(target, config, leaderboard, events, run)
+    verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
+    result = SearchResult(
+        run=run,
+        target=target.label,
+        size=config.size,
+        best=best,
+        best_speedup=speedup,
+        best_spread=spread,
+        leaderboard=tuple(sorted(leaderboard, key=lambda e: -e.speedup)),
+        evaluations=len(leaderboard),
+        verdicts=dict(verdicts),
+        wall_s=time.perf_counter() - start,
+        tokens={"input": 0, "output": 0},
+    )
+    events.emit(
+        Event(
+            "run_finished",
+            run,
+            schedule=result.schedule,
+            speedup=speedup,
+            spread=spread,
+            detail={"evaluations": result.evaluations, "verdicts": result.verdicts, "wall_s": result.wall_s},
+        )
+    )
+    return result
+
+
+def _evaluation_event(run: str, entry: Entry) -> Event:
+    evaluation = entry.evaluation
+    return Event(
+        "evaluation",
+        run,
+        dialogue=entry.dialogue,
+        turn=entry.turn,
+        agent=entry.agent,
+        schedule=entry.schedule,
+        verdict=evaluation.verdict,
+        speedup=evaluation.speedup,
+        spread=evaluation.spread,
+        verified=evaluation.verified,
+        feedback=evaluation.feedback,
+        times={
+            "legality_ms": evaluation.legality_ms,
+            "verify_ms": evaluation.verify_ms,
+            "build_ms": evaluation.build_ms,
+            **({"candidate_s": evaluation.candidate_s, "baseline_s": evaluation.baseline_s} if evaluation.candidate_s else {}),
+        },
+        timed=evaluation.timed,
+    )
+
+
+def _complexity(schedule: str) -> int:
+    try:
+        return len(parse_schedule(schedule).primitives)
+    except ScheduleError:
+        return 0
+
+
+def _racing_finish(target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str):
+    """Re-measure the finalists with more repeats; a lead must exceed the spread to count."""
+    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0]
+    finalists = sorted(measured, key=lambda e: -e.speedup)[:RACE_FINALISTS]
+    raced: list[tuple[Entry, float, float]] = []
+    for entry in finalists:
+        evaluation = evaluate_schedule(
+            target,
+            entry.schedule,
+            config.size,
+            True,
+            config.allow_reassociation,
+            config.timeout_s,
+            config.seed,
+            config.compiler,
+            repeats=RACE_REPEATS,
+        )
+        if evaluation.verdict == "legal" and evaluation.speedup:
+            raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
+            race = Event(
+                "evaluation",
+                run,
+                schedule=entry.schedule,
+                verdict="legal",
+                speedup=evaluation.speedup,
+                spread=evaluation.spread,
+                verified=evaluation.verified,
+                timed=evaluation.timed,
+                detail={"race": True},
+            )
+            events.emit(race)
+    contenders = [(None, 1.0, 0.0), *raced]
+    fastest = max(contenders, key=lambda c: c[1])
+    # Everything the fastest does not beat by more than the spread is a tie; among ties, the simplest wins.
+    ties = [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
+    winner = min(ties, key=lambda c: (_complexity(c[0].schedule) if c[0] else 0, -c[1]))
+    return winner
