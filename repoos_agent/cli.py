@@ -172,9 +172,10 @@ def command_cache(args: argparse.Namespace) -> int:
 def command_optimize(args: argparse.Namespace) -> int:
     specs = [parse_arg_spec(text) for text in args.arg]
     target = resolve_target(args.target, specs)
-    if args.backend != "heuristic":
-        raise RepoosError(f"backend `{args.backend}` is not available yet; use --backend heuristic")
+    backend = args.backend if ":" in args.backend or args.backend == "heuristic" else f"{args.backend}:{args.model or ''}"
     config = SearchConfig(
+        backend=backend.rstrip(":"),
+        base_url=args.base_url,
         iters=args.iters,
         k=args.k,
         candidates=args.candidates,
@@ -288,7 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
     optimize_parser.add_argument("target")
-    optimize_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default)")
+    optimize_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
+    optimize_parser.add_argument("--model", help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY)")
+    optimize_parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
     optimize_parser.add_argument("--iters", type=int, default=5, help="turns per dialogue")
     optimize_parser.add_argument("--k", type=int, default=1, help="independent dialogues run concurrently")
     optimize_parser.add_argument("--candidates", type=int, default=4, help="schedules per turn, built in parallel")

@@ -31,9 +31,12 @@ class Idea:
 
 @dataclass
 class Outcome:
+    """What the engine said about one proposal: the feedback every proposer learns from."""
+
     schedule: str
     verdict: str
     speedup: float | None
+    feedback: str = ""
 
 
 @dataclass

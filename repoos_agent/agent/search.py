@@ -18,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from repoos_agent.agent.events import Event, EventStream
-from repoos_agent.agent.heuristic import HeuristicProposer, Outcome
+from repoos_agent.agent.heuristic import Outcome
+from repoos_agent.agent.proposers import make_proposer
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
@@ -29,6 +30,8 @@ RACE_REPEATS = 15
 
 @dataclass(frozen=True)
 class SearchConfig:
+    backend: str = "heuristic"  # or openai:MODEL, gemini:MODEL
+    base_url: str | None = None
     iters: int = 5
     k: int = 1
     candidates: int = 4
@@ -94,8 +97,13 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
             seen.setdefault(text, evaluation)
         return evaluation
 
+    proposers = [
+        make_proposer(config.backend, target.kernel, config.seed + number, config.allow_reassociation, config.base_url)
+        for number in range(config.k)
+    ]
+
     def dialogue(number: int) -> None:
-        proposer = HeuristicProposer(target.kernel, seed=config.seed + number, allow_reassociation=config.allow_reassociation)
+        proposer = proposers[number]
         history: list[Outcome] = []
         with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
             for turn in range(1, config.iters + 1):
@@ -119,7 +127,7 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
                     entry = Entry(idea.schedule, number, turn, proposer.name, evaluation)
                     with seen_lock:
                         leaderboard.append(entry)
-                    history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup))
+                    history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup, evaluation.feedback))
                     events.emit(_evaluation_event(run, entry))
 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
@@ -138,7 +146,7 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         evaluations=len(leaderboard),
         verdicts=dict(verdicts),
         wall_s=time.perf_counter() - start,
-        tokens={"input": 0, "output": 0},
+        tokens=_tokens(proposers),
     )
     events.emit(
         Event(
@@ -151,6 +159,14 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         )
     )
     return result
+
+
+def _tokens(proposers: list) -> dict[str, int]:
+    totals = {"input": 0, "output": 0}
+    for proposer in proposers:
+        for kind, count in getattr(proposer, "tokens", {}).items():
+            totals[kind] += count
+    return totals
 
 
 def _evaluation_event(run: str, entry: Entry) -> Event:

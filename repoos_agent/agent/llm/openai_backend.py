@@ -1,0 +1,103 @@
+"""Chat completions from any OpenAI-compatible server: OpenAI itself, Ollama, vLLM, LM Studio, llama.cpp.
+
+The real `openai` client does the HTTP; its own retries are off (`max_retries=0`) so
+that `call_with_retries` decides, the same way for every backend. Servers that are
+"compatible" differ in small ways, so the answer is read defensively: a reply with no
+choices or no text becomes an empty completion, which the agent rejects as invalid.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy
+from repoos_agent.agent.llm.retry import DEFAULT_RETRY_POLICY, TransientFailure, call_with_retries, http_failure
+
+# Local servers ignore the key, but the SDK refuses to start without one.
+LOCAL_SERVER_PLACEHOLDER_KEY = "not-needed"
+
+
+class OpenAIBackend:
+    """A chat model behind an OpenAI-compatible `/chat/completions` endpoint; `name` is `openai:<model>`."""
+
+    def __init__(
+        self, model: str, base_url: str | None = None, api_key: str | None = None, retry: RetryPolicy = DEFAULT_RETRY_POLICY
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = base_url
+        self._retry = retry
+        self._api_key = _resolve_api_key(api_key, base_url)
+        self._client = openai.OpenAI(base_url=base_url, api_key=self._api_key, max_retries=0, timeout=retry.timeout_s)
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """One completion for the conversation, retried on 429, 5xx and time-outs; `LLMError` if it cannot be had."""
+        wire_messages = [{"role": message.role, "content": message.content} for message in messages]
+        response = call_with_retries(lambda: self._request(wire_messages), self._retry, self.name)
+        usage = response.usage
+        return Completion(
+            text=_first_choice_text(response),
+            input_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+            output_tokens=_token_count(getattr(usage, "completion_tokens", None)),
+            model=self.model,  # the name asked for, which prices are keyed on; servers may report a dated snapshot
+        )
+
+    def _request(self, wire_messages: list[dict[str, str]]) -> ChatCompletion:
+        try:
+            return self._client.chat.completions.create(model=self.model, messages=wire_messages)
+        except openai.APITimeoutError:
+            raise TransientFailure(f"timed out after {self._retry.timeout_s:g}s") from None
+        except openai.APIStatusError as error:
+            raise http_failure(error.status_code, _server_message(error), self._api_key, error.response.headers) from None
+        except openai.APIConnectionError:
+            raise LLMError(f"connection to {self._client.base_url} failed") from None
+
+
+def _resolve_api_key(api_key: str | None, base_url: str | None) -> str:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url is not None and _is_local(base_url):
+        return LOCAL_SERVER_PLACEHOLDER_KEY
+    raise LLMError(f"openai: no API key for {base_url or 'the OpenAI API'}; set OPENAI_API_KEY")
+
+
+def _is_local(base_url: str) -> bool:
+    """Servers on this machine or the private network (Ollama, vLLM, LM Studio...) usually run without keys."""
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def _first_choice_text(response: ChatCompletion) -> str:
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return ""
+    content = getattr(getattr(choices[0], "message", None), "content", None)
+    return content if isinstance(content, str) else ""
+
+
+def _token_count(value: object) -> int:
+    """Compatible servers may omit usage or send junk; a count we cannot trust is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _server_message(error: openai.APIStatusError) -> str | None:
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return body if isinstance(body, str) else None

@@ -1,0 +1,62 @@
+"""The dialogue with a real SDK client against a local server that plays the provider's wire format."""
+
+from __future__ import annotations
+
+import pytest
+
+from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.errors import RepoosError
+from repoos_agent.target import resolve_target
+
+from .fake_llm_servers import FakeLLMServer, gemini_answer, openai_answer, openai_error
+
+
+def user_messages(request) -> list[str]:
+    return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+
+
+def test_openai_dialogue_feeds_verdicts_back_and_survives_a_malformed_reply(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [
+        openai_answer(
+            "k carries the reduction; i is free.\n<schedule>parallelize(k)</schedule>\n<schedule>parallelize(i)</schedule>",
+            prompt_tokens=900,
+            completion_tokens=40,
+        ),
+        openai_error(429, "slow down"),
+        openai_answer("I am not sure what to do now.", prompt_tokens=1000, completion_tokens=9),
+        openai_answer("<schedule>tile(i, j, 0)</schedule>", prompt_tokens=1100, completion_tokens=12),
+    ]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(backend="openai:test-model", base_url=f"{server.url}/v1", iters=3, candidates=2, size="MINI")
+        result = optimize(resolve_target("gemm"), config)
+    verdicts = {e.schedule: e.evaluation.verdict for e in result.leaderboard}
+    assert verdicts["parallelize(k)"] == "illegal" and verdicts["parallelize(i)"] == "legal"
+    assert any(v == "invalid" and s.startswith("reply without a <schedule> block") for s, v in verdicts.items())
+    assert verdicts["tile(i, j, 0)"] == "invalid"
+    second_turn = user_messages(server.requests[2])[-1]  # request 1 was the 429, retried
+    assert "`parallelize(k)`: illegal" in second_turn and "loop `k` cannot run parallel" in second_turn
+    assert "`parallelize(i)`: legal" in second_turn
+    first_prompt = user_messages(server.requests[0])[0]
+    assert "def gemm(" in first_prompt and "S1 (line 43" in first_prompt and "Dependences:" in first_prompt
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test-not-a-real-key"
+    assert result.tokens == {"input": 3000, "output": 61}
+
+
+def test_gemini_dialogue_through_the_real_client(monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-test-key")
+    replies = [gemini_answer("<schedule>parallelize(S0.i); parallelize(S1.i)</schedule>", prompt_tokens=700, candidates_tokens=20),
+               gemini_answer("<done/>", prompt_tokens=800, candidates_tokens=3)]  # fmt: skip
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(backend="gemini:test-model", base_url=server.url, iters=3, candidates=2, size="MINI")
+        result = optimize(resolve_target("jacobi-2d"), config)
+    assert [e.evaluation.verdict for e in result.leaderboard] == ["legal"]
+    assert len(server.requests) == 2 and server.requests[0].headers["x-goog-api-key"] == "gemini-test-key"
+    assert "Results of your last schedules" in str(server.requests[1].body)
+    assert result.tokens == {"input": 1500, "output": 23}
+
+
+@pytest.mark.parametrize("spec", ["openai", "mystery:model"])
+def test_bad_backend_specs_are_clear_errors(spec):
+    with pytest.raises(RepoosError, match=r"needs a model|unknown backend"):
+        optimize(resolve_target("gemm"), SearchConfig(backend=spec, iters=1, size="MINI"))
