@@ -176,6 +176,8 @@ def command_optimize(args: argparse.Namespace) -> int:
     config = SearchConfig(
         backend=backend.rstrip(":"),
         base_url=args.base_url,
+        moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
+        aggregator=args.aggregator,
         iters=args.iters,
         k=args.k,
         candidates=args.candidates,
@@ -292,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
     optimize_parser.add_argument("--model", help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY)")
     optimize_parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
+    optimize_parser.add_argument("--moa", help="Mixture-of-Agents reference agents, e.g. 'heuristic,openai:qwen2.5-coder:32b'")
+    optimize_parser.add_argument("--aggregator", help="the agent that proposes last, seeing the references' proposals")
     optimize_parser.add_argument("--iters", type=int, default=5, help="turns per dialogue")
     optimize_parser.add_argument("--k", type=int, default=1, help="independent dialogues run concurrently")
     optimize_parser.add_argument("--candidates", type=int, default=4, help="schedules per turn, built in parallel")

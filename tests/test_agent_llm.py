@@ -60,3 +60,19 @@ def test_gemini_dialogue_through_the_real_client(monkeypatch):
 def test_bad_backend_specs_are_clear_errors(spec):
     with pytest.raises(RepoosError, match=r"needs a model|unknown backend"):
         optimize(resolve_target("gemm"), SearchConfig(backend=spec, iters=1, size="MINI"))
+
+
+def test_mixture_of_agents_pools_mixed_backends_and_dedupes(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [openai_answer("<schedule>parallelize(i)</schedule><schedule>interchange(j, k)</schedule>", prompt_tokens=10)]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(
+            moa=("heuristic",), aggregator="openai:aggregator", base_url=f"{server.url}/v1", iters=1, candidates=3, size="MINI"
+        )
+        result = optimize(resolve_target("gemm"), config)
+    agents = {e.schedule: e.agent for e in result.leaderboard}
+    assert agents["parallelize(i)"] == "heuristic"  # proposed by both; the first proposer keeps it, measured once
+    assert agents["interchange(j, k)"] == "openai:aggregator"
+    assert len(result.leaderboard) == len(agents)
+    aggregator_prompt = user_messages(server.requests[0])[-1]
+    assert "Other agents propose" in aggregator_prompt and "heuristic: `parallelize(i)`" in aggregator_prompt

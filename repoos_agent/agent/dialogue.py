@@ -70,7 +70,8 @@ class LLMProposer:
         self.messages: list[Message] = []
         self.reported = 0
 
-    def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+    def propose(self, history: list[Outcome], count: int, others: list[Idea] | None = None) -> list[Idea]:
+        """One turn; `others` are proposals of reference agents this model aggregates (Mixture-of-Agents)."""
         if self.done:
             return []
         if not self.messages:
@@ -78,12 +79,17 @@ class LLMProposer:
             self.messages = [Message("system", system), Message("user", self.kernel_prompt())]
         else:
             self.messages.append(Message("user", feedback_prompt(history[self.reported :])))
+        if others:
+            listing = "\n".join(f"- {idea.agent}: `{idea.schedule}`" for idea in others)
+            self.messages[-1] = Message(
+                "user", f"{self.messages[-1].content}\nOther agents propose (they will be measured too):\n{listing}"
+            )
         self.reported = len(history)
         try:
             completion = self.backend.complete(self.messages)
         except LLMError as error:
             self.done = True
-            return [Idea(f"# the model could not answer: {error}", 0.0, "backend error")]
+            return [Idea(f"# the model could not answer: {error}", 0.0, "backend error", self.name)]
         self.tokens["input"] += completion.input_tokens
         self.tokens["output"] += completion.output_tokens
         self.messages.append(Message("assistant", completion.text))
@@ -93,8 +99,8 @@ class LLMProposer:
                 self.done = True
                 return []
             excerpt = " ".join(completion.text.split())[:80]
-            return [Idea(f"reply without a <schedule> block: {excerpt}", 0.0, "unparsable reply")]
-        return [Idea(block, 0.0, "model") for block in blocks[:count]]
+            return [Idea(f"reply without a <schedule> block: {excerpt}", 0.0, "unparsable reply", self.name)]
+        return [Idea(block, 0.0, "model", self.name) for block in blocks[:count]]
 
     def kernel_prompt(self) -> str:
         analysis = analyze(self.kernel)

@@ -27,6 +27,7 @@ class Idea:
     schedule: str
     score: float
     reason: str
+    agent: str = "heuristic"
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from repoos_agent.agent.dialogue import LLMProposer
@@ -14,6 +15,45 @@ class Proposer(Protocol):
     name: str
 
     def propose(self, history: list[Outcome], count: int) -> list[Idea]: ...
+
+
+class MixtureOfAgents:
+    """Reference agents propose in parallel; the aggregator proposes its own, informed by theirs.
+
+    Every proposal is kept (deduplicated by the search): the measurements pick the winner."""
+
+    def __init__(self, references: list[Proposer], aggregator: Proposer | None) -> None:
+        self.references = references
+        self.aggregator = aggregator
+        self.name = "moa"
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        totals = {"input": 0, "output": 0}
+        for proposer in [*self.references, *([self.aggregator] if self.aggregator else [])]:
+            for kind, count in getattr(proposer, "tokens", {}).items():
+                totals[kind] += count
+        return totals
+
+    def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+        with ThreadPoolExecutor(max_workers=max(1, len(self.references))) as pool:
+            pooled = [idea for ideas in pool.map(lambda p: p.propose(history, count), self.references) for idea in ideas]
+        if self.aggregator is None:
+            return pooled
+        if isinstance(self.aggregator, LLMProposer):
+            own = self.aggregator.propose(history, count, others=pooled)
+        else:
+            own = self.aggregator.propose(history, count)
+        return pooled + own
+
+
+def make_mixture(
+    references: list[str], aggregator: str | None, kernel: Kernel, seed: int, allow_reassociation: bool, base_url: str | None
+) -> MixtureOfAgents:
+    def build(spec: str, offset: int) -> Proposer:
+        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url)
+
+    return MixtureOfAgents([build(spec, n) for n, spec in enumerate(references)], build(aggregator, 100) if aggregator else None)
 
 
 def make_proposer(

@@ -15,11 +15,11 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
-from repoos_agent.agent.proposers import make_proposer
+from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
@@ -32,6 +32,8 @@ RACE_REPEATS = 15
 class SearchConfig:
     backend: str = "heuristic"  # or openai:MODEL, gemini:MODEL
     base_url: str | None = None
+    moa: tuple[str, ...] = ()  # reference agents' specs; with them, `aggregator` proposes last
+    aggregator: str | None = None
     iters: int = 5
     k: int = 1
     candidates: int = 4
@@ -97,17 +99,22 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
             seen.setdefault(text, evaluation)
         return evaluation
 
-    proposers = [
-        make_proposer(config.backend, target.kernel, config.seed + number, config.allow_reassociation, config.base_url)
-        for number in range(config.k)
-    ]
+    def proposer_for(number: int):
+        seed = config.seed + 1000 * number
+        if config.moa:
+            return make_mixture(
+                list(config.moa), config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url
+            )
+        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url)
+
+    proposers = [proposer_for(number) for number in range(config.k)]
 
     def dialogue(number: int) -> None:
         proposer = proposers[number]
         history: list[Outcome] = []
         with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
             for turn in range(1, config.iters + 1):
-                ideas = proposer.propose(history, config.candidates)
+                ideas = _deduplicated(proposer.propose(history, config.candidates))
                 if not ideas:
                     break
                 events.emit(Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name))
@@ -118,13 +125,13 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
                             run,
                             dialogue=number,
                             turn=turn,
-                            agent=proposer.name,
+                            agent=idea.agent,
                             schedule=idea.schedule,
                             detail={"reason": idea.reason},
                         )
                     )
                 for idea, evaluation in zip(ideas, builders.map(evaluate, [i.schedule for i in ideas]), strict=True):
-                    entry = Entry(idea.schedule, number, turn, proposer.name, evaluation)
+                    entry = Entry(idea.schedule, number, turn, idea.agent, evaluation)
                     with seen_lock:
                         leaderboard.append(entry)
                     history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup, evaluation.feedback))
@@ -191,6 +198,24 @@ def _evaluation_event(run: str, entry: Entry) -> Event:
         },
         timed=evaluation.timed,
     )
+
+
+def _canonical(text: str) -> str:
+    try:
+        return str(parse_schedule(text))
+    except ScheduleError:
+        return text.strip()
+
+
+def _deduplicated(ideas: list) -> list:
+    """One proposal per canonical schedule (the first agent to propose it keeps the credit)."""
+    kept, seen = [], set()
+    for idea in ideas:
+        canonical = _canonical(idea.schedule)
+        if canonical not in seen:
+            seen.add(canonical)
+            kept.append(replace(idea, schedule=canonical))
+    return kept
 
 
 def _complexity(schedule: str) -> int:
