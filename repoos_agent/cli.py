@@ -212,6 +212,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         "verdicts": result.verdicts,
         "wall_s": result.wall_s,
         "tokens": result.tokens,
+        "cost_usd": result.cost_usd,
         "run": result.run,
     }
     if args.json:

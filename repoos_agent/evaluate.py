@@ -73,6 +73,7 @@ def evaluate_schedule(
     seed: int = 0,
     compiler: str = "c",
     repeats: int = 5,
+    stop_below_speedup: float | None = None,
 ) -> Evaluation:
     """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it.
 
@@ -117,7 +118,8 @@ def evaluate_schedule(
     if not measure:
         return _from_proof(proof, base)
     outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
-    rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0, min_repeats=repeats)
+    scale = REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0
+    rules = RaceRules(outputs, scale, min_repeats=repeats, stop_below_speedup=stop_below_speedup)
     result = shared_worker().race(baseline, candidate, values, rules, timeout_s)
     comparison = result.comparison
     measured = dict(
@@ -127,6 +129,9 @@ def evaluate_schedule(
     if result.outcome != "ok":
         return _from_proof(proof, base, verdict=result.outcome, feedback=f"{result.outcome}: {result.message}", **measured)
     speedup = result.speedup
+    if result.message:  # stopped early: one run, not a measurement to rank by
+        feedback = f"{proof.feedback} Measured: {result.message}."
+        return _from_proof(proof, base, feedback=feedback, speedup=speedup, spread=1.0, timed=result.timed, **measured)
     feedback = (
         f"{proof.feedback} Measured: {speedup:.2f}x over the baseline "
         f"({result.candidate.median_s * 1e3:.3f} ms ±{result.candidate.spread:.0%} vs "

@@ -77,3 +77,13 @@ def test_optimize_command_reports_json(repoos_command, tmp_path):
     assert set(report["best"]) == {"schedule", "speedup", "spread", "verified"}
     assert report["verdicts"] and report["wall_s"] > 0 and "input" in report["tokens"]
     assert log.read_text().count("\n") >= 3
+
+
+def test_a_clearly_slower_candidate_is_not_timed_further():
+    from repoos_agent.evaluate import evaluate_schedule
+
+    slow = "skew(S1.k, S1.j, 1); interchange(S1.k, S1.j); parallelize(S1.k)"  # legal, but a terrible order for gemm
+    evaluation = evaluate_schedule(resolve_target("gemm"), slow, "SMALL", stop_below_speedup=0.5)
+    assert evaluation.verdict == "legal" and evaluation.correct
+    assert "stopped after one run" in evaluation.feedback and evaluation.speedup < 0.5
+    assert len(evaluation.timed) == 2  # one baseline run, one candidate run

@@ -19,12 +19,15 @@ from dataclasses import dataclass, field, replace
 
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
+from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
 
 RACE_FINALISTS = 3
+EARLY_STOP_FRACTION = 0.3
+"""A candidate whose first run is below 0.3x the best speedup so far is not timed further."""
 RACE_REPEATS = 15
 
 
@@ -72,6 +75,7 @@ class SearchResult:
     verdicts: dict[str, int]
     wall_s: float
     tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None  # None when a model's price is unknown (never guessed)
 
     @property
     def schedule(self) -> str:
@@ -92,8 +96,17 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         with seen_lock:
             if text in seen:
                 return seen[text]
+        with seen_lock:
+            best = max((e.speedup for e in leaderboard if e.evaluation.verdict == "legal"), default=1.0)
         evaluation = evaluate_schedule(
-            target, text, config.size, True, config.allow_reassociation, config.timeout_s, config.seed, config.compiler
+            target,
+            text,
+            config.size,
+            allow_reassociation=config.allow_reassociation,
+            timeout_s=config.timeout_s,
+            seed=config.seed,
+            compiler=config.compiler,
+            stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION,
         )
         with seen_lock:
             seen.setdefault(text, evaluation)
@@ -154,6 +167,7 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         verdicts=dict(verdicts),
         wall_s=time.perf_counter() - start,
         tokens=_tokens(proposers),
+        cost_usd=_cost(proposers),
     )
     events.emit(
         Event(
@@ -174,6 +188,23 @@ def _tokens(proposers: list) -> dict[str, int]:
         for kind, count in getattr(proposer, "tokens", {}).items():
             totals[kind] += count
     return totals
+
+
+def _cost(proposers: list) -> float | None:
+    """Dollars spent on model calls, from the price table; 0 for the heuristic, None if any price is unknown."""
+    members = [
+        m for p in proposers for m in [*getattr(p, "references", [p]), *([p.aggregator] if getattr(p, "aggregator", None) else [])]
+    ]
+    total = 0.0
+    for member in members:
+        backend = getattr(member, "backend", None)
+        if backend is None:
+            continue
+        spent = cost(backend.model, member.tokens["input"], member.tokens["output"])
+        if spent is None:
+            return None
+        total += spent
+    return total
 
 
 def _evaluation_event(run: str, entry: Entry) -> Event:

@@ -53,6 +53,7 @@ class RaceRules:
     min_repeats: int = 5
     max_repeats: int = 30
     min_total_s: float = 0.3
+    stop_below_speedup: float | None = None  # a first run slower than this is not timed further
 
 
 @dataclass(frozen=True)
@@ -83,20 +84,28 @@ def race_in_process(
     """The race itself (the worker runs this); `report(stage)` says what is about to run."""
     report = report or (lambda _stage: None)
     want, got = _copy(values), _copy(values)
-    report("baseline")
-    baseline(want)
-    report("candidate")
-    candidate(got)
+    first: dict[str, float] = {}
+    timed: list[tuple[float, float]] = []
+    for name, kernel, arguments in (("baseline", baseline, want), ("candidate", candidate, got)):
+        report(name)
+        with measurement_lock():
+            wall, start = time.time(), time.perf_counter()
+            kernel(arguments)
+            first[name] = time.perf_counter() - start
+            timed.append((wall, time.time()))
     comparison = compare_outputs(want, got, list(rules.outputs), rules.tolerance_scale)
     if not comparison.correct:
         worst = ", ".join(f"{name} ({error:.2e})" for name, error in comparison.errors if name in comparison.mismatched)
         return HeadToHead("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
+    if rules.stop_below_speedup and first["baseline"] < rules.stop_below_speedup * first["candidate"]:
+        estimate = first["baseline"] / first["candidate"]
+        message = f"stopped after one run: about {estimate:.2f}x, far behind the best so far"
+        return HeadToHead("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]), tuple(timed))
     report("timing")
     for _ in range(rules.warmups):
         baseline(_copy(values))
         candidate(_copy(values))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
-    timed: list[tuple[float, float]] = []
     while True:
         for name, kernel in (("baseline", baseline), ("candidate", candidate)):
             inputs = _copy(values)
