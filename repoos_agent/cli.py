@@ -221,10 +221,10 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"best: {result.schedule or '(identity: the baseline)'}")
     verified = payload["best"]["verified"]
     print(f"  speedup {result.best_speedup:.2f}x ±{result.best_spread:.0%} over the native baseline, z3 verified: {verified}")
-    print(
-        f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(result.verdicts.items()))
-    )
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(result.verdicts.items()))
+    print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
+    spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
     return 0
 
 
