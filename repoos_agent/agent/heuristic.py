@@ -131,15 +131,10 @@ class HeuristicProposer:
                 chosen.append(f"parallelize({loop.name})")
                 covered |= set(loop.statements)
             return chosen
-        names = list(verdict.parallel_loops)
-        marks, covered = [], set()
         lowered = verdict.lowered
-        by_name = {}
-        for loop_id, name in lowered.loop_names.items():
-            members = lowered.statements_in(loop_id)
-            qualified = f"{members[0]}.{name}" if sum(1 for n in lowered.loop_names.values() if n == name) > 1 else name
-            by_name[qualified] = (lowered.level_of(loop_id), set(members))
-        for name in sorted(names, key=lambda n: by_name.get(n, (99, set()))[0]):
+        by_name = {lowered.qualified_name(i): (lowered.level_of(i), set(lowered.statements_in(i))) for i in lowered.loop_names}
+        marks, covered = [], set()
+        for name in sorted(verdict.parallel_loops, key=lambda n: by_name.get(n, (99, set()))[0]):
             _, members = by_name.get(name, (99, set()))
             if not members or covered & members:
                 continue

@@ -51,14 +51,12 @@ def _analyze(kernel: Kernel) -> Analysis:
     ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))
     loops = []
     for loop_id in ids:
-        name = lowered.loop_names[loop_id]
         members = lowered.statements_in(loop_id)
-        shared = sum(1 for other in ids if lowered.loop_names[other] == name) > 1
         carried = carried_dependences(kernel, deps, lowered, loop_id)
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
         loops.append(
             LoopReport(
-                name=f"{members[0]}.{name}" if shared else name,
+                name=lowered.qualified_name(loop_id),
                 depth=lowered.level_of(loop_id),
                 statements=members,
                 carries=tuple(d.describe() for d in carried),

@@ -207,24 +207,10 @@ def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: 
         primitive = lowered.marked_by.get(loop_id)
         for dependence in carried_dependences(kernel, deps, lowered, loop_id, limit=3):
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
-            violations.append(
-                Violation(
-                    kind="parallel",
-                    source=dependence.source.name,
-                    source_line=dependence.source.line,
-                    sink=dependence.sink.name,
-                    sink_line=dependence.sink.line,
-                    array=dependence.array,
-                    loops=dependence.loops,
-                    distance=dependence.distance,
-                    primitive=str(primitive) if primitive else None,
-                    example="",
-                    description=(
-                        f"loop `{name}` cannot run {what}: it carries the {dependence.describe()}"
-                        + (f" (broken by `{primitive}`)" if primitive else "")
-                    ),
-                )
-            )
+            description = f"loop `{name}` cannot run {what}: it carries the {dependence.describe()}"
+            if primitive:
+                description += f" (broken by `{primitive}`)"
+            violations.append(_violation(dependence, "parallel", primitive, "", description))
     return violations
 
 
@@ -232,12 +218,7 @@ def _parallel_loops(kernel: Kernel, deps: tuple[Dependence, ...], lowered: Lower
     """Names of the loops of this schedule that carry no dependence, outermost first."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
     free = [i for i in ids if not loop_carries(kernel, deps, lowered, i)]
-    names = []
-    for loop_id in sorted(free, key=lowered.level_of):
-        name = lowered.loop_names[loop_id]
-        shared = sum(1 for other in ids if lowered.loop_names[other] == name) > 1
-        names.append(f"{lowered.statements_in(loop_id)[0]}.{name}" if shared else name)
-    return tuple(names)
+    return tuple(lowered.qualified_name(loop_id) for loop_id in sorted(free, key=lowered.level_of))
 
 
 def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered: LoweredSchedule) -> Violation:
@@ -248,8 +229,12 @@ def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered
         text += f" by primitive {culprit.index} `{culprit}`"
     if example:
         text += f"; e.g. {example}"
+    return _violation(dependence, dependence.kind, culprit, example, text)
+
+
+def _violation(dependence: Dependence, kind: str, primitive: Primitive | None, example: str, description: str) -> Violation:
     return Violation(
-        kind=dependence.kind,
+        kind=kind,
         source=dependence.source.name,
         source_line=dependence.source.line,
         sink=dependence.sink.name,
@@ -257,9 +242,9 @@ def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered
         array=dependence.array,
         loops=dependence.loops,
         distance=dependence.distance,
-        primitive=str(culprit) if culprit else None,
+        primitive=str(primitive) if primitive else None,
         example=example,
-        description=text,
+        description=description,
     )
 
 

@@ -53,6 +53,12 @@ class LoweredSchedule:
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)
 
+    def qualified_name(self, loop_id: str) -> str:
+        """How a primitive names this loop: `j`, or `S1.j` where other loops are also called `j`."""
+        name = self.loop_names[loop_id]
+        shared = sum(1 for other in self.loop_names.values() if other == name) > 1
+        return f"{self.statements_in(loop_id)[0]}.{name}" if shared else name
+
     def level_of(self, loop_id: str) -> int:
         for ids in self.loop_ids.values():
             if loop_id in ids:
