@@ -178,6 +178,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
         aggregator=args.aggregator,
+        mode=args.mode,
         iters=args.iters,
         k=args.k,
         candidates=args.candidates,
@@ -297,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
     optimize_parser.add_argument("--moa", help="Mixture-of-Agents reference agents, e.g. 'heuristic,openai:qwen2.5-coder:32b'")
     optimize_parser.add_argument("--aggregator", help="the agent that proposes last, seeing the references' proposals")
+    optimize_parser.add_argument(
+        "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
+    )
     optimize_parser.add_argument("--iters", type=int, default=5, help="turns per dialogue")
     optimize_parser.add_argument("--k", type=int, default=1, help="independent dialogues run concurrently")
     optimize_parser.add_argument("--candidates", type=int, default=4, help="schedules per turn, built in parallel")

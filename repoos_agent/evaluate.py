@@ -92,7 +92,7 @@ def evaluate_schedule(
     start = time.perf_counter()
     with isl_lock(target.kernel):
         nest = build_loop_nest(target.kernel, proof.lowered)
-    verification = verify_loop_nest(target.kernel, proof.lowered, nest)
+    verification = verify_loop_nest(target.kernel, proof.lowered, nest, proof.reassociates)
     base.update(
         verified=verification.label,
         verification=verification.reason,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from repoos_agent.agent.search import SearchConfig, optimize
@@ -76,3 +78,61 @@ def test_mixture_of_agents_pools_mixed_backends_and_dedupes(monkeypatch):
     assert len(result.leaderboard) == len(agents)
     aggregator_prompt = user_messages(server.requests[0])[-1]
     assert "Other agents propose" in aggregator_prompt and "heuristic: `parallelize(i)`" in aggregator_prompt
+
+
+def openai_tool_calls(*calls: tuple[str, dict], prompt_tokens: int = 5):
+    """A chat.completions answer whose message calls tools, as OpenAI's wire format has it."""
+    reply = openai_answer(None, prompt_tokens=prompt_tokens, completion_tokens=3)
+    message = reply.body["choices"][0]["message"]
+    message["tool_calls"] = [
+        {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        for n, (name, arguments) in enumerate(calls)
+    ]
+    reply.body["choices"][0]["finish_reason"] = "tool_calls"
+    return reply
+
+
+def gemini_function_call(name: str, arguments: dict):
+    reply = gemini_answer("", prompt_tokens=5, candidates_tokens=3)
+    reply.body["candidates"][0]["content"]["parts"] = [{"functionCall": {"name": name, "args": arguments}}]
+    return reply
+
+
+TOOL_SCRIPT = [("analyze", {}), ("check_legality", {"schedule": "parallelize(k)"}), ("evaluate", {"schedule": "parallelize(i)"})]
+
+
+def test_tools_mode_openai_calls_analyze_check_and_evaluate(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [openai_tool_calls(call) for call in TOOL_SCRIPT] + [openai_answer("parallelize(i) wins.")]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(
+            backend="openai:test-model", base_url=f"{server.url}/v1", mode="tools", iters=2, candidates=3, size="MINI"
+        )
+        result = optimize(resolve_target("gemm"), config)
+    assert [e.schedule for e in result.leaderboard] == ["parallelize(i)"]
+    assert result.leaderboard[0].evaluation.verdict == "legal"
+    sent = [request.body for request in server.requests]
+    assert [t["function"]["name"] for t in sent[0]["tools"]] == ["analyze", "check_legality", "evaluate", "show_code"]
+    tool_results = [m for m in sent[2]["messages"] if m["role"] == "tool"]
+    assert tool_results[-1]["tool_call_id"] == "call_0" and "cannot run parallel" in tool_results[-1]["content"]
+    assert "illegal" in tool_results[-1]["content"]
+    assert json.loads([m for m in sent[3]["messages"] if m["role"] == "tool"][-1]["content"])["verdict"] == "legal"
+
+
+def test_tools_mode_gemini_calls_analyze_check_and_evaluate(monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-test-key")
+    replies = [gemini_function_call(*call) for call in TOOL_SCRIPT] + [gemini_answer("done")]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(backend="gemini:test-model", base_url=server.url, mode="tools", iters=2, candidates=3, size="MINI")
+        result = optimize(resolve_target("gemm"), config)
+    assert [e.schedule for e in result.leaderboard] == ["parallelize(i)"]
+    declared = server.requests[0].body["tools"][0]["functionDeclarations"]
+    assert [d["name"] for d in declared] == ["analyze", "check_legality", "evaluate", "show_code"]
+    last = server.requests[3].body["contents"]
+    responses = [p["functionResponse"] for c in last for p in c["parts"] if "functionResponse" in p]
+    assert responses[-1]["name"] == "evaluate" and '"verdict": "legal"' in responses[-1]["response"]["result"]
+
+
+def test_tools_mode_needs_a_model():
+    with pytest.raises(RepoosError, match=r"--mode tools needs a model backend"):
+        optimize(resolve_target("gemm"), SearchConfig(mode="tools", iters=1, size="MINI"))

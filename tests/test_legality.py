@@ -6,6 +6,7 @@ import islpy as isl
 import pytest
 
 from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.target import resolve_target
 
@@ -114,3 +115,21 @@ def test_a_parallel_mark_inside_another_parallel_loop_is_reported():
     verdict = prove_legal(resolve_target("gemm").kernel, "parallelize(i); parallelize(S1.j)")
     assert verdict.verdict == "legal"
     assert "`j` is nested in parallel loop `i` and runs sequentially inside it" in verdict.feedback
+
+
+TRICKY = "tests/fixtures/tricky_kernels.py"
+
+
+def test_allowed_reassociation_is_legal_verified_and_correct():
+    """Found in review: Z3 used to refute every reassociated reduction as an engine bug."""
+    target = resolve_target(f"{TRICKY}:dot", [parse_arg_spec(s) for s in ("n=200", "a=f64[n]", "b=f64[n]", "out=f64[1]")])
+    assert prove_legal(target.kernel, "reverse(i)").verdict == "reassociation"
+    evaluation = evaluate_schedule(target, "reverse(i)", allow_reassociation=True)
+    assert evaluation.verdict == "legal" and evaluation.verified == "true" and evaluation.correct
+
+
+def test_an_update_that_reads_its_accumulator_is_never_reassociation():
+    """Found in review: `x[i] += x[i] * 0.5 + a[k]` was accepted as a reorderable reduction."""
+    kernel = resolve_target(f"{TRICKY}:self_feeding").kernel
+    verdict = prove_legal(kernel, "reverse(k)", allow_reassociation=True)
+    assert verdict.verdict == "illegal"

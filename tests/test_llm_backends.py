@@ -311,8 +311,8 @@ def test_gemini_without_key_says_which_variables_to_set() -> None:
 
 
 def test_gemini_rejects_an_unknown_role_before_sending() -> None:
-    with FakeLLMServer([]) as server, pytest.raises(LLMError, match="unknown message role 'tool'"):
-        gemini_backend(server).complete([Message("tool", "{}")])
+    with FakeLLMServer([]) as server, pytest.raises(LLMError, match="unknown message role 'narrator'"):
+        gemini_backend(server).complete([Message("narrator", "{}")])
 
     assert server.requests == []
 

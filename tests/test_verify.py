@@ -77,7 +77,7 @@ def test_parallel_loop_with_carried_dependence_is_a_race():
     k_loop = lambda n: replace(n, parallel=True) if isinstance(n, For) and n.iterator == "c3" and isinstance(n.body, For) else None  # noqa: E731
     verification = verify_loop_nest(kernel, lowered, LoopNest(rewrite(nest.root, k_loop), nest.bounds))
     assert verification.verified is False
-    assert "parallel loop `k` has a race" in verification.reason
+    assert "loop `k` (parallel or vectorized) has a race" in verification.reason
     first, second = re.findall(r"S1\(i=(-?\d+), k=(-?\d+), j=(-?\d+)\)", verification.counterexample)
     assert first[0] == second[0] and first[2] == second[2] and first[1] != second[1]  # same C[i][j], two k
 

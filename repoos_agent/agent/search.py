@@ -17,10 +17,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
+from repoos_agent.agent.tools import agent_tools
+from repoos_agent.agent.tools_mode import run_tools_dialogue
+from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
@@ -45,6 +49,7 @@ class SearchConfig:
     seed: int = 0
     allow_reassociation: bool = False
     timeout_s: float = 120.0
+    mode: str = "dialogue"  # or "tools": the model calls the engine's tools itself
 
 
 @dataclass(frozen=True)
@@ -150,8 +155,30 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
                     history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup, evaluation.feedback))
                     events.emit(_evaluation_event(run, entry))
 
+    def tools_dialogue(number: int) -> None:
+        proposer = proposers[number]
+        if not isinstance(proposer, LLMProposer):
+            raise RepoosError("--mode tools needs a model backend (openai:MODEL or gemini:MODEL)")
+        calls = [0]
+
+        def record(schedule: str, evaluation: Evaluation) -> None:
+            calls[0] += 1
+            entry = Entry(str(evaluation.schedule or schedule), number, calls[0], proposer.name, evaluation)
+            with seen_lock:
+                leaderboard.append(entry)
+            events.emit(_evaluation_event(run, entry))
+
+        def on_call(name: str, arguments: dict) -> None:
+            detail = {"tool": name, "arguments": arguments}
+            events.emit(
+                Event("proposal", run, dialogue=number, agent=proposer.name, schedule=arguments.get("schedule"), detail=detail)
+            )
+
+        tools = agent_tools(target, config.size, config.compiler, record)
+        run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=on_call)
+
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
-        list(dialogues.map(dialogue, range(config.k)))
+        list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
     best, speedup, spread = _racing_finish(target, config, leaderboard, events, run)
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)

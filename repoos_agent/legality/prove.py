@@ -14,6 +14,7 @@ import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
 from repoos_agent.legality.verdict import Violation
+from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
@@ -59,8 +60,9 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     deps = dependences(kernel)
     reduction_candidates = [d for d in deps if _may_be_reassociation(d)]
     broken = _order_violations(kernel, [d for d in deps if d not in reduction_candidates], lowered, limit=MAX_EXPLAINED)
-    reordered = [d for d in _order_violations(kernel, reduction_candidates, lowered) if _is_reassociation(d, lowered)]
-    broken += [d for d in _order_violations(kernel, reduction_candidates, lowered) if d not in reordered][:MAX_EXPLAINED]
+    reduction_violations = _order_violations(kernel, reduction_candidates, lowered)
+    reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
+    broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
     parallel = _parallel_violations(kernel, deps, lowered)
     parallel_loops = _parallel_loops(kernel, deps, lowered) if explain else ()
     canonical = str(parsed)
@@ -140,13 +142,20 @@ def _may_be_reassociation(dependence: Dependence) -> bool:
     return dependence.is_self and statement.is_reduction and dependence.array == statement.writes[0].array
 
 
+def accumulates_only(statement) -> bool:
+    """`t += e` where `e` never reads `t`'s array (or scalar): only then do the updates commute."""
+    target = statement.target
+    if isinstance(target, ArrayRef):
+        return all(ref.array != target.array for ref in array_refs(statement.value))
+    return target.name not in names(statement.value)
+
+
 def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
     """Only instances of one `+=`/`*=` statement accumulating into the same element swap order."""
     statement = dependence.source
-    target = statement.writes[0]
-    other_reads = [r for r in statement.reads if r.array == target.array and not r.relation.is_equal(target.relation)]
-    if other_reads:
+    if not accumulates_only(statement):
         return False
+    target = statement.writes[0]
     same_element = target.relation.apply_range(target.relation.reverse())
     return _violated_pairs(dependence, lowered).is_subset(same_element)
 

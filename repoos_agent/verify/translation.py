@@ -22,6 +22,7 @@ import islpy as isl
 import z3
 
 from repoos_agent.codegen.loopnest import Block, For, If, Let, LoopNest, Node
+from repoos_agent.legality.prove import accumulates_only
 from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
@@ -71,15 +72,18 @@ _Z3_LOCK = threading.Lock()
 """Z3's Python API shares one global context, which is not thread-safe: one proof at a time."""
 
 
-def verify_loop_nest(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest) -> Verification:
-    """Prove (a), (b) and (c) for `nest`; a refutation carries parameter values and instances."""
+def verify_loop_nest(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest, reassociates: bool = False) -> Verification:
+    """Prove (a), (b) and (c) for `nest`; a refutation carries parameter values and instances.
+
+    With `reassociates`, the updates of an accumulating statement (`t += e`, `e` not reading `t`)
+    to one element may run in any order: (b) then skips those pairs, as legality allowed."""
     with _Z3_LOCK, isl_lock(kernel):
-        return _verify(kernel, lowered, nest)
+        return _verify(kernel, lowered, nest, reassociates)
 
 
-def _verify(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest) -> Verification:
+def _verify(kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest, reassociates: bool) -> Verification:
     start = time.perf_counter()
-    checker = _Checker(kernel, lowered, nest)
+    checker = _Checker(kernel, lowered, nest, reassociates)
     try:
         checker.run()
     except _Refuted as refuted:
@@ -123,8 +127,9 @@ def _accesses(statement: Statement, locals_: set[str]) -> list[_Access]:
 
 
 class _Checker:
-    def __init__(self, kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest) -> None:
+    def __init__(self, kernel: Kernel, lowered: LoweredSchedule, nest: LoopNest, reassociates: bool) -> None:
         self.kernel = kernel
+        self.reassociates = reassociates
         self.lowered = lowered
         self.nest = nest
         self.params = parameters(kernel)
@@ -209,13 +214,19 @@ class _Checker:
         if model is not None:
             raise _Refuted(f"the loop nest never runs an instance of {statement.name}", self._describe(model, (statement, x)))
 
-    def _conflict(self, source: Statement, sink: Statement, x: list, y: list) -> z3.BoolRef:
+    def _conflict(self, source: Statement, sink: Statement, x: list, y: list, order_matters: bool = False) -> z3.BoolRef:
         x_env, y_env = instance_env(source, x, self.params), instance_env(sink, y, self.params)
+        reordered_reduction = (
+            order_matters and self.reassociates and source is sink and source.is_reduction and accumulates_only(source)
+        )
+        accumulator = source.target.array if isinstance(source.target, ArrayRef) else source.target.name
         clauses = []
         for a in _accesses(source, self.locals):
             for b in _accesses(sink, self.locals):
                 if a.array != b.array or not (a.write or b.write):
                     continue
+                if reordered_reduction and a.array == accumulator:
+                    continue  # updates of one accumulator may be reordered: reassociation was allowed
                 clauses.append(z3.And([affine(i, x_env) == affine(j, y_env) for i, j in zip(a.indices, b.indices, strict=True)]))
         return z3.Or(clauses) if clauses else z3.BoolVal(False)
 
@@ -232,7 +243,7 @@ class _Checker:
                         z3.And(
                             first.condition,
                             second.condition,
-                            self._conflict(source, sink, first.instance, second.instance),
+                            self._conflict(source, sink, first.instance, second.instance, order_matters=True),
                             original_before(
                                 source, sink, instance_env(source, first.instance, {}), instance_env(sink, second.instance, {})
                             ),
@@ -284,7 +295,7 @@ class _Checker:
                     if model is not None:
                         name = self.lowered.loop_names.get(loop.loop_id, loop.iterator)
                         raise _Refuted(
-                            f"parallel loop `{name}` has a race: two of its iterations touch the same element and one writes",
+                            f"loop `{name}` (parallel or vectorized) has a race: two iterations touch one element, one writes",
                             self._describe(model, (source, first.instance), (sink, second.instance)),
                         )
 
@@ -299,8 +310,8 @@ def _parallel_fors(node: Node) -> list[For]:
     elif isinstance(node, Let):
         found += _parallel_fors(node.body)
     elif isinstance(node, For):
-        if node.parallel:
-            found.append(node)
+        if node.parallel or node.vector:
+            found.append(node)  # a simd loop promises independent iterations just as a parallel one
         found += _parallel_fors(node.body)
     return found
 

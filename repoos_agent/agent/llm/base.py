@@ -19,9 +19,30 @@ class LLMError(RepoosError):
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A model's request to run one of the engine's tools."""
+
+    id: str
+    name: str
+    arguments: dict
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model sees it: name, what it is for, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict
+
+
+@dataclass(frozen=True)
 class Message:
-    role: str  # "system", "user" or "assistant"
+    role: str  # "system", "user", "assistant" or "tool"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()  # an assistant turn that called tools
+    tool_call_id: str | None = None  # a tool result: the call it answers
+    name: str | None = None  # a tool result: the tool's name
 
 
 @dataclass(frozen=True)
@@ -42,9 +63,21 @@ class RetryPolicy:
     timeout_s: float = 60.0
 
 
+@dataclass(frozen=True)
+class ToolTurn:
+    """A model's answer when it may call tools: text, tool calls (possibly none), tokens."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    input_tokens: int
+    output_tokens: int
+
+
 class ChatBackend(Protocol):
     """A model the agent talks to. `name` is `backend:model`, e.g. `openai:gpt-4o-mini` or `heuristic`."""
 
     name: str
 
     def complete(self, messages: Sequence[Message]) -> Completion: ...
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn: ...

@@ -16,7 +16,7 @@ import pydantic
 from google import genai
 from google.genai import errors, types
 
-from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy
+from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy, ToolCall, ToolSpec, ToolTurn
 from repoos_agent.agent.llm.retry import DEFAULT_RETRY_POLICY, TransientFailure, call_with_retries, http_failure
 
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -50,6 +50,26 @@ class GeminiBackend:
         input_tokens, output_tokens = _token_counts(response.usage_metadata)
         return Completion(text=response.text or "", input_tokens=input_tokens, output_tokens=output_tokens, model=self.model)
 
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
+        """One turn with Gemini function declarations; the model's function calls come back parsed."""
+        system_instruction, contents = _split_conversation(messages, self.name)
+        declarations = [
+            types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters) for t in tools
+        ]
+        config = types.GenerateContentConfig(
+            system_instruction=system_instruction,
+            tools=[types.Tool(function_declarations=declarations)],
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        response = call_with_retries(lambda: self._request(contents, config), self._retry, self.name)
+        input_tokens, output_tokens = _token_counts(response.usage_metadata)
+        calls = tuple(
+            ToolCall(call.id or f"{call.name}-{index}", call.name or "", dict(call.args or {}))
+            for index, call in enumerate(response.function_calls or [])
+        )
+        text = "".join(part.text or "" for part in _parts(response))
+        return ToolTurn(text=text, calls=calls, input_tokens=input_tokens, output_tokens=output_tokens)
+
     def _request(self, contents: list[types.Content], config: types.GenerateContentConfig) -> types.GenerateContentResponse:
         try:
             return self._client.models.generate_content(model=self.model, contents=contents, config=config)
@@ -78,11 +98,24 @@ def _split_conversation(messages: Sequence[Message], backend_name: str) -> tuple
     for message in messages:
         if message.role == "system":
             system_parts.append(message.content)
+        elif message.role == "tool":
+            response = types.FunctionResponse(id=message.tool_call_id, name=message.name, response={"result": message.content})
+            contents.append(types.Content(role="user", parts=[types.Part(function_response=response)]))
         elif message.role in _GEMINI_ROLES:
-            contents.append(types.Content(role=_GEMINI_ROLES[message.role], parts=[types.Part(text=message.content)]))
+            parts = [types.Part(text=message.content)] if message.content else []
+            parts += [
+                types.Part(function_call=types.FunctionCall(id=c.id, name=c.name, args=c.arguments)) for c in message.tool_calls
+            ]
+            contents.append(types.Content(role=_GEMINI_ROLES[message.role], parts=parts))
         else:
-            raise LLMError(f"{backend_name}: unknown message role {message.role!r}; expected system, user or assistant")
+            raise LLMError(f"{backend_name}: unknown message role {message.role!r}; expected system, user, assistant or tool")
     return ("\n\n".join(system_parts) or None), contents
+
+
+def _parts(response: types.GenerateContentResponse) -> list[types.Part]:
+    candidates = response.candidates or []
+    content = candidates[0].content if candidates else None
+    return list(content.parts or []) if content is not None else []
 
 
 def _token_counts(usage: types.GenerateContentResponseUsageMetadata | None) -> tuple[int, int]:

@@ -9,6 +9,7 @@ choices or no text becomes an empty completion, which the agent rejects as inval
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 from collections.abc import Sequence
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit
 import openai
 from openai.types.chat import ChatCompletion
 
-from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy
+from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy, ToolCall, ToolSpec, ToolTurn
 from repoos_agent.agent.llm.retry import DEFAULT_RETRY_POLICY, TransientFailure, call_with_retries, http_failure
 
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -51,8 +52,34 @@ class OpenAIBackend:
             model=self.model,  # the name asked for, which prices are keyed on; servers may report a dated snapshot
         )
 
-    def _request(self, wire_messages: list[dict[str, str]]) -> ChatCompletion:
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
+        """One turn with native function calling (`tools` on the wire); the model's calls come back parsed."""
+        wire_messages = [_wire_message(message) for message in messages]
+        wire_tools = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools
+        ]
+        response = call_with_retries(lambda: self._request(wire_messages, wire_tools), self._retry, self.name)
+        usage = response.usage
+        message = response.choices[0].message if response.choices else None
+        calls = []
+        for call in (getattr(message, "tool_calls", None) or []) if message else []:
+            try:
+                arguments = json.loads(call.function.arguments or "{}")
+            except json.JSONDecodeError:
+                arguments = {"__unparsable__": call.function.arguments}
+            calls.append(ToolCall(call.id, call.function.name, arguments if isinstance(arguments, dict) else {}))
+        return ToolTurn(
+            text=(getattr(message, "content", None) or "") if message else "",
+            calls=tuple(calls),
+            input_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+            output_tokens=_token_count(getattr(usage, "completion_tokens", None)),
+        )
+
+    def _request(self, wire_messages: list[dict], tools: list[dict] | None = None) -> ChatCompletion:
         try:
+            if tools:
+                return self._client.chat.completions.create(model=self.model, messages=wire_messages, tools=tools)
             return self._client.chat.completions.create(model=self.model, messages=wire_messages)
         except openai.APITimeoutError:
             raise TransientFailure(f"timed out after {self._retry.timeout_s:g}s") from None
@@ -60,6 +87,19 @@ class OpenAIBackend:
             raise http_failure(error.status_code, _server_message(error), self._api_key, error.response.headers) from None
         except openai.APIConnectionError:
             raise LLMError(f"connection to {self._client.base_url} failed") from None
+
+
+def _wire_message(message: Message) -> dict:
+    """Our message as OpenAI's chat format, tool calls and tool results included."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    wire: dict = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in message.tool_calls
+        ]
+    return wire
 
 
 def _resolve_api_key(api_key: str | None, base_url: str | None) -> str:
