@@ -146,6 +146,30 @@ def isl_relation(
     return z3.Or(pieces) if pieces else z3.BoolVal(False)
 
 
+def isl_set(domain: isl.Set, values: list[z3.ArithRef], params: Mapping[str, z3.ArithRef]) -> z3.BoolRef:
+    """Membership in an isl set, its local variables under `Exists`, so it may also be negated."""
+    pieces = []
+    for basic in domain.get_basic_sets():
+        divs = [fresh("div") for _ in range(basic.dim(isl.dim_type.div))]
+        clauses = []
+        for constraint in basic.get_constraints():
+            terms = [z3.IntVal(constraint.get_constant_val().to_python())]
+            for kind, variables in ((isl.dim_type.set, values), (isl.dim_type.div, divs)):
+                for k, variable in enumerate(variables):
+                    coefficient = constraint.get_coefficient_val(kind, k).to_python()
+                    if coefficient:
+                        terms.append(coefficient * variable)
+            for k in range(basic.dim(isl.dim_type.param)):
+                coefficient = constraint.get_coefficient_val(isl.dim_type.param, k).to_python()
+                if coefficient:
+                    terms.append(coefficient * params[basic.get_dim_name(isl.dim_type.param, k)])
+            total = z3.Sum(terms)
+            clauses.append(total == 0 if constraint.is_equality() else total >= 0)
+        body = z3.And(clauses) if clauses else z3.BoolVal(True)
+        pieces.append(z3.Exists(divs, body) if divs else body)
+    return z3.Or(pieces) if pieces else z3.BoolVal(False)
+
+
 @dataclass(frozen=True)
 class Occurrence:
     """One place a statement is executed in the loop nest: the conditions on the iterators that reach it,

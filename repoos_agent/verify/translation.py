@@ -7,8 +7,8 @@ Independently of isl's dependence analysis, for all parameter values:
     loop touch the same element with a write. The source semantics come from the
     model (Python `range` bounds, guards, subscripts); the generated side is the
     `LoopNest` both backends print. Only the "none lost" check uses isl's schedule,
-    as a witness of *where* each instance should run; a wrong witness can only make
-    the check fail, never pass.
+    as a witness of *where* each instance should run, after proving that isl's domain
+    holds every instance the source runs; a wrong witness can only make the check fail.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from repoos_agent.verify.smt import (
     instance_env,
     instantiate,
     isl_relation,
+    isl_set,
     lex_less_equal,
     occurrences,
     original_before,
@@ -210,6 +211,12 @@ class _Checker:
             instance = [z3.substitute(v, *pairs) if pairs else v for v in execution.instance]
             covered.append(z3.And(condition, *(a == b for a, b in zip(instance, x, strict=True))))
         env = instance_env(statement, x, self.params)
+        # The witness must place every instance the source runs: isl's domain must not miss any.
+        model = self._solve(z3.And(in_domain(statement, env), z3.Not(isl_set(statement.domain, x, self.params))))
+        if model is not None:
+            raise _Refuted(
+                f"the model's domain of {statement.name} misses an instance the source runs", self._describe(model, (statement, x))
+            )
         model = self._solve(z3.And(in_domain(statement, env), witness, z3.Not(z3.Or(covered) if covered else z3.BoolVal(False))))
         if model is not None:
             raise _Refuted(f"the loop nest never runs an instance of {statement.name}", self._describe(model, (statement, x)))
