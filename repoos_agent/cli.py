@@ -189,7 +189,10 @@ def command_optimize(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
     )
     events = EventStream()
-    log = JsonlLog(args.log) if args.log else None
+    try:
+        log = JsonlLog(args.log) if args.log else None
+    except OSError as error:
+        raise RepoosError(f"--log {args.log}: {error.strerror}") from None
     if log:
         events.subscribe(log)
     if not args.json:
@@ -207,7 +210,7 @@ def command_optimize(args: argparse.Namespace) -> int:
             "schedule": result.schedule,
             "speedup": result.best_speedup,
             "spread": result.best_spread,
-            "verified": best.verified if best else "true",
+            "verified": best.verified if best else "n/a (the identity: the baseline itself)",
         },
         "evaluations": result.evaluations,
         "verdicts": result.verdicts,
@@ -257,6 +260,26 @@ def command_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -277,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("schedule", nargs="?", help="a schedule, e.g. 'interchange(j, k); parallelize(i)'")
     check.add_argument("--no-measure", action="store_true", help="prove and build only; do not run or time")
     check.add_argument("--allow-reassociation", action="store_true", help="accept reordered floating-point reductions")
-    check.add_argument("--timeout", type=float, default=120.0, help="seconds before a running candidate is stopped")
+    check.add_argument("--timeout", type=_positive_float, default=120.0, help="seconds before a running candidate is stopped")
     check.add_argument("--compiler", choices=BACKENDS, default="c", help="backend that builds the kernel (default c: see README)")
     check.add_argument("--size", help=f"size class of a bundled kernel: {', '.join(SIZE_CLASSES)} (default SMALL)")
     check.add_argument(
@@ -301,15 +324,15 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.add_argument(
         "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
     )
-    optimize_parser.add_argument("--iters", type=int, default=5, help="turns per dialogue")
-    optimize_parser.add_argument("--k", type=int, default=1, help="independent dialogues run concurrently")
-    optimize_parser.add_argument("--candidates", type=int, default=4, help="schedules per turn, built in parallel")
+    optimize_parser.add_argument("--iters", type=_positive_int, default=5, help="turns per dialogue")
+    optimize_parser.add_argument("--k", type=_positive_int, default=1, help="independent dialogues run concurrently")
+    optimize_parser.add_argument("--candidates", type=_positive_int, default=4, help="schedules per turn, built in parallel")
     optimize_parser.add_argument("--size", help="size class of a bundled kernel (default SMALL)")
     optimize_parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC")
     optimize_parser.add_argument("--compiler", choices=BACKENDS, default="c")
     optimize_parser.add_argument("--seed", type=int, default=0)
     optimize_parser.add_argument("--allow-reassociation", action="store_true")
-    optimize_parser.add_argument("--timeout", type=float, default=120.0)
+    optimize_parser.add_argument("--timeout", type=_positive_float, default=120.0)
     optimize_parser.add_argument("--log", help="append every event to this JSONL file")
     optimize_parser.add_argument("--json", action="store_true")
     optimize_parser.set_defaults(run=command_optimize)

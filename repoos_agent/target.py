@@ -28,7 +28,12 @@ class Target:
     def inputs(self, size: str | None, seed: int = 0) -> dict[str, object]:
         """Bundled kernels use PolyBench's init at `size`; user kernels their `--arg` specs."""
         if self.bundled is not None:
-            return self.bundled.inputs(size or "SMALL")
+            wanted = (size or "SMALL").upper()
+            if wanted not in SIZE_CLASSES:
+                raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+            return self.bundled.inputs(wanted)
+        if size is not None:
+            raise ArgumentSpecError("--size applies to bundled kernels; give user kernels their sizes with --arg")
         return make_inputs(self.kernel, list(self.arg_specs), seed)
 
     @property

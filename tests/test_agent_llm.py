@@ -41,6 +41,7 @@ def test_openai_dialogue_feeds_verdicts_back_and_survives_a_malformed_reply(monk
     assert "`parallelize(i)`: legal" in second_turn
     first_prompt = user_messages(server.requests[0])[0]
     assert "def gemm(" in first_prompt and "S1 (line 43" in first_prompt and "Dependences:" in first_prompt
+    assert "Baseline time: " in first_prompt and " ms." in first_prompt
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-not-a-real-key"
     assert result.tokens == {"input": 3000, "output": 61}
 

@@ -67,6 +67,7 @@ class LLMProposer:
 
     def __post_init__(self) -> None:
         self.name = self.backend.name
+        self.error: str | None = None  # why the model stopped answering, if it did
         self.messages: list[Message] = []
         self.reported = 0
 
@@ -89,7 +90,8 @@ class LLMProposer:
             completion = self.backend.complete(self.messages)
         except LLMError as error:
             self.done = True
-            return [Idea(f"# the model could not answer: {error}", 0.0, "backend error", self.name)]
+            self.error = str(error)
+            return []
         self.tokens["input"] += completion.input_tokens
         self.tokens["output"] += completion.output_tokens
         self.messages.append(Message("assistant", completion.text))

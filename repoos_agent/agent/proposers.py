@@ -48,10 +48,16 @@ class MixtureOfAgents:
 
 
 def make_mixture(
-    references: list[str], aggregator: str | None, kernel: Kernel, seed: int, allow_reassociation: bool, base_url: str | None
+    references: list[str],
+    aggregator: str | None,
+    kernel: Kernel,
+    seed: int,
+    allow_reassociation: bool,
+    base_url: str | None,
+    baseline_s: float | None = None,
 ) -> MixtureOfAgents:
     def build(spec: str, offset: int) -> Proposer:
-        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url)
+        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url, baseline_s)
 
     return MixtureOfAgents([build(spec, n) for n, spec in enumerate(references)], build(aggregator, 100) if aggregator else None)
 
@@ -61,7 +67,11 @@ def make_proposer(
 ) -> Proposer:
     """A fresh proposer for one dialogue."""
     backend, _, model = spec.partition(":")
+    if backend not in ("heuristic", "openai", "gemini"):
+        raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
     if backend == "heuristic":
+        if model:
+            raise RepoosError(f"the heuristic backend takes no model (got `{spec}`)")
         return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation)
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")

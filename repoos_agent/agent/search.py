@@ -24,8 +24,12 @@ from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
+from repoos_agent.backends import build_baseline
+from repoos_agent.check import fresh_copy
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
+from repoos_agent.measure import time_runs
+from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
 
@@ -117,13 +121,17 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
             seen.setdefault(text, evaluation)
         return evaluation
 
+    specs = [*config.moa, *([config.aggregator] if config.aggregator else [])] if config.moa else [config.backend]
+    baseline_s = _baseline_seconds(target, config) if any(spec != "heuristic" for spec in specs) else None
+
     def proposer_for(number: int):
         seed = config.seed + 1000 * number
         if config.moa:
+            moa = list(config.moa)
             return make_mixture(
-                list(config.moa), config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url
+                moa, config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s
             )
-        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url)
+        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s)
 
     proposers = [proposer_for(number) for number in range(config.k)]
 
@@ -132,8 +140,14 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         history: list[Outcome] = []
         with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
             for turn in range(1, config.iters + 1):
-                ideas = _deduplicated(proposer.propose(history, config.candidates))
+                # The identity is always in the pool already; proposing it measures nothing new.
+                ideas = [i for i in _deduplicated(proposer.propose(history, config.candidates)) if i.schedule]
                 if not ideas:
+                    error = getattr(proposer, "error", None)
+                    if error:
+                        events.emit(
+                            Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name, feedback=f"error: {error}")
+                        )
                     break
                 events.emit(Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name))
                 for idea in ideas:
@@ -207,6 +221,13 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         )
     )
     return result
+
+
+def _baseline_seconds(target: Target, config: SearchConfig) -> float:
+    """The native baseline's time, for a model's first prompt."""
+    values = target.inputs(config.size, config.seed)
+    native = build_baseline(target.kernel, Signature.of_values(target.kernel, values))
+    return time_runs(native, lambda: fresh_copy(values), min_repeats=3, min_total_s=0.05).median_s
 
 
 def _tokens(proposers: list) -> dict[str, int]:
@@ -285,8 +306,9 @@ def _complexity(schedule: str) -> int:
 
 def _racing_finish(target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str):
     """Re-measure the finalists with more repeats; a lead must exceed the spread to count."""
-    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0]
-    finalists = sorted(measured, key=lambda e: -e.speedup)[:RACE_FINALISTS]
+    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
+    unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
+    finalists = sorted(unique.values(), key=lambda e: -e.speedup)[:RACE_FINALISTS]
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
         evaluation = evaluate_schedule(
@@ -302,18 +324,19 @@ def _racing_finish(target: Target, config: SearchConfig, leaderboard: list[Entry
         )
         if evaluation.verdict == "legal" and evaluation.speedup:
             raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
-            race = Event(
-                "evaluation",
-                run,
-                schedule=entry.schedule,
-                verdict="legal",
-                speedup=evaluation.speedup,
-                spread=evaluation.spread,
-                verified=evaluation.verified,
-                timed=evaluation.timed,
-                detail={"race": True},
-            )
-            events.emit(race)
+        race = Event(
+            "evaluation",
+            run,
+            schedule=entry.schedule,
+            verdict=evaluation.verdict,
+            speedup=evaluation.speedup,
+            spread=evaluation.spread,
+            verified=evaluation.verified,
+            feedback=evaluation.feedback,
+            timed=evaluation.timed,
+            detail={"race": True},
+        )
+        events.emit(race)
     contenders = [(None, 1.0, 0.0), *raced]
     fastest = max(contenders, key=lambda c: c[1])
     # Everything the fastest does not beat by more than the spread is a tie; among ties, the simplest wins.

@@ -355,7 +355,6 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
     """The kernel's loop nest as an MLIR module with one C-interface function."""
     emitter = _Emitter(kernel, signature)
     arrays = tuple((a.name, a.rank, signature.array_type(a.name)) for a in kernel.arrays if a.is_argument and a.rank > 0)
-    ranked = {name for name, _, _ in arrays}
     scalars = []
     for name, kind in signature.scalars:
         scalars.append((name, "i64" if kind == "int" else "f64"))
@@ -363,7 +362,6 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
         [f"%{name}: {emitter.memref_type(name)} {{llvm.noalias}}" for name, _, _ in arrays]
         + [f"%{name}.arg: {t}" if name in kernel.parameters else f"%{name}: {t}" for name, t in scalars]
     )
-    del ranked
     body: list[str] = []
     emitter.lines = body
     env: dict[str, str] = {}

@@ -137,6 +137,8 @@ def _serve(connection: Connection) -> None:
             )
         except RepoosError as error:
             result = HeadToHead("runtime_error", str(error))
+        except Exception as error:  # the worker's boundary: anything here is a verdict for the parent, not a crash
+            result = HeadToHead("runtime_error", f"{type(error).__name__}: {error}")
         connection.send(("result", result))
 
 
@@ -170,9 +172,13 @@ class MeasurementWorker:
             if self._process is None or not self._process.is_alive():
                 self._start()
             connection = self._connection
-            connection.send((Contender.of(baseline), Contender.of(candidate), dict(values), rules))
-            deadline = time.monotonic() + timeout_s
             stage = "start"
+            try:
+                connection.send((Contender.of(baseline), Contender.of(candidate), dict(values), rules))
+            except (BrokenPipeError, OSError):
+                self._stop()
+                return HeadToHead("runtime_error", "the measuring process was gone; it restarts on the next race")
+            deadline = time.monotonic() + timeout_s
             while True:
                 remaining = deadline - time.monotonic()
                 try:
