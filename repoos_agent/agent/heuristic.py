@@ -211,13 +211,30 @@ class HeuristicProposer:
     def _around(self, best: Outcome) -> list[Idea]:
         """Variations of the best schedule so far: tiles halved and doubled, vectorization added."""
         variations = []
-        for old in (16, 32, 64, 128, 256):
-            if f", {old}" in best.schedule:
-                for new in (old // 2, old * 2):
-                    variations.append(Idea(best.schedule.replace(f", {old}", f", {new}"), 3.0, f"tiles resized {old}→{new}"))
+        for factor, word in ((0.5, "halved"), (2.0, "doubled")):
+            resized = _resize_tiles(best.schedule, factor)
+            if resized and resized != best.schedule:
+                variations.append(Idea(resized, 3.0, f"tiles of the best so far {word}"))
         for vector in self._vectorizable()[:1]:
             variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
         return [v for v in variations if self._legal(v.schedule)]
+
+
+def _resize_tiles(schedule: str, factor: float) -> str | None:
+    """The schedule with every tile size scaled by `factor` (at least 2), other primitives untouched."""
+    try:
+        parsed = parse_schedule(schedule)
+    except ScheduleError:
+        return None
+    texts = []
+    for primitive in parsed.primitives:
+        if primitive.name == "tile":
+            loops = [str(loop) for loop in primitive.loops()]
+            sizes = [str(max(2, int(size * factor))) for size in primitive.numbers()]
+            texts.append(f"tile({', '.join(loops + sizes)})")
+        else:
+            texts.append(str(primitive))
+    return "; ".join(texts)
 
 
 def _stride_one_loop(statement: Statement) -> str | None:
