@@ -155,14 +155,20 @@ class HeuristicProposer:
                 continue
             swap = f"interchange({statement.name}.{best}, {statement.name}.{inner})"
             reason = f"{best} innermost in {statement.name} (stride-1 accesses)"
-            if self._legal(swap):
-                fixes.append((swap, reason))
-                continue
-            if index > 0:
-                previous = self.kernel.statements[index - 1]
-                split = f"distribute({previous.name}, {statement.name}); {swap}"
-                if self._legal(split):
-                    fixes.append((split, f"{statement.name} split off, then {reason}"))
+            # The swap needs a perfect band: split off the statements before and after it first if needed.
+            before = f"distribute({self.kernel.statements[index - 1].name}, {statement.name})" if index > 0 else ""
+            after = (
+                f"distribute({statement.name}, {self.kernel.statements[index + 1].name})"
+                if index + 1 < len(self.kernel.statements)
+                else ""
+            )
+            for splits in ([], [before], [after], [before, after]):
+                if any(not split for split in splits):
+                    continue
+                text = "; ".join([*splits, swap])
+                if self._legal(text):
+                    fixes.append((text, f"{statement.name} split off, then {reason}" if splits else reason))
+                    break
         combined = "; ".join(text for text, _ in fixes[1:])
         if len(fixes) > 2 and self._legal(combined):
             fixes.append((combined, "every statement's stride-1 loop innermost"))
