@@ -120,6 +120,25 @@ def lex_less_equal(a: list, b: list) -> z3.BoolRef:
     return z3.Or(lex_less(a, b), z3.And([a[j] == b[j] for j in range(shared)]))
 
 
+def _basic_constraints(basic, groups: list[tuple[object, list]], params: Mapping[str, z3.ArithRef]) -> list[z3.BoolRef]:
+    """The constraints of one isl basic set or map over the given (dim type, variables) groups."""
+    clauses = []
+    for constraint in basic.get_constraints():
+        terms = [z3.IntVal(constraint.get_constant_val().to_python())]
+        for kind, variables in groups:
+            for k, variable in enumerate(variables):
+                coefficient = constraint.get_coefficient_val(kind, k).to_python()
+                if coefficient:
+                    terms.append(coefficient * variable)
+        for k in range(basic.dim(isl.dim_type.param)):
+            coefficient = constraint.get_coefficient_val(isl.dim_type.param, k).to_python()
+            if coefficient:
+                terms.append(coefficient * params[basic.get_dim_name(isl.dim_type.param, k)])
+        total = z3.Sum(terms)
+        clauses.append(total == 0 if constraint.is_equality() else total >= 0)
+    return clauses
+
+
 def isl_relation(
     relation: isl.Map, inputs: list[z3.ArithRef], outputs: list[z3.ArithRef], params: Mapping[str, z3.ArithRef]
 ) -> z3.BoolRef:
@@ -128,21 +147,8 @@ def isl_relation(
     pieces = []
     for basic in relation.get_basic_maps():
         divs = [fresh("div") for _ in range(basic.dim(isl.dim_type.div))]
-        clauses = []
-        for constraint in basic.get_constraints():
-            terms = [z3.IntVal(constraint.get_constant_val().to_python())]
-            for kind, variables in ((isl.dim_type.in_, inputs), (isl.dim_type.out, outputs), (isl.dim_type.div, divs)):
-                for k, variable in enumerate(variables):
-                    coefficient = constraint.get_coefficient_val(kind, k).to_python()
-                    if coefficient:
-                        terms.append(coefficient * variable)
-            for k in range(basic.dim(isl.dim_type.param)):
-                coefficient = constraint.get_coefficient_val(isl.dim_type.param, k).to_python()
-                if coefficient:
-                    terms.append(coefficient * params[basic.get_dim_name(isl.dim_type.param, k)])
-            total = z3.Sum(terms)
-            clauses.append(total == 0 if constraint.is_equality() else total >= 0)
-        pieces.append(z3.And(clauses))
+        groups = [(isl.dim_type.in_, inputs), (isl.dim_type.out, outputs), (isl.dim_type.div, divs)]
+        pieces.append(z3.And(_basic_constraints(basic, groups, params)))
     return z3.Or(pieces) if pieces else z3.BoolVal(False)
 
 
@@ -151,20 +157,7 @@ def isl_set(domain: isl.Set, values: list[z3.ArithRef], params: Mapping[str, z3.
     pieces = []
     for basic in domain.get_basic_sets():
         divs = [fresh("div") for _ in range(basic.dim(isl.dim_type.div))]
-        clauses = []
-        for constraint in basic.get_constraints():
-            terms = [z3.IntVal(constraint.get_constant_val().to_python())]
-            for kind, variables in ((isl.dim_type.set, values), (isl.dim_type.div, divs)):
-                for k, variable in enumerate(variables):
-                    coefficient = constraint.get_coefficient_val(kind, k).to_python()
-                    if coefficient:
-                        terms.append(coefficient * variable)
-            for k in range(basic.dim(isl.dim_type.param)):
-                coefficient = constraint.get_coefficient_val(isl.dim_type.param, k).to_python()
-                if coefficient:
-                    terms.append(coefficient * params[basic.get_dim_name(isl.dim_type.param, k)])
-            total = z3.Sum(terms)
-            clauses.append(total == 0 if constraint.is_equality() else total >= 0)
+        clauses = _basic_constraints(basic, [(isl.dim_type.set, values), (isl.dim_type.div, divs)], params)
         body = z3.And(clauses) if clauses else z3.BoolVal(True)
         pieces.append(z3.Exists(divs, body) if divs else body)
     return z3.Or(pieces) if pieces else z3.BoolVal(False)
