@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from repoos_agent.agent.dialogue import LLMProposer
@@ -97,28 +97,34 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
     run = uuid.uuid4().hex[:8]
     start = time.perf_counter()
     events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
-    seen: dict[str, Evaluation] = {}
+    seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
     seen_lock = threading.Lock()
     leaderboard: list[Entry] = []
 
     def evaluate(text: str) -> Evaluation:
         with seen_lock:
-            if text in seen:
-                return seen[text]
-        with seen_lock:
+            pending = seen.get(text)
+            owner = pending is None
+            if owner:
+                pending = seen[text] = Future()
             best = max((e.speedup for e in leaderboard if e.evaluation.verdict == "legal"), default=1.0)
-        evaluation = evaluate_schedule(
-            target,
-            text,
-            config.size,
-            allow_reassociation=config.allow_reassociation,
-            timeout_s=config.timeout_s,
-            seed=config.seed,
-            compiler=config.compiler,
-            stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION,
-        )
-        with seen_lock:
-            seen.setdefault(text, evaluation)
+        if not owner:
+            return pending.result()
+        try:
+            evaluation = evaluate_schedule(
+                target,
+                text,
+                config.size,
+                allow_reassociation=config.allow_reassociation,
+                timeout_s=config.timeout_s,
+                seed=config.seed,
+                compiler=config.compiler,
+                stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION,
+            )
+        except BaseException as error:
+            pending.set_exception(error)
+            raise
+        pending.set_result(evaluation)
         return evaluation
 
     specs = [*config.moa, *([config.aggregator] if config.aggregator else [])] if config.moa else [config.backend]
