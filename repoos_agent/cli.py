@@ -7,6 +7,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.backends.build import BACKENDS
@@ -195,10 +196,17 @@ def command_optimize(args: argparse.Namespace) -> int:
         raise RepoosError(f"--log {args.log}: {error.strerror}") from None
     if log:
         events.subscribe(log)
-    if not args.json:
+    display = LiveLeaderboard(target.label) if not args.json and sys.stderr.isatty() else None
+    if display:
+        events.subscribe(display)
+    elif not args.json:
         events.subscribe(_progress_line)
     try:
-        result = optimize(target, config, events)
+        if display:
+            with display:
+                result = optimize(target, config, events)
+        else:
+            result = optimize(target, config, events)
     finally:
         if log:
             log.close()

@@ -131,7 +131,7 @@ def evaluate_schedule(
     speedup = result.speedup
     if result.message:  # stopped early: one run, not a measurement to rank by
         feedback = f"{proof.feedback} Measured: {result.message}."
-        return _from_proof(proof, base, feedback=feedback, speedup=speedup, spread=1.0, timed=result.timed, **measured)
+        return _from_proof(proof, base, feedback=feedback, speedup=speedup, timed=result.timed, **measured)
     feedback = (
         f"{proof.feedback} Measured: {speedup:.2f}x over the baseline "
         f"({result.candidate.median_s * 1e3:.3f} ms ±{result.candidate.spread:.0%} vs "

@@ -1,0 +1,67 @@
+"""The live leaderboard `repoos optimize` shows on a terminal: the event stream, drawn with rich."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from repoos_agent.agent.events import Event
+
+ROWS = 12
+
+
+class LiveLeaderboard:
+    """Subscribe it to the event stream inside `with`; it redraws on every evaluation."""
+
+    def __init__(self, target: str, console: Console | None = None) -> None:
+        self.target = target
+        self.console = console or Console(stderr=True)
+        self.entries: list[Event] = []
+        self.verdicts: Counter[str] = Counter()
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()
+        self._live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
+
+    def __enter__(self) -> LiveLeaderboard:
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._live.__exit__(*exc)
+
+    def __call__(self, event: Event) -> None:
+        if event.kind != "evaluation" or event.detail.get("race"):
+            return
+        with self._lock:
+            self.entries.append(event)
+            self.verdicts[event.verdict or "?"] += 1
+            self._live.update(self._render())
+
+    def _render(self) -> Group:
+        best = max((e.speedup or 0 for e in self.entries), default=0.0)
+        header = Text(
+            f"{self.target}: {len(self.entries)} evaluations, best {best:.2f}x, {time.perf_counter() - self.started:.0f} s  "
+            + "  ".join(f"{verdict} {count}" for verdict, count in sorted(self.verdicts.items())),
+            style="bold",
+        )
+        table = Table(expand=True)
+        for column in ("#", "agent", "schedule", "verdict", "speedup", "spread", "z3"):
+            table.add_column(column, overflow="fold" if column == "schedule" else "ellipsis")
+        ranked = sorted(self.entries, key=lambda e: -(e.speedup or 0))[:ROWS]
+        for rank, event in enumerate(ranked, start=1):
+            table.add_row(
+                str(rank),
+                event.agent or "",
+                event.schedule or "(identity)",
+                event.verdict or "",
+                f"{event.speedup:.2f}x" if event.speedup else "-",
+                f"±{event.spread:.0%}" if event.spread is not None else ("1 run" if event.speedup else ""),
+                event.verified or "",
+            )
+        return Group(header, table)
