@@ -11,18 +11,13 @@ Run: `.venv/bin/python benchmarks/agent.py [--size MEDIUM] [--iters 3] [--candid
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
-import time
-from pathlib import Path
+
+from report import chosen_kernels, write_results
 
 from repoos_agent.agent.search import SearchConfig, optimize
-from repoos_agent.catalog import bundled_kernels
 from repoos_agent.target import resolve_target
-
-RESULTS = Path(__file__).parent / "results" / "agent.md"
 
 
 def main() -> int:
@@ -32,8 +27,7 @@ def main() -> int:
     parser.add_argument("--candidates", type=int, default=3)
     parser.add_argument("--kernels", default="all")
     args = parser.parse_args()
-    os.environ["REPOOS_CACHE_DIR"] = tempfile.mkdtemp(prefix="repoos-bench-cache-")
-    chosen = [k for k in bundled_kernels() if args.kernels == "all" or k.name in args.kernels.split(",")]
+    chosen = chosen_kernels(args.kernels)
     header = "| kernel | best schedule | speedup | spread | evaluations | runnable | wall s |"
     lines = [header, "|---" * 7 + "|"]
     print(header, flush=True)
@@ -58,11 +52,7 @@ def main() -> int:
         f"runnable proposals {statistics.mean(runnable_shares):.0%}; median wall time {statistics.median(walls):.1f} s per kernel"
     )
     print(summary)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
-    title = f"# Agent benchmark (heuristic backend)\n\nMeasured on {machine}.\n\n"
-    RESULTS.write_text(title + "\n".join(lines) + "\n" + summary + "\n")
-    print(f"written to {RESULTS}")
+    write_results("agent.md", "Agent benchmark (heuristic backend)", lines, summary)
     return 0
 
 

@@ -11,22 +11,18 @@ one run each (they are long). Run: `.venv/bin/python benchmarks/foundation.py`.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
+
+from report import chosen_kernels, write_results
 
 from repoos_agent.backends import build_baseline
-from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import fresh_copy, run_python
 from repoos_agent.ingest import load_kernel
 from repoos_agent.measure import time_runs
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
-
-RESULTS = Path(__file__).parent / "results" / "foundation.md"
 
 
 def native_seconds(native, values, slow_s: float = 1.0) -> float:
@@ -44,8 +40,7 @@ def main() -> int:
     parser.add_argument("--kernels", default="all", help="comma-separated names, or all")
     parser.add_argument("--no-large", action="store_true", help="skip the LARGE column")
     args = parser.parse_args()
-    os.environ["REPOOS_CACHE_DIR"] = tempfile.mkdtemp(prefix="repoos-bench-cache-")
-    chosen = [k for k in bundled_kernels() if args.kernels == "all" or k.name in args.kernels.split(",")]
+    chosen = chosen_kernels(args.kernels)
 
     header = (
         "| kernel | stmts | ingest ms | build ms (cold) | build ms (cached) | Python s MINI | native s MINI "
@@ -99,11 +94,7 @@ def main() -> int:
         f"{statistics.geometric_mean(speedups):.0f}x (target >= 100x on every kernel)"
     )
     print(summary)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
-    header_text = f"# Foundation benchmark\n\nMeasured on {machine}, {time.strftime('%Y-%m-%d')}.\n\n"
-    RESULTS.write_text(header_text + "\n".join(lines) + "\n" + summary + "\n")
-    print(f"written to {RESULTS}")
+    write_results("foundation.md", "Foundation benchmark", lines, summary)
     return 0
 
 

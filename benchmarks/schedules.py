@@ -14,19 +14,17 @@ benchmarks/results/schedules.md. Run: `.venv/bin/python benchmarks/schedules.py`
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from report import chosen_kernels, write_results
 from schedules_table import SCHEDULES
 
 from repoos_agent.backends import build_baseline, build_native
-from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import written_arrays
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.legality import dependences, prove_legal
@@ -35,7 +33,6 @@ from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 from repoos_agent.verify import verify_loop_nest
 
-RESULTS = Path(__file__).parent / "results" / "schedules.md"
 MEDIUM_ONLY = {"floyd-warshall", "seidel-2d", "adi", "nussinov", "lu", "ludcmp", "3mm", "gramschmidt", "correlation", "covariance"}
 """Kernels whose LARGE baseline takes over a second per run here (benchmarks/results/foundation.md)."""
 
@@ -45,8 +42,7 @@ def main() -> int:
     parser.add_argument("--kernels", default="all")
     parser.add_argument("--size", help="force one size for every kernel")
     args = parser.parse_args()
-    os.environ["REPOOS_CACHE_DIR"] = tempfile.mkdtemp(prefix="repoos-bench-cache-")
-    chosen = [k for k in bundled_kernels() if args.kernels == "all" or k.name in args.kernels.split(",")]
+    chosen = chosen_kernels(args.kernels)
     header = (
         "| kernel | size | schedule | verdict | speedup | spread | legality ms | z3 | z3 ms | build ms | baseline s | candidate s "
         "| MLIR build ms | MLIR s | MLIR/C |"
@@ -141,10 +137,7 @@ def main() -> int:
     mlir_worker.close()
     text = "\n".join(summary)
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
-    RESULTS.write_text(f"# Schedules benchmark\n\nMeasured on {machine}.\n\n" + "\n".join(lines) + "\n\n" + text + "\n")
-    print(f"written to {RESULTS}")
+    write_results("schedules.md", "Schedules benchmark", lines, text)
     return 0
 
 

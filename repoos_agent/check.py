@@ -69,12 +69,7 @@ def run_python(target: Target, values: dict[str, object]) -> float:
 
 def check_baseline(target: Target, size: str | None = None, seed: int = 0, compiler: str = "c") -> CheckReport:
     """Build the baseline (with the `compiler` backend), compare it with the Python original, and time both."""
-    if target.bundled is not None:
-        size = (size or "SMALL").upper()
-        if size not in SIZE_CLASSES:
-            raise RepoosError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
-    elif size is not None:
-        raise RepoosError("--size applies to bundled kernels; give user kernels their sizes with --arg")
+    size = target.size_class(size)
     values = target.inputs(size, seed)
     native = build_native(target.kernel, Signature.of_values(target.kernel, values), backend=compiler)
     instances = native.instances(values)

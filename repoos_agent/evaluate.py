@@ -11,9 +11,8 @@ import time
 from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
-from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.codegen.loopnest import build_loop_nest
-from repoos_agent.errors import CompileError, RepoosError
+from repoos_agent.errors import CompileError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.kernel import isl_lock
@@ -79,10 +78,7 @@ def evaluate_schedule(
 
     The candidate is built with the `compiler` backend; the baseline it races is always the C
     build of the source order, the reference every speedup is measured against."""
-    if target.bundled is not None:
-        size = (size or "SMALL").upper()
-        if size not in SIZE_CLASSES:
-            raise RepoosError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+    size = target.size_class(size)
     start = time.perf_counter()
     proof = prove_legal(target.kernel, schedule, allow_reassociation)
     legality_ms = (time.perf_counter() - start) * 1000

@@ -28,13 +28,20 @@ class Target:
     def inputs(self, size: str | None, seed: int = 0) -> dict[str, object]:
         """Bundled kernels use PolyBench's init at `size`; user kernels their `--arg` specs."""
         if self.bundled is not None:
-            wanted = (size or "SMALL").upper()
-            if wanted not in SIZE_CLASSES:
-                raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
-            return self.bundled.inputs(wanted)
-        if size is not None:
-            raise ArgumentSpecError("--size applies to bundled kernels; give user kernels their sizes with --arg")
+            return self.bundled.inputs(self.size_class(size))
+        self.size_class(size)
         return make_inputs(self.kernel, list(self.arg_specs), seed)
+
+    def size_class(self, size: str | None) -> str | None:
+        """The size class `size` names (SMALL by default), checked; user kernels take none."""
+        if self.bundled is None:
+            if size is not None:
+                raise ArgumentSpecError("--size applies to bundled kernels; give user kernels their sizes with --arg")
+            return None
+        wanted = (size or "SMALL").upper()
+        if wanted not in SIZE_CLASSES:
+            raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+        return wanted
 
     @property
     def sizes(self) -> tuple[str, ...]:
