@@ -17,6 +17,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from repoos_agent.agent.control import SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
@@ -85,15 +86,19 @@ class SearchResult:
     wall_s: float
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None  # None when a model's price is unknown (never guessed)
+    cancelled: bool = False  # stopped by its caller: the best so far, without a racing finish
 
     @property
     def schedule(self) -> str:
         return self.best.schedule if self.best else ""
 
 
-def optimize(target: Target, config: SearchConfig, events: EventStream | None = None) -> SearchResult:
-    """Search schedules for `target` with the heuristic backend; see the module docstring."""
+def optimize(
+    target: Target, config: SearchConfig, events: EventStream | None = None, control: SearchControl | None = None
+) -> SearchResult:
+    """Search schedules for `target`; see the module docstring. `control` may pause or cancel it from another thread."""
     events = events or EventStream()
+    control = control or SearchControl()
     run = uuid.uuid4().hex[:8]
     start = time.perf_counter()
     events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
@@ -102,6 +107,7 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
     leaderboard: list[Entry] = []
 
     def evaluate(text: str) -> Evaluation:
+        control.checkpoint()
         with seen_lock:
             pending = seen.get(text)
             owner = pending is None
@@ -142,10 +148,17 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
     proposers = [proposer_for(number) for number in range(config.k)]
 
     def dialogue(number: int) -> None:
+        try:
+            converse(number)
+        except SearchCancelled:
+            return
+
+    def converse(number: int) -> None:
         proposer = proposers[number]
         history: list[Outcome] = []
         with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
             for turn in range(1, config.iters + 1):
+                control.checkpoint()
                 # The identity is always in the pool already; proposing it measures nothing new.
                 ideas = [i for i in _deduplicated(proposer.propose(history, config.candidates)) if i.schedule]
                 if not ideas:
@@ -194,13 +207,23 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
                 Event("proposal", run, dialogue=number, agent=proposer.name, schedule=arguments.get("schedule"), detail=detail)
             )
 
+        def checked_call(name: str, arguments: dict) -> None:
+            control.checkpoint()
+            on_call(name, arguments)
+
         tools = agent_tools(target, config.size, config.compiler, record)
-        run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=on_call)
+        try:
+            run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=checked_call)
+        except SearchCancelled:
+            return
 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
         list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
-    best, speedup, spread = _racing_finish(target, config, leaderboard, events, run)
+    if control.cancelled:
+        best, speedup, spread = _best_so_far(leaderboard)
+    else:
+        best, speedup, spread = _racing_finish(target, config, leaderboard, events, run)
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     result = SearchResult(
         run=run,
@@ -215,6 +238,7 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
         wall_s=time.perf_counter() - start,
         tokens=_tokens(proposers),
         cost_usd=_cost(proposers),
+        cancelled=control.cancelled,
     )
     events.emit(
         Event(
@@ -223,7 +247,12 @@ def optimize(target: Target, config: SearchConfig, events: EventStream | None = 
             schedule=result.schedule,
             speedup=speedup,
             spread=spread,
-            detail={"evaluations": result.evaluations, "verdicts": result.verdicts, "wall_s": result.wall_s},
+            detail={
+                "evaluations": result.evaluations,
+                "verdicts": result.verdicts,
+                "wall_s": result.wall_s,
+                "cancelled": result.cancelled,
+            },
         )
     )
     return result
@@ -308,6 +337,15 @@ def _complexity(schedule: str) -> int:
         return len(parse_schedule(schedule).primitives)
     except ScheduleError:
         return 0
+
+
+def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
+    """A cancelled search's answer: its best correct measurement, or the identity when nothing beat the baseline."""
+    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 1.0]
+    if not measured:
+        return None, 1.0, 0.0
+    best = max(measured, key=lambda e: e.speedup)
+    return best, best.speedup, best.evaluation.spread or 0.0
 
 
 def _racing_finish(target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str):

@@ -1,0 +1,54 @@
+"""Steering a running search: pause holds new evaluations back, cancel stops it with what it has."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from repoos_agent.agent.control import SearchControl
+from repoos_agent.agent.events import EventStream
+from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.target import resolve_target
+
+
+def _run_in_thread(config: SearchConfig, events: EventStream, control: SearchControl):
+    results = []
+    thread = threading.Thread(target=lambda: results.append(optimize(resolve_target("jacobi-2d"), config, events, control)))
+    thread.start()
+    return thread, results
+
+
+def test_cancel_stops_the_search_and_keeps_its_best():
+    events, control = EventStream(), SearchControl()
+    first = threading.Event()
+    events.subscribe(lambda e: first.set() if e.kind == "evaluation" else None)
+    thread, results = _run_in_thread(SearchConfig(iters=50, candidates=2, size="MINI"), events, control)
+    assert first.wait(120)
+    control.cancel()
+    thread.join(60)
+    assert not thread.is_alive()
+    result = results[0]
+    assert result.cancelled and result.evaluations < 100
+    assert not any(e.detail.get("race") for e in events.events)  # no racing finish after a cancel
+    assert events.events[-1].kind == "run_finished" and events.events[-1].detail["cancelled"]
+
+
+def test_pause_holds_evaluations_until_resumed():
+    events, control = EventStream(), SearchControl()
+    first = threading.Event()
+    events.subscribe(lambda e: first.set() if e.kind == "evaluation" else None)
+    thread, _ = _run_in_thread(SearchConfig(iters=50, candidates=1, size="MINI"), events, control)
+    assert first.wait(120)
+    control.pause()
+    time.sleep(1.0)  # let an evaluation already past its checkpoint finish
+    paused_at = sum(e.kind == "evaluation" for e in events.events)
+    time.sleep(1.5)
+    assert sum(e.kind == "evaluation" for e in events.events) == paused_at
+    control.resume()
+    deadline = time.time() + 60
+    while sum(e.kind == "evaluation" for e in events.events) == paused_at and time.time() < deadline:
+        time.sleep(0.05)
+    assert sum(e.kind == "evaluation" for e in events.events) > paused_at
+    control.cancel()
+    thread.join(60)
+    assert not thread.is_alive()
