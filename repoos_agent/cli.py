@@ -22,6 +22,8 @@ from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import make_inputs, parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
+from repoos_agent.mcp.command import serve as serve_mcp
 from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError
 from repoos_agent.target import resolve_target
@@ -365,6 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser.add_argument("target")
     analyze_parser.add_argument("--json", action="store_true")
     analyze_parser.set_defaults(run=command_analyze)
+
+    mcp = commands.add_parser("mcp", help="serve the engine to coding assistants over MCP (stdio, or --http)")
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(run=serve_mcp)
     return parser
 
 
