@@ -10,6 +10,7 @@ from dataclasses import asdict
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -175,9 +176,8 @@ def command_cache(args: argparse.Namespace) -> int:
 def command_optimize(args: argparse.Namespace) -> int:
     specs = [parse_arg_spec(text) for text in args.arg]
     target = resolve_target(args.target, specs)
-    backend = args.backend if ":" in args.backend or args.backend == "heuristic" else f"{args.backend}:{args.model or ''}"
     config = SearchConfig(
-        backend=backend.rstrip(":"),
+        backend=backend_spec(args.backend, args.model),
         base_url=args.base_url,
         moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
         aggregator=args.aggregator,

@@ -44,6 +44,7 @@ SizeClass = Annotated[
     Literal["MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"] | None,
     Field(description="Problem size of a bundled kernel (default SMALL); leave it out for a user kernel."),
 ]
+PythonFile = Annotated[str, Field(description="A Python file, absolute or relative to the working directory.")]
 Compiler = Annotated[
     Literal["c", "mlir"], Field(description="Backend that builds the candidate; the baseline is always the C build.")
 ]
@@ -137,9 +138,6 @@ def list_kernels() -> KernelCatalog:
     with their categories and size classes."""
     kernels = tuple(BundledKernelSummary(k.name, k.category, k.sizes) for k in bundled_kernels())
     return KernelCatalog(kernels, SIZE_CLASSES)
-
-
-PythonFile = Annotated[str, Field(description="A Python file, absolute or relative to the working directory.")]
 
 
 def ingest(path: PythonFile) -> IngestReport:
