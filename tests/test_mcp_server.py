@@ -157,3 +157,16 @@ async def test_files_under_the_root_are_ingested_and_analyzed(server: Connection
     assert functions["row_norms"]["analyzable"] and functions["row_norms"]["target"] == "kernels/examples/user_kernels.py:row_norms"
     analysis = await server.call("analyze", {"target": functions["row_norms"]["target"]})
     assert analysis.structured_content["kernel"] == "row_norms"
+
+
+async def test_a_user_kernel_is_measured_on_the_inputs_its_args_describe(server: Connection):
+    arguments = {
+        "target": "kernels/examples/user_kernels.py:lower_triangle_update",
+        "schedule": "unroll(j, 4)",
+        "args": ["n=64", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"],
+    }
+    result = await server.call("evaluate", arguments)
+    report = result.structured_content
+    assert not result.is_error and report["verdict"] == "legal" and report["correct"] is True and report["speedup"] > 0
+    missing = await server.call("evaluate", {**arguments, "args": None})
+    assert missing.is_error and "needs inputs for: n, alpha, x, C" in missing.content[0].text

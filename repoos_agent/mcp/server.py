@@ -50,8 +50,8 @@ TargetText = Annotated[
 ArgumentSpecs = Annotated[
     list[str] | None,
     Field(
-        description="Inputs of a `file.py:function` target, NAME=SPEC each: `n=512`, `alpha=1.5`, `A=f64[512,256]`, "
-        "`v=f32[n]` (types f64 f32 i64 i32). Bundled kernels take `size` instead."
+        description="Inputs of a `file.py:function` target, NAME=SPEC each (what the CLI calls --arg): `n=512`, "
+        "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). Bundled kernels take `size` instead."
     ),
 ]
 
