@@ -133,7 +133,6 @@ def build_server(roots: AllowedRoots) -> MCPServer:
     for name, operation, takes_inputs in SERVED_OPERATIONS:
         server.add_tool(served(name, operation, resolver, takes_inputs), name=name, description=inspect.getdoc(operation))
 
-    @server.tool()
     async def optimize(
         target: TargetText,
         ctx: Context,
@@ -170,6 +169,8 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             return await run_search(resolved, config, board, ctx)
         except RepoosError as error:
             raise tool_error(error) from None
+
+    server.add_tool(optimize, description=inspect.getdoc(optimize))
 
     for kernel in bundled_kernels():
         server.add_resource(
