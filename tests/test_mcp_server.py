@@ -11,6 +11,8 @@ import sys
 import anyio
 import pytest
 
+from repoos_agent.agent.tools import agent_tools
+from repoos_agent.target import resolve_target
 from tests.mcp_client import Connection, connect
 
 pytestmark = pytest.mark.anyio
@@ -170,3 +172,12 @@ async def test_a_user_kernel_is_measured_on_the_inputs_its_args_describe(server:
     assert not result.is_error and report["verdict"] == "legal" and report["correct"] is True and report["speedup"] > 0
     missing = await server.call("evaluate", {**arguments, "args": None})
     assert missing.is_error and "needs inputs for: n, alpha, x, C" in missing.content[0].text
+
+
+async def test_the_agent_and_the_server_describe_each_tool_the_same_way(server: Connection):
+    served = {tool.name: tool for tool in (await server.session.list_tools()).tools}
+    for tool in agent_tools(resolve_target("gemm"), "MINI", "c", lambda schedule, evaluation: None):
+        mcp_tool = served[tool.spec.name]
+        assert tool.spec.description == mcp_tool.description
+        for name, schema in tool.spec.parameters["properties"].items():
+            assert mcp_tool.input_schema["properties"][name] == schema
