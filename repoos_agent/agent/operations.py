@@ -79,11 +79,12 @@ class IngestedFunction:
     line: int
     target: str  # `path.py:function`, what the target-taking tools accept
     track: str  # "affine", "tabular", "fsm" or "other"
-    analyzable: bool
     reason: str
+    analyzable: bool
+    statements: int
     loops: tuple[str, ...]
     parameters: tuple[str, ...]
-    statements: tuple[StatementLabel, ...]
+    statement_labels: tuple[StatementLabel, ...]
     diagnostics: tuple[Diagnostic, ...]
 
 
@@ -148,18 +149,19 @@ def ingest(path: PythonFile) -> IngestReport:
     functions = []
     for report in ingest_file(path):
         kernel = report.kernel
-        statements = tuple(StatementLabel(s.name, s.line, s.text, tuple(s.iterators)) for s in kernel.statements) if kernel else ()
+        labels = tuple(StatementLabel(s.name, s.line, s.text, tuple(s.iterators)) for s in kernel.statements) if kernel else ()
         functions.append(
             IngestedFunction(
                 name=report.name,
                 line=report.line,
                 target=f"{path}:{report.name}",
                 track=report.track,
-                analyzable=report.analyzable,
                 reason=report.reason,
+                analyzable=report.analyzable,
+                statements=len(labels),
                 loops=report.loops,
                 parameters=tuple(kernel.parameters) if kernel else (),
-                statements=statements,
+                statement_labels=labels,
                 diagnostics=report.diagnostics,
             )
         )
