@@ -54,5 +54,5 @@ def find_bundled(name: str) -> BundledKernel:
     if wanted in by_name:
         return by_name[wanted]
     close = difflib.get_close_matches(wanted, list(by_name), n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; `repoos kernels` lists them"
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `repoos kernels` (the MCP tool list_kernels) lists them"
     raise UnknownTargetError(f"unknown kernel `{name}`{hint}")

@@ -9,7 +9,9 @@ from dataclasses import asdict
 
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
+from repoos_agent.agent.operations import ingest
 from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -19,9 +21,10 @@ from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
-from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import make_inputs, parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
+from repoos_agent.mcp.command import serve as serve_mcp
 from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError
 from repoos_agent.target import resolve_target
@@ -45,38 +48,18 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 
 def command_ingest(args: argparse.Namespace) -> int:
-    reports = ingest_file(args.path)
-    rows = []
-    for report in reports:
-        kernel = report.kernel
-        rows.append(
-            {
-                "name": report.name,
-                "line": report.line,
-                "track": report.track,
-                "reason": report.reason,
-                "analyzable": report.analyzable,
-                "statements": len(kernel.statements) if kernel else 0,
-                "loops": list(report.loops),
-                "parameters": list(kernel.parameters) if kernel else [],
-                "statement_labels": [
-                    {"label": s.name, "line": s.line, "text": s.text, "loops": list(s.iterators)}
-                    for s in (kernel.statements if kernel else ())
-                ],
-                "diagnostics": [asdict(d) for d in report.diagnostics],
-            }
-        )
+    functions = ingest(args.path).functions
     if args.json:
-        _print_json(rows)
+        _print_json([asdict(function) for function in functions])
         return 0
-    for row in rows:
-        status = "analyzable" if row["analyzable"] else "not analyzable"
-        print(f"{args.path}:{row['line']}: {row['name']}: {row['track']}, {status}: {row['reason']}")
-        for label in row["statement_labels"]:
-            print(f"    {label['label']}  line {label['line']}  [{', '.join(label['loops'])}]  {label['text']}")
-        for diagnostic in row["diagnostics"]:
-            print(f"    {args.path}:{diagnostic['line']}:{diagnostic['column']}: {diagnostic['message']}")
-    if not rows:
+    for function in functions:
+        status = "analyzable" if function.analyzable else "not analyzable"
+        print(f"{args.path}:{function.line}: {function.name}: {function.track}, {status}: {function.reason}")
+        for label in function.statement_labels:
+            print(f"    {label.label}  line {label.line}  [{', '.join(label.loops)}]  {label.text}")
+        for diagnostic in function.diagnostics:
+            print(f"    {args.path}:{diagnostic.line}:{diagnostic.column}: {diagnostic.message}")
+    if not functions:
         print(f"{args.path}: no top-level functions")
     return 0
 
@@ -173,9 +156,8 @@ def command_cache(args: argparse.Namespace) -> int:
 def command_optimize(args: argparse.Namespace) -> int:
     specs = [parse_arg_spec(text) for text in args.arg]
     target = resolve_target(args.target, specs)
-    backend = args.backend if ":" in args.backend or args.backend == "heuristic" else f"{args.backend}:{args.model or ''}"
     config = SearchConfig(
-        backend=backend.rstrip(":"),
+        backend=backend_spec(args.backend, args.model),
         base_url=args.base_url,
         moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
         aggregator=args.aggregator,
@@ -365,6 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser.add_argument("target")
     analyze_parser.add_argument("--json", action="store_true")
     analyze_parser.set_defaults(run=command_analyze)
+
+    mcp = commands.add_parser("mcp", help="serve the engine to coding assistants over MCP (stdio, or --http)")
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(run=serve_mcp)
     return parser
 
 

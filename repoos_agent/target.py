@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, find_bundled
@@ -51,11 +52,11 @@ class Target:
 def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
     """Find the kernel a user named; every failure says what was expected."""
     arg_specs = arg_specs or []
-    if ":" in text and (text.rsplit(":", 1)[0].endswith(".py") or "/" in text):
-        path_text, function = text.rsplit(":", 1)
-        path = Path(path_text)
+    path = target_file(text)
+    if path is not None and ":" in text:
+        function = text.rsplit(":", 1)[1]
         kernel = load_kernel(path, function)
-        return Target(text, kernel, _import_function(path, function), None, tuple(arg_specs))
+        return Target(text, kernel, ModuleFunction(path, function), None, tuple(arg_specs))
     if text.endswith(".py"):
         raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")
     bundled = find_bundled(text)
@@ -65,6 +66,28 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
     return Target(bundled.name, kernel, bundled.python_function(), bundled)
 
 
+def target_file(text: str) -> Path | None:
+    """The file a `path.py:function` target names (or a bare `path.py`), None for a bundled kernel's name."""
+    if ":" in text and (text.rsplit(":", 1)[0].endswith(".py") or "/" in text):
+        return Path(text.rsplit(":", 1)[0])
+    if text.endswith(".py"):
+        return Path(text)
+    return None
+
+
+@dataclass(frozen=True)
+class ModuleFunction:
+    """A user's function, imported at its first call: only `check` runs the Python original, so
+    resolving a target (for analysis, legality, a build, the MCP server) never executes the user's module."""
+
+    path: Path
+    name: str
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return _import_function(self.path, self.name)(*args, **kwargs)
+
+
+@cache
 def _import_function(path: Path, function: str) -> Callable[..., object]:
     """Import the user's file as a module to run its function as the oracle."""
     module_name = f"repoos_user_{abs(hash(str(path.resolve())))}"

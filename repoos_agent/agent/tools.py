@@ -1,28 +1,34 @@
-"""The engine's operations as tools: one registry for our agent's `--mode tools` and for the MCP server.
+"""Our agent's `--mode tools`: the engine's operations bound to one target, as function-calling tools.
 
-Each tool is a typed function over a target with a docstring written for the model that
-calls it and a JSON schema of its arguments. A user's (or model's) mistake comes back
-as a result with an `error` field, never as an exception in the caller.
+The operations and their docstrings live in `repoos_agent.agent.operations` (the MCP
+server serves the same functions). Here each becomes a `ToolSpec` whose JSON schema is
+derived from the operation's signature, minus the target and whatever the search fixes
+itself (size, compiler). A model's mistake (bad arguments, an unknown tool, a schedule
+that does not parse) comes back as a result with an `error` field, never as an exception.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError, create_model
 
 from repoos_agent.agent.llm.base import ToolSpec
-from repoos_agent.codegen.c import generate_c
-from repoos_agent.codegen.loopnest import build_loop_nest
-from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.agent.operations import (
+    EvaluationReport,
+    analyze_kernel,
+    check_legality,
+    evaluate,
+    evaluate_measured,
+    report_evaluation,
+    show_code,
+)
 from repoos_agent.errors import RepoosError
-from repoos_agent.evaluate import Evaluation, evaluate_schedule
-from repoos_agent.legality import analyze, prove_legal
-from repoos_agent.model.kernel import isl_lock
-from repoos_agent.model.signature import Signature
+from repoos_agent.evaluate import Evaluation
 from repoos_agent.target import Target
-
-CODE_LIMIT = 6000
-"""Characters of generated code a tool returns: enough to read the loops, not to flood a context."""
 
 
 @dataclass(frozen=True)
@@ -31,89 +37,69 @@ class Tool:
     run: Callable[[dict], dict]
 
 
-def _schedule_parameter(description: str) -> dict:
-    return {"type": "object", "properties": {"schedule": {"type": "string", "description": description}}, "required": ["schedule"]}
+def arguments_model(operation: Callable[..., object], exposed: tuple[str, ...]) -> type[BaseModel]:
+    """A pydantic model of the `exposed` parameters of `operation`: their types, defaults and descriptions."""
+    parameters = inspect.signature(operation, eval_str=True).parameters
+    fields: dict[str, Any] = {
+        name: (parameters[name].annotation, parameters[name].default)
+        if parameters[name].default is not inspect.Parameter.empty
+        else parameters[name].annotation
+        for name in exposed
+    }
+    return create_model(f"{operation.__name__}_arguments", **fields)
+
+
+def bind(
+    operation: Callable[..., object],
+    target: Target,
+    name: str | None = None,
+    call: Callable[..., object] | None = None,
+    **fixed: object,
+) -> Tool:
+    """`operation` on `target` as a tool; `fixed` arguments are the caller's, the rest the model's.
+
+    `call` runs in the operation's place with the same arguments (the search's evaluate also records)."""
+    parameters = list(inspect.signature(operation).parameters)
+    exposed = tuple(p for p in parameters[1:] if p not in fixed)
+    model = arguments_model(operation, exposed)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+
+    def run(arguments: dict) -> dict:
+        try:
+            validated = model.model_validate(arguments)
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors())
+            return {"error": f"`{spec.name}` arguments: {problems}"}
+        return asdict((call or operation)(target, **dict(validated), **fixed))
+
+    spec = ToolSpec(name or operation.__name__, inspect.getdoc(operation) or "", schema)
+    return Tool(spec, run)
 
 
 def agent_tools(target: Target, size: str | None, compiler: str, on_evaluation: Callable[[str, Evaluation], None]) -> list[Tool]:
     """The tools bound to one target; `on_evaluation` sees every measured schedule (the leaderboard)."""
-    kernel = target.kernel
 
-    def run_analyze(_: dict) -> dict:
-        return asdict(analyze(kernel))
-
-    def run_check(arguments: dict) -> dict:
-        verdict = prove_legal(kernel, str(arguments["schedule"]))
-        return {"verdict": verdict.verdict, "feedback": verdict.feedback, "parallel_loops": list(verdict.parallel_loops)}
-
-    def run_evaluate(arguments: dict) -> dict:
-        schedule = str(arguments["schedule"])
-        evaluation = evaluate_schedule(target, schedule, size, compiler=compiler)
+    def evaluate_and_record(target: Target, schedule: str, size: str | None, compiler: str) -> EvaluationReport:
+        evaluation = evaluate_measured(target, schedule, size, compiler)
         on_evaluation(schedule, evaluation)
-        keys = ("verdict", "correct", "speedup", "spread", "verified", "feedback")
-        return {key: getattr(evaluation, key) for key in keys}
-
-    def run_show(arguments: dict) -> dict:
-        verdict = prove_legal(kernel, str(arguments.get("schedule", "")))
-        if not verdict.legal:
-            return {"error": verdict.feedback}
-        signature = Signature.of_values(kernel, target.inputs(size))
-        with isl_lock(kernel):
-            if arguments.get("language") == "mlir":
-                code = generate_mlir(kernel, signature, build_loop_nest(kernel, verdict.lowered)).text
-            else:
-                code = generate_c(kernel, signature, verdict.lowered).text
-        return {"code": code[:CODE_LIMIT], "truncated": len(code) > CODE_LIMIT}
+        return report_evaluation(evaluation)
 
     return [
-        Tool(
-            ToolSpec(
-                "analyze",
-                "Dependences of the kernel and, per loop, whether it carries one and could run parallel or vectorized.",
-                {"type": "object", "properties": {}},
-            ),
-            run_analyze,
-        ),
-        Tool(
-            ToolSpec(
-                "check_legality",
-                "Prove a schedule legal without building it (milliseconds): verdict, and feedback naming any broken dependence.",
-                _schedule_parameter("schedule text, e.g. 'interchange(j, k); parallelize(i)'"),
-            ),
-            run_check,
-        ),
-        Tool(
-            ToolSpec(
-                "evaluate",
-                "Prove, verify with Z3, build, check outputs and time a schedule against the baseline: speedup and spread.",
-                _schedule_parameter("schedule text to measure"),
-            ),
-            run_evaluate,
-        ),
-        Tool(
-            ToolSpec(
-                "show_code",
-                "The generated C (or MLIR) of a legal schedule.",
-                {
-                    "type": "object",
-                    "properties": {"schedule": {"type": "string"}, "language": {"type": "string", "enum": ["c", "mlir"]}},
-                },
-            ),
-            run_show,
-        ),
+        bind(analyze_kernel, target, name="analyze"),
+        bind(check_legality, target),
+        bind(evaluate, target, call=evaluate_and_record, size=size, compiler=compiler),
+        bind(show_code, target),
     ]
 
 
 def call_tool(tools: list[Tool], name: str, arguments: dict) -> dict:
-    """Run the named tool; unknown names, missing arguments and engine errors come back as `error`."""
+    """Run the named tool; unknown names, bad arguments and engine errors come back as `error`."""
     tool = next((t for t in tools if t.spec.name == name), None)
     if tool is None:
         return {"error": f"unknown tool `{name}`; tools are {', '.join(t.spec.name for t in tools)}"}
     if "__unparsable__" in arguments:
         return {"error": f"the arguments are not JSON: {arguments['__unparsable__']!r}"}
-    missing = [key for key in tool.spec.parameters.get("required", []) if key not in arguments]
-    if missing:
-        return {"error": f"`{name}` needs {', '.join(missing)}"}
     try:
         return tool.run(arguments)
     except RepoosError as error:

@@ -1,0 +1,194 @@
+"""The MCP server: the operations of `repoos_agent.agent.operations`, served with `target` as an argument.
+
+Each target-taking operation becomes a tool whose signature is derived from the
+operation's own (its `Target` parameter replaced by the target's text), so the SDK
+publishes the same argument types, descriptions and docstring our agent's tools use,
+and the operation's dataclass result as the tool's output schema. A `RepoosError`
+(unknown kernel, path outside the roots, a schedule that does not parse) becomes a
+tool error with the engine's message; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resources import FileResource, FunctionResource
+from pydantic import Field
+
+from repoos_agent.agent import operations
+from repoos_agent.agent.operations import IngestReport, SizeClass
+from repoos_agent.agent.search import SearchConfig
+from repoos_agent.agent.search_report import RunBoard, SearchReport, backend_spec
+from repoos_agent.catalog import bundled_kernels
+from repoos_agent.errors import RepoosError
+from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.mcp.roots import AllowedRoots
+from repoos_agent.mcp.search_call import run_search
+from repoos_agent.target import Target, resolve_target, target_file
+
+INSTRUCTIONS = """\
+RepoOS Agent optimizes Python loop kernels (for-loops over NumPy arrays) by loop schedules it proves legal,
+verifies with Z3, compiles to native code and measures against the original loop order.
+Typical use: `ingest` a file (or `list_kernels`), `analyze` the target, try schedules with `check_legality`
+(milliseconds), measure the promising ones with `evaluate` (seconds), or let `optimize` search; `show_code`
+prints the generated C or MLIR."""
+
+TargetText = Annotated[
+    str,
+    Field(
+        description="A bundled kernel's name (`gemm`, `jacobi-2d`; see list_kernels) or `path/to/file.py:function` "
+        "under the server's roots (ingest lists a file's functions)."
+    ),
+]
+ArgumentSpecs = Annotated[
+    list[str] | None,
+    Field(
+        description="Inputs of a `file.py:function` target, NAME=SPEC each (what the CLI calls --arg): `n=512`, "
+        "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). Bundled kernels take `size` instead."
+    ),
+]
+
+SERVED_OPERATIONS: tuple[tuple[str, Callable[..., object], bool], ...] = (
+    ("analyze", operations.analyze_kernel, False),
+    ("check_legality", operations.check_legality, False),
+    ("evaluate", operations.evaluate, True),
+    ("show_code", operations.show_code, True),
+)
+"""Target-taking operations as tools: name, operation, whether it needs the kernel's inputs (a user kernel's `args`)."""
+
+
+class TargetResolver:
+    """Targets by their text, read only under the roots; kept while their file is unchanged, so a check costs milliseconds."""
+
+    def __init__(self, roots: AllowedRoots) -> None:
+        self.roots = roots
+        self._known: dict[tuple[str, tuple[str, ...], int], Target] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, text: str, args: list[str] | None = None) -> Target:
+        path = target_file(text)
+        if path is not None:
+            path = self.roots.python_file(str(path))
+        modified = path.stat().st_mtime_ns if path is not None and path.is_file() else 0
+        key = (text, tuple(args or ()), modified)
+        with self._lock:
+            known = self._known.get(key)
+        if known is not None:
+            return known
+        target = resolve_target(text, [parse_arg_spec(spec) for spec in args or ()])
+        with self._lock:
+            self._known[key] = target
+        return target
+
+
+def tool_error(error: RepoosError) -> ToolError:
+    return ToolError(str(error))
+
+
+def served(name: str, operation: Callable[..., object], resolver: TargetResolver, takes_inputs: bool) -> Callable[..., object]:
+    """`operation` with its `Target` parameter replaced by the target's text (and a user kernel's `args`)."""
+    signature = inspect.signature(operation, eval_str=True)
+    parameters = [
+        inspect.Parameter("target", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=TargetText),
+        *list(signature.parameters.values())[1:],
+    ]
+    if takes_inputs:
+        parameters.append(inspect.Parameter("args", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ArgumentSpecs))
+
+    def tool(target: str, args: list[str] | None = None, **arguments: object) -> object:
+        try:
+            return operation(resolver.resolve(target, args), **arguments)
+        except RepoosError as error:
+            raise tool_error(error) from None
+
+    tool.__name__ = name
+    tool.__doc__ = operation.__doc__
+    tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
+    return tool
+
+
+def build_server(roots: AllowedRoots) -> MCPServer:
+    """The server, its tools and resources; `roots` bound every file it reads."""
+    server = MCPServer("repoos", instructions=INSTRUCTIONS, log_level="WARNING")
+    resolver = TargetResolver(roots)
+    board = RunBoard()
+
+    server.add_tool(operations.list_kernels, description=inspect.getdoc(operations.list_kernels))
+
+    @server.tool(description=inspect.getdoc(operations.ingest))
+    def ingest(path: operations.PythonFile) -> IngestReport:
+        try:
+            return operations.ingest(str(roots.python_file(path)))
+        except RepoosError as error:
+            raise tool_error(error) from None
+
+    for name, operation, takes_inputs in SERVED_OPERATIONS:
+        server.add_tool(served(name, operation, resolver, takes_inputs), name=name, description=inspect.getdoc(operation))
+
+    async def optimize(
+        target: TargetText,
+        ctx: Context,
+        backend: Annotated[
+            str, Field(description="heuristic (offline, the default), openai or gemini (keys from the server's environment)")
+        ] = "heuristic",
+        model: Annotated[str | None, Field(description="The model of an openai or gemini backend.")] = None,
+        iters: Annotated[int, Field(ge=1, le=50, description="Turns per dialogue.")] = 3,
+        k: Annotated[int, Field(ge=1, le=8, description="Independent dialogues run concurrently.")] = 1,
+        candidates: Annotated[int, Field(ge=1, le=16, description="Schedules proposed per turn, built in parallel.")] = 4,
+        moa: Annotated[
+            list[str] | None, Field(description="Mixture-of-Agents reference agents, e.g. ['heuristic', 'openai:gpt-4o-mini'].")
+        ] = None,
+        aggregator: Annotated[str | None, Field(description="With moa: the agent that proposes last, seeing the others.")] = None,
+        size: SizeClass = None,
+        args: ArgumentSpecs = None,
+    ) -> SearchReport:
+        """Search for the fastest legal schedule: dialogues propose schedules, every one is proved, verified,
+        built and timed against the baseline, and a racing finish re-measures the best few. Takes seconds to
+        minutes; reports progress on every evaluation and stops cleanly when cancelled (returning nothing).
+
+        The result's `schedule` is the winner ("" when nothing beat the source order), with its speedup and spread."""
+        try:
+            resolved = resolver.resolve(target, args)
+            config = SearchConfig(
+                backend=backend_spec(backend, model),
+                moa=tuple(moa or ()),
+                aggregator=aggregator,
+                iters=iters,
+                k=k,
+                candidates=candidates,
+                size=size,
+            )
+            return await run_search(resolved, config, board, ctx)
+        except RepoosError as error:
+            raise tool_error(error) from None
+
+    server.add_tool(optimize, description=inspect.getdoc(optimize))
+
+    for kernel in bundled_kernels():
+        server.add_resource(
+            FileResource(
+                uri=f"repoos://kernels/{kernel.name}",
+                name=kernel.name,
+                description=f"Python source of the bundled PolyBench kernel `{kernel.name}` ({kernel.category})",
+                mime_type="text/x-python",
+                path=kernel.path.resolve(),
+            )
+        )
+    server.add_resource(
+        FunctionResource(
+            uri="repoos://runs/last/leaderboard",
+            name="leaderboard",
+            description="The latest optimize run's leaderboard (live while it runs): status, best schedule, every evaluation",
+            mime_type="application/json",
+            fn=lambda: json.dumps(asdict(board.snapshot()), indent=2),
+        )
+    )
+    return server

@@ -1,0 +1,183 @@
+"""The MCP server as a coding assistant meets it: the SDK's client over stdio against `python -m repoos_agent mcp`.
+
+One server process serves the whole module (started with `--root kernels/examples`), so
+every test also shows that the server kept serving after the ones before it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import pytest
+
+from repoos_agent.agent.tools import agent_tools
+from repoos_agent.target import resolve_target
+from tests.mcp_client import Connection, connect
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def server() -> Connection:
+    async with connect([sys.executable, "-m", "repoos_agent", "mcp", "--root", "kernels/examples"]) as connection:
+        yield connection
+    assert connection.transport_faults == []  # nothing but protocol messages on the server's stdout
+
+
+async def test_tools_publish_input_and_output_schemas(server: Connection):
+    tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
+    assert set(tools) == {"list_kernels", "ingest", "analyze", "check_legality", "evaluate", "optimize", "show_code"}
+    check = tools["check_legality"]
+    assert check.input_schema["required"] == ["target", "schedule"]
+    assert "interchange(j, k)" in check.input_schema["properties"]["schedule"]["description"]
+    assert "Prove a schedule legal" in check.description
+    assert {"verdict", "feedback", "violations", "parallel_loops"} <= set(check.output_schema["properties"])
+    evaluate = tools["evaluate"]
+    assert set(evaluate.input_schema["properties"]) == {"target", "schedule", "size", "compiler", "args"}
+    assert {"speedup", "spread", "correct", "verified"} <= set(evaluate.output_schema["properties"])
+    optimize = tools["optimize"]
+    expected = {"target", "backend", "model", "iters", "k", "candidates", "moa", "aggregator", "size", "args"}
+    assert set(optimize.input_schema["properties"]) == expected
+    assert optimize.input_schema["properties"]["iters"]["minimum"] == 1
+    assert {"schedule", "speedup", "leaderboard", "cancelled"} <= set(optimize.output_schema["properties"])
+    assert all(tool.output_schema for tool in tools.values())
+
+
+async def test_kernel_sources_are_resources(server: Connection):
+    uris = {str(resource.uri) for resource in (await server.session.list_resources()).resources}
+    assert "repoos://kernels/gemm" in uris and "repoos://runs/last/leaderboard" in uris
+    source = (await server.session.read_resource("repoos://kernels/gemm")).contents[0].text
+    assert "def gemm(" in source
+
+
+async def test_check_legality_on_gemm_legal_and_illegal(server: Connection):
+    legal = await server.call("check_legality", {"target": "gemm", "schedule": "interchange(j, k)"})
+    assert not legal.is_error
+    assert legal.structured_content["verdict"] == "legal" and legal.structured_content["legal"] is True
+    illegal = await server.call("check_legality", {"target": "gemm", "schedule": "parallelize(k)"})
+    report = illegal.structured_content
+    assert not illegal.is_error and report["verdict"] == "illegal"
+    assert "loop `k` cannot run parallel" in report["feedback"]
+    assert report["violations"][0]["array"] == "C"
+
+
+async def test_evaluate_returns_a_measured_speedup(server: Connection):
+    result = await server.call("evaluate", {"target": "gemm", "schedule": "interchange(j, k)", "size": "MINI"})
+    report = result.structured_content
+    assert not result.is_error
+    assert report["verdict"] == "legal" and report["correct"] is True and report["verified"] == "true"
+    assert report["speedup"] > 0 and report["candidate_ms"] > 0 and report["baseline_ms"] > 0
+    assert report["speedup"] == pytest.approx(report["baseline_ms"] / report["candidate_ms"], rel=1e-6)
+
+
+async def test_optimize_reports_progress_and_returns_the_best_schedule(server: Connection):
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    arguments = {"target": "gemm", "size": "MINI", "iters": 1, "candidates": 2}
+    result = await server.call("optimize", arguments, progress_callback=record)
+    report = result.structured_content
+    assert not result.is_error and report["cancelled"] is False
+    assert report["evaluations"] == len(report["leaderboard"]) >= 1
+    assert len(progress) >= report["evaluations"]  # one per evaluation, and one per finalist of the race
+    assert [value for value, _, _ in progress] == list(range(1, len(progress) + 1))
+    schedules = {row["schedule"] for row in report["leaderboard"]}
+    assert all(any(schedule in (message or "") for schedule in schedules) for _, _, message in progress)
+    assert report["schedule"] in {"", *(row["schedule"] for row in report["leaderboard"])}
+    board = await server.leaderboard()
+    assert board["status"] == "finished" and board["best_schedule"] == report["schedule"]
+    assert len(board["rows"]) == report["evaluations"]
+
+
+async def test_a_cancelled_optimize_stops_and_the_server_keeps_serving(server: Connection):
+    first_evaluation = anyio.Event()
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        first_evaluation.set()
+
+    arguments = {"target": "gemm", "size": "MINI", "iters": 50, "candidates": 2}
+    async with anyio.create_task_group() as calls:
+        calls.start_soon(lambda: server.call("optimize", arguments, progress_callback=record))
+        with anyio.fail_after(60):
+            await first_evaluation.wait()
+        calls.cancel_scope.cancel()
+    with anyio.fail_after(30):
+        while (board := await server.leaderboard())["status"] == "running":
+            await anyio.sleep(0.05)
+    assert board["status"] == "cancelled"
+    assert 1 <= len(board["rows"]) < 10  # the evaluations under way when the cancellation came, not 50 turns' worth
+    after = await server.call("check_legality", {"target": "gemm", "schedule": "parallelize(i)"})
+    assert after.structured_content["verdict"] == "legal"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("analyze", {"target": "gemmm"}, "unknown kernel `gemmm`; did you mean gemm"),
+        ("check_legality", {"target": "gemm", "schedule": "tile(i, j"}, "schedule `tile(i, j` does not parse"),
+        ("check_legality", {"target": "gemm", "schedule": "parallelize(x)"}, "unknown loop `x`"),
+        ("evaluate", {"target": "gemm", "schedule": "parallelize(i)", "size": "HUGE"}, "Input should be 'MINI'"),
+        ("show_code", {"target": "gemm", "schedule": "parallelize(k)"}, "is illegal; only a legal one has code"),
+        ("optimize", {"target": "gemm", "backend": "mystery"}, "unknown backend `mystery`"),
+        ("check_legality", {"target": "gemm"}, "schedule"),
+    ],
+)
+async def test_bad_inputs_are_tool_errors_and_the_server_keeps_serving(server: Connection, tool, arguments, message):
+    result = await server.call(tool, arguments)
+    assert result.is_error and message in result.content[0].text
+    kernels = await server.call("list_kernels", {})
+    assert len(kernels.structured_content["kernels"]) == 30
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("ingest", {"path": "kernels/polybench/gemm.py"}),
+        ("ingest", {"path": "kernels/examples/../polybench/gemm.py"}),
+        ("ingest", {"path": "/etc/passwd"}),
+        ("analyze", {"target": "kernels/polybench/gemm.py:gemm"}),
+    ],
+)
+async def test_paths_outside_the_root_are_refused(server: Connection, tool, arguments):
+    result = await server.call(tool, arguments)
+    assert result.is_error
+    assert "is outside the directories this server may read" in result.content[0].text
+    assert "kernels/examples" in result.content[0].text
+
+
+async def test_files_under_the_root_are_ingested_and_analyzed(server: Connection):
+    result = await server.call("ingest", {"path": "kernels/examples/user_kernels.py"})
+    functions = {f["name"]: f for f in result.structured_content["functions"]}
+    assert functions["row_norms"]["analyzable"] and functions["row_norms"]["target"] == "kernels/examples/user_kernels.py:row_norms"
+    analysis = await server.call("analyze", {"target": functions["row_norms"]["target"]})
+    assert analysis.structured_content["kernel"] == "row_norms"
+
+
+async def test_a_user_kernel_is_measured_on_the_inputs_its_args_describe(server: Connection):
+    arguments = {
+        "target": "kernels/examples/user_kernels.py:lower_triangle_update",
+        "schedule": "unroll(j, 4)",
+        "args": ["n=64", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"],
+    }
+    result = await server.call("evaluate", arguments)
+    report = result.structured_content
+    assert not result.is_error and report["verdict"] == "legal" and report["correct"] is True and report["speedup"] > 0
+    missing = await server.call("evaluate", {**arguments, "args": None})
+    assert missing.is_error and "needs inputs for: n, alpha, x, C" in missing.content[0].text
+
+
+async def test_the_agent_and_the_server_describe_each_tool_the_same_way(server: Connection):
+    served = {tool.name: tool for tool in (await server.session.list_tools()).tools}
+    for tool in agent_tools(resolve_target("gemm"), "MINI", "c", lambda schedule, evaluation: None):
+        mcp_tool = served[tool.spec.name]
+        assert tool.spec.description == mcp_tool.description
+        for name, schema in tool.spec.parameters["properties"].items():
+            assert mcp_tool.input_schema["properties"][name] == schema
