@@ -125,7 +125,7 @@ async def test_pause_stops_new_evaluations_and_quit_cancels_the_search() -> None
         paused_at = app.board.evaluations
         await pilot.pause(1.5)
         assert app.board.evaluations == paused_at
-        assert "[paused]" in str(app.query_one("#status").render())
+        assert "│ paused" in str(app.query_one("#status").render())
         await pilot.press("q")
         await app.workers.wait_for_complete()
     result = app.return_value

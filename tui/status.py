@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
+from repoos_agent.agent.display import speedup_cell, spread_cell
 from tui.board import Board
 
 
@@ -17,11 +18,11 @@ class StatusBar(Static):
         tokens = board.tokens
         first = Text()
         first.append(f"{board.target or '…'} {board.size or ''}", style="bold")
-        first.append(f"  {board.agents}  compiler {board.compiler}")
-        first.append(f"  [{state}]", style="bold yellow" if state != "running" else "bold green")
+        first.append(f" │ {board.agents} │ compiler {board.compiler} │ ")
+        first.append(state, style="bold yellow" if state != "running" else "bold green")
         second = Text(
-            f"turn {board.turn}/{board.iters}  {board.evaluations} evaluations  {board.elapsed(live):.0f} s  "
-            f"tokens {tokens.get('input', 0)} in / {tokens.get('output', 0)} out"
+            f"turn {board.turn}/{board.iters} │ {board.evaluations} evaluations │ {board.elapsed(live):.0f} s │ "
+            f"tokens {tokens.get('input', 0)} in, {tokens.get('output', 0)} out"
         )
         self.update(Text("\n").join([first, second]))
 
@@ -34,9 +35,11 @@ class BestChart(Vertical):
         yield Sparkline([], id="best-sparkline")
 
     def show(self, board: Board) -> None:
-        label = f"best {board.best_speedup:.2f}x after {board.evaluations}"
-        if board.finished is not None:
-            label += f"; raced {board.finished.speedup or 1.0:.2f}x"
+        label = f"best {board.best_speedup:.2f}x in {board.evaluations} evaluations"
+        finished = board.finished
+        if finished is not None:
+            winner = "the baseline" if not finished.schedule else f"{speedup_cell(finished)} {spread_cell(finished)}"
+            label += f"\nrace winner: {winner}"
         self.query_one("#best-label", Static).update(label)
         self.query_one("#best-sparkline", Sparkline).data = list(board.best_series)
 
