@@ -20,6 +20,8 @@ from tui.leaderboard import Leaderboard
 from tui.replay import RunLogError, read_run_log
 from tui.target_actions import TargetActions
 
+from .fake_llm_servers import FakeLLMServer, openai_answer
+
 pytestmark = pytest.mark.anyio
 SIZE = (80, 24)  # the smallest terminal the monitor promises to stay readable in
 
@@ -132,6 +134,30 @@ async def test_pause_stops_new_evaluations_and_quit_cancels_the_search() -> None
     assert result is not None and result.cancelled
     assert result.evaluations == paused_at < 18  # the full search measures 18
     assert app.board.finished is not None and app.board.finished.detail["cancelled"]
+
+
+async def test_an_llm_run_shows_its_tokens_and_why_a_schedule_is_illegal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [
+        openai_answer(
+            "<schedule>parallelize(k)</schedule><schedule>parallelize(i)</schedule>", prompt_tokens=900, completion_tokens=40
+        ),
+        openai_answer("<done/>", prompt_tokens=1000, completion_tokens=3),
+    ]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(backend="openai:test-model", base_url=f"{server.url}/v1", iters=3, candidates=2, size="MINI")
+        target = resolve_target("gemm")
+        app = SearchMonitor(LiveSearch(target, config))
+        async with app.run_test(size=SIZE) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            status = str(app.query_one("#status").render())
+            assert "openai:test-model" in status and "tokens 1900 in, 43 out" in status
+            illegal = next(index for index, row in enumerate(app.board.ranked()) if row.event.verdict == "illegal")
+            for _ in range(illegal):
+                await pilot.press("down")
+            await pilot.pause()
+            assert "illegal" in _detail_text(app) and "loop `k` cannot run parallel" in _detail_text(app)
 
 
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:

@@ -242,6 +242,10 @@ class SearchMonitor(App[SearchResult | None]):
         else:
             self.exit(self.result)
 
+    async def action_quit(self) -> None:
+        """Textual's own quit key (ctrl+q) unwinds the search too."""
+        await self.action_quit_search()
+
     @work(group="quit", exclusive=True)
     async def _exit_when_unwound(self) -> None:
         """The search stops at its next checkpoint (an evaluation under way finishes first); then the app exits."""

@@ -10,6 +10,8 @@ from repoos_agent.agent.search import SearchConfig
 from repoos_agent.errors import ArgumentSpecError, RepoosError
 from repoos_agent.search_options import add_search_options, positive_float, search_config, search_target
 from repoos_agent.target import resolve_target
+from tui.replay import read_run_log
+from tui.target_actions import TargetActions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the monitor on a live search or a replay; prints the outcome when it closes."""
-    from tui.app import LiveSearch, Replay, SearchMonitor
-    from tui.replay import read_run_log
-    from tui.target_actions import TargetActions
+    from tui.app import LiveSearch, Replay, SearchMonitor  # Textual loads only when the monitor runs
 
     if (args.target is None) == (args.replay is None):
         raise ArgumentSpecError("give a TARGET to search, or --replay RUN.jsonl to watch a recorded run (not both)")
@@ -61,10 +61,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _replay_actions(started: dict[str, object]):
+def _replay_actions(started: dict[str, object]) -> TargetActions | None:
     """Code and saving for a replay, when the logged kernel still loads here (a bundled kernel or a file that exists)."""
-    from tui.target_actions import TargetActions
-
     config = started.get("config")
     if not isinstance(config, dict):
         return None

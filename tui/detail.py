@@ -57,7 +57,7 @@ class DetailScreen(ModalScreen[None]):
     """One row in full, with its generated C or MLIR; `c` switches the language, `escape` closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,enter,q", "dismiss", "close"),
+        Binding("escape,enter", "dismiss", "close"),
         Binding("c", "toggle_language", "C/MLIR"),
     ]
 

@@ -22,7 +22,7 @@ KEYS = (
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "dismiss", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "dismiss", "close")]
 
     def compose(self) -> ComposeResult:
         width = max(len(key) for key, _ in KEYS)
