@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -55,6 +56,18 @@ async def _wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting for the monitor"
         await pilot.pause(0.05)
+
+
+async def _settled_count(pilot, app: SearchMonitor, quiet_s: float = 1.5, timeout_s: float = 60.0) -> int:
+    """The evaluation count once it has not changed for `quiet_s` (a loaded machine may take a while to finish one)."""
+    deadline = time.monotonic() + timeout_s
+    count, since = app.board.evaluations, time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "evaluations never stopped"
+        await pilot.pause(0.1)
+        if app.board.evaluations != count:
+            count, since = app.board.evaluations, time.monotonic()
+    return count
 
 
 async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_same(tmp_path: Path) -> None:
@@ -123,9 +136,8 @@ async def test_pause_stops_new_evaluations_and_quit_cancels_the_search() -> None
         await _wait_until(pilot, lambda: app.board.evaluations >= 1)
         await pilot.press("p")
         assert app.control.paused and app.state == "paused"
-        await pilot.pause(1.0)  # an evaluation already past its checkpoint finishes
-        paused_at = app.board.evaluations
-        await pilot.pause(1.5)
+        paused_at = await _settled_count(pilot, app)  # an evaluation already past its checkpoint finishes
+        await pilot.pause(2.0)
         assert app.board.evaluations == paused_at
         assert "│ paused" in str(app.query_one("#status").render())
         await pilot.press("q")
@@ -171,10 +183,12 @@ def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:
         read_run_log(path)
 
 
-def test_tui_command_errors_are_one_line(repoos_command: list[str], tmp_path: Path) -> None:
+def test_tui_command_errors_are_one_line_before_any_screen(repoos_command: list[str], tmp_path: Path) -> None:
     missing = subprocess.run([*repoos_command, "tui", "--replay", str(tmp_path / "none.jsonl")], capture_output=True, text=True)
     assert missing.returncode == 2
     assert missing.stderr.strip() == f"repoos: error: {tmp_path / 'none.jsonl'}: No such file or directory"
     neither = subprocess.run([*repoos_command, "tui"], capture_output=True, text=True)
     assert neither.returncode == 2 and "give a TARGET to search, or --replay RUN.jsonl" in neither.stderr
-    assert "Traceback" not in missing.stderr + neither.stderr
+    entry_point = subprocess.run([sys.executable, "-m", "tui.command", "gemm", "--size", "HUGE"], capture_output=True, text=True)
+    assert entry_point.returncode == 2 and "unknown size `HUGE`" in entry_point.stderr
+    assert "Traceback" not in missing.stderr + neither.stderr + entry_point.stderr

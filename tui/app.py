@@ -27,7 +27,7 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.errors import RepoosError
 from repoos_agent.target import Target
-from tui.board import Board
+from tui.board import LOG_LINES, Board
 from tui.detail import CodeSource, DetailPane, DetailScreen
 from tui.help import HelpScreen
 from tui.leaderboard import Leaderboard
@@ -109,7 +109,7 @@ class SearchMonitor(App[SearchResult | None]):
             with Vertical(id="side"):
                 yield BestChart(id="best")
                 yield VerdictCounts(id="verdicts")
-                yield RichLog(id="log", max_lines=200, wrap=False, markup=False)
+                yield RichLog(id="log", max_lines=LOG_LINES, wrap=False, markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
