@@ -11,10 +11,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 KEYS = (
-    ("↑ ↓", "move through the leaderboard; the pane below shows the row's feedback"),
+    ("↑ ↓", "select a row; the pane below shows its feedback"),
     ("enter", "the row in full, with its generated code"),
     ("c", "generated code in C or MLIR"),
-    ("p", "pause or resume the search (an evaluation already running finishes)"),
+    ("p", "pause or resume (an evaluation under way finishes first)"),
     ("s", "build the best schedule's native library into the kernel cache"),
     ("q", "cancel the search cleanly and quit"),
     ("?", "this help"),
