@@ -10,8 +10,7 @@ from dataclasses import asdict
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.operations import ingest
-from repoos_agent.agent.search import SearchConfig, optimize
-from repoos_agent.agent.search_report import backend_spec
+from repoos_agent.agent.search import optimize
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -27,7 +26,9 @@ from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
 from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError
+from repoos_agent.search_options import add_search_options, positive_float, search_config, search_target
 from repoos_agent.target import resolve_target
+from tui import command as tui_command
 
 
 def _print_json(payload: object) -> None:
@@ -154,23 +155,8 @@ def command_cache(args: argparse.Namespace) -> int:
 
 
 def command_optimize(args: argparse.Namespace) -> int:
-    specs = [parse_arg_spec(text) for text in args.arg]
-    target = resolve_target(args.target, specs)
-    config = SearchConfig(
-        backend=backend_spec(args.backend, args.model),
-        base_url=args.base_url,
-        moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
-        aggregator=args.aggregator,
-        mode=args.mode,
-        iters=args.iters,
-        k=args.k,
-        candidates=args.candidates,
-        size=args.size,
-        compiler=args.compiler,
-        seed=args.seed,
-        allow_reassociation=args.allow_reassociation,
-        timeout_s=args.timeout,
-    )
+    target = search_target(args)
+    config = search_config(args)
     events = EventStream()
     try:
         log = JsonlLog(args.log) if args.log else None
@@ -250,26 +236,6 @@ def command_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -290,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("schedule", nargs="?", help="a schedule, e.g. 'interchange(j, k); parallelize(i)'")
     check.add_argument("--no-measure", action="store_true", help="prove and build only; do not run or time")
     check.add_argument("--allow-reassociation", action="store_true", help="accept reordered floating-point reductions")
-    check.add_argument("--timeout", type=_positive_float, default=120.0, help="seconds before a running candidate is stopped")
+    check.add_argument("--timeout", type=positive_float, default=120.0, help="seconds before a running candidate is stopped")
     check.add_argument("--compiler", choices=BACKENDS, default="c", help="backend that builds the kernel (default c: see README)")
     check.add_argument("--size", help=f"size class of a bundled kernel: {', '.join(SIZE_CLASSES)} (default SMALL)")
     check.add_argument(
@@ -305,27 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=command_check)
 
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
-    optimize_parser.add_argument("target")
-    optimize_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
-    optimize_parser.add_argument("--model", help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY)")
-    optimize_parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
-    optimize_parser.add_argument("--moa", help="Mixture-of-Agents reference agents, e.g. 'heuristic,openai:qwen2.5-coder:32b'")
-    optimize_parser.add_argument("--aggregator", help="the agent that proposes last, seeing the references' proposals")
-    optimize_parser.add_argument(
-        "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
-    )
-    optimize_parser.add_argument("--iters", type=_positive_int, default=5, help="turns per dialogue")
-    optimize_parser.add_argument("--k", type=_positive_int, default=1, help="independent dialogues run concurrently")
-    optimize_parser.add_argument("--candidates", type=_positive_int, default=4, help="schedules per turn, built in parallel")
-    optimize_parser.add_argument("--size", help="size class of a bundled kernel (default SMALL)")
-    optimize_parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC")
-    optimize_parser.add_argument("--compiler", choices=BACKENDS, default="c")
-    optimize_parser.add_argument("--seed", type=int, default=0)
-    optimize_parser.add_argument("--allow-reassociation", action="store_true")
-    optimize_parser.add_argument("--timeout", type=_positive_float, default=120.0)
-    optimize_parser.add_argument("--log", help="append every event to this JSONL file")
+    add_search_options(optimize_parser)
     optimize_parser.add_argument("--json", action="store_true")
     optimize_parser.set_defaults(run=command_optimize)
+
+    tui = commands.add_parser("tui", help="watch the search live in a terminal UI, or replay a run log")
+    tui_command.add_arguments(tui)
+    tui.set_defaults(run=tui_command.run)
 
     show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
     show.add_argument("target")
@@ -355,7 +307,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return run_command(build_parser().parse_args(argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command; a user's mistake becomes one line on stderr and exit code 2, never a traceback."""
     try:
         return args.run(args)
     except RepoosError as exc:

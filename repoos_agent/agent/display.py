@@ -60,8 +60,17 @@ class LiveLeaderboard:
                 event.agent or "",
                 event.schedule or "(identity)",
                 event.verdict or "",
-                f"{event.speedup:.2f}x" if event.speedup else "-",
-                f"±{event.spread:.0%}" if event.spread is not None else ("1 run" if event.speedup else ""),
+                speedup_cell(event),
+                spread_cell(event),
                 event.verified or "",
             )
         return Group(header, table)
+
+
+def speedup_cell(event: Event) -> str:
+    return f"{event.speedup:.2f}x" if event.speedup else "-"
+
+
+def spread_cell(event: Event) -> str:
+    """An early-stopped candidate ran once: it has a speedup but no spread to rank it by."""
+    return f"±{event.spread:.0%}" if event.spread is not None else ("1 run" if event.speedup else "")

@@ -168,7 +168,9 @@ def optimize(
                             Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name, feedback=f"error: {error}")
                         )
                     break
-                events.emit(Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name))
+                # Tokens so far in this dialogue (its proposer's running total): monitors show the spend live.
+                spent = dict(getattr(proposer, "tokens", {}))
+                events.emit(Event("turn_started", run, dialogue=number, turn=turn, agent=proposer.name, tokens=spent))
                 for idea in ideas:
                     events.emit(
                         Event(
@@ -253,6 +255,7 @@ def optimize(
                 "wall_s": result.wall_s,
                 "cancelled": result.cancelled,
             },
+            tokens=result.tokens,
         )
     )
     return result

@@ -1,0 +1,80 @@
+"""The search's command-line options, declared once for every command that runs a search (`optimize`, `tui`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from repoos_agent.agent.search import SearchConfig
+from repoos_agent.agent.search_report import backend_spec
+from repoos_agent.backends.build import BACKENDS
+from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.target import Target, resolve_target
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
+    return value
+
+
+def add_search_options(parser: argparse.ArgumentParser, target_required: bool = True) -> None:
+    """TARGET and the options that shape a search; `search_config` reads them back."""
+    parser.add_argument(
+        "target", nargs=None if target_required else "?", help="a bundled kernel (gemm) or path/to/file.py:function"
+    )
+    parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
+    parser.add_argument("--model", help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY)")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
+    parser.add_argument("--moa", help="Mixture-of-Agents reference agents, e.g. 'heuristic,openai:qwen2.5-coder:32b'")
+    parser.add_argument("--aggregator", help="the agent that proposes last, seeing the references' proposals")
+    parser.add_argument(
+        "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
+    )
+    parser.add_argument("--iters", type=positive_int, default=5, help="turns per dialogue")
+    parser.add_argument("--k", type=positive_int, default=1, help="independent dialogues run concurrently")
+    parser.add_argument("--candidates", type=positive_int, default=4, help="schedules per turn, built in parallel")
+    parser.add_argument("--size", help="size class of a bundled kernel (default SMALL)")
+    parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC")
+    parser.add_argument("--compiler", choices=BACKENDS, default="c")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--allow-reassociation", action="store_true")
+    parser.add_argument("--timeout", type=positive_float, default=120.0)
+    parser.add_argument("--log", help="append every event to this JSONL file")
+
+
+def search_target(args: argparse.Namespace) -> Target:
+    """The kernel the options name, with its `--arg` specs."""
+    return resolve_target(args.target, [parse_arg_spec(text) for text in args.arg])
+
+
+def search_config(args: argparse.Namespace) -> SearchConfig:
+    """The `SearchConfig` the options describe."""
+    return SearchConfig(
+        backend=backend_spec(args.backend, args.model),
+        base_url=args.base_url,
+        moa=tuple(spec.strip() for spec in args.moa.split(",") if spec.strip()) if args.moa else (),
+        aggregator=args.aggregator,
+        mode=args.mode,
+        iters=args.iters,
+        k=args.k,
+        candidates=args.candidates,
+        size=args.size,
+        compiler=args.compiler,
+        seed=args.seed,
+        allow_reassociation=args.allow_reassociation,
+        timeout_s=args.timeout,
+    )

@@ -1,0 +1,194 @@
+"""The search monitor, driven as a user would with Textual's Pilot, on real heuristic searches of 2mm at MINI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repoos_agent.agent.events import EventStream, JsonlLog
+from repoos_agent.agent.search import SearchConfig
+from repoos_agent.target import resolve_target
+from tui.app import LiveSearch, Replay, SearchMonitor
+from tui.detail import DetailPane
+from tui.help import HelpScreen
+from tui.leaderboard import Leaderboard
+from tui.replay import RunLogError, read_run_log
+from tui.target_actions import TargetActions
+
+from .fake_llm_servers import FakeLLMServer, openai_answer
+
+pytestmark = pytest.mark.anyio
+SIZE = (80, 24)  # the smallest terminal the monitor promises to stay readable in
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _monitor(config: SearchConfig, events: EventStream | None = None) -> SearchMonitor:
+    target = resolve_target("2mm")
+    actions = TargetActions(target, config)
+    return SearchMonitor(LiveSearch(target, config, events or EventStream()), actions.code, actions.build_best)
+
+
+def _cells(app: SearchMonitor) -> list[list[str]]:
+    table = app.query_one(Leaderboard)
+    return [[str(cell) for cell in table.get_row_at(index)] for index in range(table.row_count)]
+
+
+def _speedup(cell: str) -> float:
+    return float(cell.rstrip("x")) if cell != "-" else 0.0
+
+
+def _detail_text(app: SearchMonitor) -> str:
+    return str(app.query_one(DetailPane).query_one("#detail-text").render())
+
+
+async def _wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the monitor"
+        await pilot.pause(0.05)
+
+
+async def _settled_count(pilot, app: SearchMonitor, quiet_s: float = 1.5, timeout_s: float = 60.0) -> int:
+    """The evaluation count once it has not changed for `quiet_s` (a loaded machine may take a while to finish one)."""
+    deadline = time.monotonic() + timeout_s
+    count, since = app.board.evaluations, time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "evaluations never stopped"
+        await pilot.pause(0.1)
+        if app.board.evaluations != count:
+            count, since = app.board.evaluations, time.monotonic()
+    return count
+
+
+async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_same(tmp_path: Path) -> None:
+    log_path = tmp_path / "run.jsonl"
+    events = EventStream()
+    log = JsonlLog(log_path)
+    events.subscribe(log)
+    app = _monitor(SearchConfig(iters=3, candidates=4, size="MINI"), events)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        evaluations = [e for e in events.events if e.kind == "evaluation" and not e.detail.get("race")]
+        rows = _cells(app)
+        assert len(rows) == len(evaluations) >= 4
+        speedups = [_speedup(row[4]) for row in rows]
+        assert speedups == sorted(speedups, reverse=True)
+        assert [row[0] for row in rows] == [str(rank) for rank in range(1, len(rows) + 1)]
+        assert app.state == "finished"
+        status = str(app.query_one("#status").render())
+        assert "2mm MINI" in status and f"{len(evaluations)} evaluations" in status and "turn 3/3" in status
+
+        await pilot.press("down", "down")  # the third-ranked row: its own feedback, not the leader's
+        await pilot.pause()
+        third = app.query_one(Leaderboard).selected
+        assert third is not None and third.key == app.board.ranked()[2].key
+        assert third.event.feedback and third.event.feedback.split(".")[0] in _detail_text(app)
+        assert third.event.schedule in _detail_text(app)
+
+        await pilot.press("enter")
+        await _wait_until(pilot, lambda: getattr(app.screen, "generated", None) is not None)
+        language, code = app.screen.generated
+        assert language == "c" and "#include" in code and "for (" in code
+        await pilot.press("c")
+        await _wait_until(pilot, lambda: app.screen.generated is not None and app.screen.generated[0] == "mlir")
+        assert "func.func" in app.screen.generated[1] and "scf.for" in app.screen.generated[1]
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+
+        await pilot.press("s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        saved = [line for line in app.board.log if " saved: " in line or "nothing to save" in line]
+        assert saved, list(app.board.log)[-3:]
+        if app.board.finished and app.board.finished.schedule:  # a schedule won the race: its library is built
+            library = re.search(r"kernel cache: (\S+\.so)", saved[-1])
+            assert library and Path(library.group(1)).exists()
+        screenshot = app.save_screenshot("tui-final.svg", str(tmp_path))
+        live_rows = _cells(app)
+    log.close()
+    assert Path(screenshot).read_text().startswith("<svg")
+
+    replay = SearchMonitor(Replay(read_run_log(log_path), speed=1000.0))
+    async with replay.run_test(size=SIZE) as pilot:
+        await replay.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cells(replay) == live_rows
+        assert replay.state == "replayed"
+        assert replay.board.finished is not None and replay.board.finished.schedule == app.board.finished.schedule
+
+
+async def test_pause_stops_new_evaluations_and_quit_cancels_the_search() -> None:
+    app = _monitor(SearchConfig(iters=20, candidates=1, size="MINI"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait_until(pilot, lambda: app.board.evaluations >= 1)
+        await pilot.press("p")
+        assert app.control.paused and app.state == "paused"
+        paused_at = await _settled_count(pilot, app)  # an evaluation already past its checkpoint finishes
+        await pilot.pause(2.0)
+        assert app.board.evaluations == paused_at
+        assert "│ paused" in str(app.query_one("#status").render())
+        await pilot.press("q")
+        await app.workers.wait_for_complete()
+    result = app.return_value
+    assert result is not None and result.cancelled
+    assert result.evaluations == paused_at < 18  # the full search measures 18
+    assert app.board.finished is not None and app.board.finished.detail["cancelled"]
+
+
+async def test_an_llm_run_shows_its_tokens_and_why_a_schedule_is_illegal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [
+        openai_answer(
+            "<schedule>parallelize(k)</schedule><schedule>parallelize(i)</schedule>", prompt_tokens=900, completion_tokens=40
+        ),
+        openai_answer("<done/>", prompt_tokens=1000, completion_tokens=3),
+    ]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(backend="openai:test-model", base_url=f"{server.url}/v1", iters=3, candidates=2, size="MINI")
+        target = resolve_target("gemm")
+        app = SearchMonitor(LiveSearch(target, config))
+        async with app.run_test(size=SIZE) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            status = str(app.query_one("#status").render())
+            assert "openai:test-model" in status and "tokens 1900 in, 43 out" in status
+            illegal = next(index for index, row in enumerate(app.board.ranked()) if row.event.verdict == "illegal")
+            for _ in range(illegal):
+                await pilot.press("down")
+            await pilot.pause()
+            assert "illegal" in _detail_text(app) and "loop `k` cannot run parallel" in _detail_text(app)
+
+
+def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    started = {"kind": "run_started", "run": "r1", "time": 1.0, "detail": {"target": "2mm"}}
+    path.write_text(json.dumps(started) + "\n{not json\n")
+    with pytest.raises(RunLogError, match=r"run\.jsonl:2: not JSON"):
+        read_run_log(path)
+    path.write_text(json.dumps({**started, "kind": "lunch"}) + "\n")
+    with pytest.raises(RunLogError, match=r"run\.jsonl:1: event kind 'lunch' is not one of"):
+        read_run_log(path)
+
+
+def test_tui_command_errors_are_one_line_before_any_screen(repoos_command: list[str], tmp_path: Path) -> None:
+    missing = subprocess.run([*repoos_command, "tui", "--replay", str(tmp_path / "none.jsonl")], capture_output=True, text=True)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"repoos: error: {tmp_path / 'none.jsonl'}: No such file or directory"
+    neither = subprocess.run([*repoos_command, "tui"], capture_output=True, text=True)
+    assert neither.returncode == 2 and "give a TARGET to search, or --replay RUN.jsonl" in neither.stderr
+    entry_point = subprocess.run([sys.executable, "-m", "tui.command", "gemm", "--size", "HUGE"], capture_output=True, text=True)
+    assert entry_point.returncode == 2 and "unknown size `HUGE`" in entry_point.stderr
+    assert "Traceback" not in missing.stderr + neither.stderr + entry_point.stderr

@@ -1,0 +1,88 @@
+"""`repoos tui` and `repoos-tui`: the monitor's command line, sharing `optimize`'s search options."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from repoos_agent.agent.events import EventStream, JsonlLog
+from repoos_agent.agent.search import SearchConfig
+from repoos_agent.errors import ArgumentSpecError, RepoosError
+from repoos_agent.search_options import add_search_options, positive_float, search_config, search_target
+from repoos_agent.target import resolve_target
+from tui.replay import read_run_log
+from tui.target_actions import TargetActions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_search_options(parser, target_required=False)
+    parser.add_argument("--replay", metavar="RUN.jsonl", help="replay a run log written by `repoos optimize --log` instead")
+    parser.add_argument("--speed", type=positive_float, default=1.0, help="replay speed: 10 plays ten times faster (default 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the monitor on a live search or a replay; prints the outcome when it closes."""
+    from tui.app import LiveSearch, Replay, SearchMonitor  # Textual loads only when the monitor runs
+
+    if (args.target is None) == (args.replay is None):
+        raise ArgumentSpecError("give a TARGET to search, or --replay RUN.jsonl to watch a recorded run (not both)")
+    if args.replay:
+        log = read_run_log(args.replay)
+        actions = _replay_actions(log.events[0].detail)
+        app = SearchMonitor(
+            Replay(log, args.speed),
+            show_code=actions.code if actions else None,
+            save_best=actions.build_best if actions else None,
+        )
+        app.run()
+        return 0
+    target, config = search_target(args), search_config(args)
+    target.size_class(config.size)  # a bad --size is a one-line error here, not a failed run on screen
+    events = EventStream()
+    try:
+        run_log = JsonlLog(args.log) if args.log else None
+    except OSError as error:
+        raise RepoosError(f"--log {args.log}: {error.strerror}") from None
+    if run_log:
+        events.subscribe(run_log)
+    actions = TargetActions(target, config)
+    app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.build_best)
+    try:
+        result = app.run()
+    finally:
+        if run_log:
+            run_log.close()
+    if app.failure is not None:
+        raise RepoosError(app.failure)
+    if result is not None:
+        ending = "cancelled, best so far" if result.cancelled else "best"
+        print(f"{ending}: {result.schedule or '(identity: the baseline)'}  {result.best_speedup:.2f}x ±{result.best_spread:.0%}")
+        print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s")
+    return 0
+
+
+def _replay_actions(started: dict[str, object]) -> TargetActions | None:
+    """Code and saving for a replay, when the logged kernel still loads here (a bundled kernel or a file that exists)."""
+    config = started.get("config")
+    if not isinstance(config, dict):
+        return None
+    known = {name: value for name, value in config.items() if name in SearchConfig.__dataclass_fields__}
+    known["moa"] = tuple(known.get("moa") or ())
+    try:
+        return TargetActions(resolve_target(str(started.get("target", ""))), SearchConfig(**known))
+    except (RepoosError, TypeError):
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `repoos-tui` entry point: `repoos tui` under its own name."""
+    from repoos_agent.cli import run_command
+
+    parser = argparse.ArgumentParser(prog="repoos-tui", description="Watch an agent search live, or replay a recorded one.")
+    add_arguments(parser)
+    parser.set_defaults(run=run)
+    return run_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

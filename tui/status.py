@@ -1,0 +1,52 @@
+"""The run at a glance: the header line, best speedup over evaluations, and counts per verdict."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Sparkline, Static
+
+from repoos_agent.agent.display import speedup_cell, spread_cell
+from tui.board import Board
+
+
+class StatusBar(Static):
+    """Kernel, size, backend(s), turn t/T, evaluations, elapsed, tokens, and whether the run goes on."""
+
+    def show(self, board: Board, state: str, live: bool) -> None:
+        tokens = board.tokens
+        first = Text()
+        first.append(f"{board.target or '…'} {board.size or ''}", style="bold")
+        first.append(f" │ {board.agents} │ compiler {board.compiler} │ ")
+        first.append(state, style="bold yellow" if state != "running" else "bold green")
+        second = Text(
+            f"turn {board.turn}/{board.iters} │ {board.evaluations} evaluations │ {board.elapsed(live):.0f} s │ "
+            f"tokens {tokens.get('input', 0)} in, {tokens.get('output', 0)} out"
+        )
+        self.update(Text("\n").join([first, second]))
+
+
+class BestChart(Vertical):
+    """Best speedup so far after each evaluation: a search that still learns climbs."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("best -", id="best-label")
+        yield Sparkline([], id="best-sparkline")
+
+    def show(self, board: Board) -> None:
+        label = f"best {board.best_speedup:.2f}x in {board.evaluations} evaluations"
+        finished = board.finished
+        if finished is not None:
+            winner = "the baseline" if not finished.schedule else f"{speedup_cell(finished)} {spread_cell(finished)}"
+            label += f"\nrace winner: {winner}"
+        self.query_one("#best-label", Static).update(label)
+        self.query_one("#best-sparkline", Sparkline).data = list(board.best_series)
+
+
+class VerdictCounts(Static):
+    def show(self, board: Board) -> None:
+        text = Text()
+        for verdict, count in sorted(board.verdicts.items()):
+            text.append(f"{verdict} {count}  ", style="green" if verdict == "legal" else "red")
+        self.update(text or Text("no verdicts yet", style="dim"))
