@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
@@ -24,6 +25,7 @@ from repoos_agent.inputs import make_inputs, parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError
+from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
 from repoos_agent.target import resolve_target
 
 
@@ -249,6 +251,36 @@ def _progress_line(event: Event) -> None:
         )
 
 
+def command_eval(args: argparse.Namespace) -> int:
+    backend = args.backend if ":" in args.backend or args.backend == "heuristic" else f"{args.backend}:{args.model or ''}"
+    sizes = tuple(size.strip().upper() for size in args.sizes.split(",") if size.strip())
+    unknown = [size for size in sizes if size not in SIZE_CLASSES]
+    if unknown or not sizes:
+        raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
+    config = StudyConfig(
+        kernels=chosen_kernels(args.kernels),
+        sizes=sizes,
+        iters=args.iters,
+        k=args.k,
+        runs=args.runs,
+        candidates=args.candidates,
+        backend=backend.rstrip(":"),
+        base_url=args.base_url,
+        tools=parse_tools(args.compare) if args.compare else (),
+        seed=args.seed,
+        timeout_s=args.timeout,
+    )
+    instances = run_study(config, lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    summary = summarize(instances, tuple(spec.name for spec in config.tools), config.seed)
+    try:
+        paths = write_outputs(Path(args.out), config, instances, summary)
+    except OSError as error:
+        raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
+    print_table(config, instances, summary)
+    print(f"written: {', '.join(str(path) for path in paths)}")
+    return 0
+
+
 def command_analyze(args: argparse.Namespace) -> int:
     analysis = analyze(resolve_target(args.target).kernel)
     if args.json:
@@ -344,6 +376,24 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.add_argument("--log", help="append every event to this JSONL file")
     optimize_parser.add_argument("--json", action="store_true")
     optimize_parser.set_defaults(run=command_optimize)
+
+    eval_parser = commands.add_parser("eval", help="the study protocol: search every kernel, compare with Numba, Graphite, Polly")
+    eval_parser.add_argument("--kernels", default="all", help="all, or a comma-separated list of bundled kernels")
+    eval_parser.add_argument("--sizes", default="MEDIUM", help="comma-separated size classes (default MEDIUM)")
+    eval_parser.add_argument("--iters", type=_positive_int, default=10, help="turns per dialogue (T)")
+    eval_parser.add_argument("--k", type=_positive_int, default=1, help="dialogues per run, concurrent; best-of-K is over them")
+    eval_parser.add_argument("--runs", type=_positive_int, default=1, help="runs per instance (R); each figure is their median")
+    eval_parser.add_argument("--candidates", type=_positive_int, default=4, help="schedules per turn, built in parallel")
+    eval_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
+    eval_parser.add_argument("--model", help="model of an openai/gemini backend")
+    eval_parser.add_argument("--base-url", help="an OpenAI-compatible server")
+    eval_parser.add_argument(
+        "--compare", help="tools measured in the same run: numba,graphite,polly (a C tool may name its compiler: polly=/path/clang)"
+    )
+    eval_parser.add_argument("--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png")
+    eval_parser.add_argument("--seed", type=int, default=0)
+    eval_parser.add_argument("--timeout", type=_positive_float, default=120.0, help="seconds per measurement before a timeout")
+    eval_parser.set_defaults(run=command_eval)
 
     show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
     show.add_argument("target")
