@@ -56,11 +56,13 @@ def write_outputs(
 
 
 def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]) -> None:
-    """Speedup over our -O3 baseline per instance, one bar per tool (log scale; a missing bar is marked ×)."""
+    """Speedup over our -O3 baseline per instance, one bar per tool (log scale; × marks a tool that did not run correctly)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     series: list[tuple[str, list[float | None]]] = [("RepoOS (single run)", [i.single for i in instances])]
     if config.k > 1:
@@ -70,22 +72,27 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
         series.append((spec.name, values))
     labels = [i.kernel if len(config.sizes) == 1 else f"{i.kernel}\n{i.size}" for i in instances]
     width = 0.8 / len(series)
+    colors = plt.get_cmap("tab10").colors
     figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(instances) * len(series) ** 0.5 + 2), 4.5))
-    for number, (name, values) in enumerate(series):
+    for number, (_, values) in enumerate(series):
         positions = [index + (number - (len(series) - 1) / 2) * width for index in range(len(instances))]
         drawn = [(x, v) for x, v in zip(positions, values, strict=True) if v]
-        axes.bar([x for x, _ in drawn], [v for _, v in drawn], width, label=name)
+        axes.bar([x for x, _ in drawn], [v for _, v in drawn], width, color=colors[number % len(colors)])
         for x, value in zip(positions, values, strict=True):
             if not value:
-                axes.annotate("×", (x, 1.0), ha="center", va="center", color="grey")
+                axes.annotate("×", (x, 1.0), ha="center", va="center", color=colors[number % len(colors)])
     axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:g}x"))
+    axes.yaxis.set_minor_formatter(NullFormatter())
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.set_xticks(
         range(len(instances)), labels, rotation=60 if len(instances) > 6 else 0, ha="right" if len(instances) > 6 else "center"
     )
     axes.set_ylabel("speedup over RepoOS -O3 baseline (log)")
     axes.set_title(f"{', '.join(config.sizes)}: {config.iters} turns × {config.candidates} candidates, {config.runs} run(s)")
-    axes.legend(fontsize="small")
+    handles = [Patch(color=colors[number % len(colors)], label=name) for number, (name, _) in enumerate(series)]
+    axes.legend(handles=handles, fontsize="small")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
