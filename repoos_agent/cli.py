@@ -257,9 +257,11 @@ def command_eval(args: argparse.Namespace) -> int:
     unknown = [size for size in sizes if size not in SIZE_CLASSES]
     if unknown or not sizes:
         raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
+    kernels, size_overrides = chosen_kernels(args.kernels)
     config = StudyConfig(
-        kernels=chosen_kernels(args.kernels),
+        kernels=kernels,
         sizes=sizes,
+        size_overrides=size_overrides,
         iters=args.iters,
         k=args.k,
         runs=args.runs,
@@ -378,7 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.set_defaults(run=command_optimize)
 
     eval_parser = commands.add_parser("eval", help="the study protocol: search every kernel, compare with Numba, Graphite, Polly")
-    eval_parser.add_argument("--kernels", default="all", help="all, or a comma-separated list of bundled kernels")
+    eval_parser.add_argument(
+        "--kernels", default="all", help="all, or bundled kernels, comma-separated; NAME@SIZE runs one at its own size"
+    )
     eval_parser.add_argument("--sizes", default="MEDIUM", help="comma-separated size classes (default MEDIUM)")
     eval_parser.add_argument("--iters", type=_positive_int, default=10, help="turns per dialogue (T)")
     eval_parser.add_argument("--k", type=_positive_int, default=1, help="dialogues per run, concurrent; best-of-K is over them")

@@ -34,6 +34,8 @@ from repoos_agent.target import Target
 
 TOOLS = ("numba", "graphite", "polly")
 DEFAULT_COMPILERS = {"graphite": "gcc", "polly": "clang-19"}
+BUILD_TIMEOUT_S = 600.0
+"""Polly takes over a minute on some matrix kernels here (its matmul packing); a build past ten minutes is a compile_error."""
 _COMMON_FLAGS = tuple(flag for flag in DEFAULT_FLAGS if flag != "-fopenmp")
 """Our baseline's flags (-O3 -march=native -ffp-contract=off, shared, PIC) without OpenMP: the tools parallelize on their own."""
 
@@ -119,18 +121,18 @@ def measure_tool(
     spec: ToolSpec, target: Target, size: str | None, seed: int, timeout_s: float, repeats: int = 5
 ) -> ToolMeasurement:
     """Build `spec`'s version of `target`, check it against our baseline on the same inputs, and race the two."""
+    if spec.name == "numba" and importlib.util.find_spec("numba") is None:
+        return ToolMeasurement(spec.name, "missing", "numba is not installed (pip install numba)")
+    toolchain = None if spec.name == "numba" else _toolchain(spec)
+    if spec.name != "numba" and toolchain is None:
+        return ToolMeasurement(spec.name, "missing", f"compiler `{spec.compiler}` not found")
     values = target.inputs(size, seed)
     signature = Signature.of_values(target.kernel, values)
     baseline = build_baseline(target.kernel, signature)
     start = time.perf_counter()
-    if spec.name == "numba":
-        if importlib.util.find_spec("numba") is None:
-            return ToolMeasurement(spec.name, "missing", "numba is not installed (pip install numba)")
+    if toolchain is None:
         contender = NumbaContender(target.kernel.path, target.kernel.name)
     else:
-        toolchain = _toolchain(spec)
-        if toolchain is None:
-            return ToolMeasurement(spec.name, "missing", f"compiler `{spec.compiler}` not found")
         try:
             contender = build_native(target.kernel, signature, None, toolchain)
         except CompileError as error:
@@ -160,7 +162,7 @@ def _toolchain(spec: ToolSpec) -> Toolchain | None:
         return None
     probe = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
     version = probe.stdout.splitlines()[0] if probe.stdout else "unknown"
-    return Toolchain(command=path, version=version, flags=tool_flags(spec.name))
+    return Toolchain(command=path, version=version, flags=tool_flags(spec.name), timeout_s=BUILD_TIMEOUT_S)
 
 
 def _first_line(text: str) -> str:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
-from repoos_agent.catalog import bundled_kernels, find_bundled
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, find_bundled
+from repoos_agent.errors import RepoosError
 from repoos_agent.study.competitors import ToolMeasurement, ToolSpec, measure_tool
-from repoos_agent.study.statistics import median
+from repoos_agent.study.statistics import format_speedup, median
 from repoos_agent.target import Target, resolve_target
 
 SEED_STRIDE = 1000
@@ -36,6 +37,7 @@ SEED_STRIDE = 1000
 class StudyConfig:
     kernels: tuple[str, ...]  # bundled kernel names
     sizes: tuple[str, ...] = ("MEDIUM",)
+    size_overrides: tuple[tuple[str, str], ...] = ()  # (kernel, size): this kernel at this size only
     iters: int = 10
     k: int = 1
     runs: int = 1
@@ -121,20 +123,38 @@ class InstanceResult:
         return next((t for t in self.tools if t.tool == name), None)
 
 
-def chosen_kernels(text: str) -> tuple[str, ...]:
-    """`all`, or a comma-separated list of bundled kernel names (each checked, with near names suggested)."""
-    if text.strip().lower() == "all":
-        return tuple(k.name for k in bundled_kernels())
-    return tuple(find_bundled(name).name for name in text.split(",") if name.strip())
+def chosen_kernels(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The kernels of `--kernels` and their own sizes: `all` or names, each optionally `NAME@SIZE`.
+
+    `all,lu@MEDIUM` is every kernel at `--sizes` except lu, which runs at MEDIUM only. Names are checked
+    (near names suggested) and sizes too."""
+    names: list[str] = []
+    overrides: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, _, size = part.partition("@")
+        chosen = [k.name for k in bundled_kernels()] if name.strip().lower() == "all" else [find_bundled(name).name]
+        names.extend(n for n in chosen if n not in names)
+        if size:
+            if size.strip().upper() not in SIZE_CLASSES:
+                raise RepoosError(f"--kernels {part}: unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+            for kernel in chosen:
+                overrides[kernel] = size.strip().upper()
+    if not names:
+        raise RepoosError("--kernels: no kernel named; give `all` or names such as gemm,2mm")
+    return tuple(names), tuple(overrides.items())
 
 
 def run_study(config: StudyConfig, report: Callable[[str], None] | None = None) -> list[InstanceResult]:
-    """Every kernel at every size, in order; `report` hears one line per finished step."""
+    """Every kernel at every size (or its own), in order; `report` hears one line per finished step."""
     report = report or (lambda _line: None)
+    own_sizes = dict(config.size_overrides)
     results = []
     for name in config.kernels:
         target = resolve_target(name)
-        for size in config.sizes:
+        sizes = (own_sizes[name],) if name in own_sizes else config.sizes
+        for size in sizes:
             result = study_instance(target, target.size_class(size), config, report)
             results.append(result)
     return results
@@ -154,12 +174,16 @@ def study_instance(target: Target, size: str, config: StudyConfig, report: Calla
             records.append(_record(run, dialogue, seed, result, events))
         best = max(records[-config.k :], key=lambda r: r.speedup)
         schedule = best.schedule or "(identity)"
-        report(f"{target.label} {size} run {run + 1}/{config.runs}: {best.speedup:.2f}x in {walls[-1]:.1f} s  {schedule}")
+        report(
+            f"{target.label} {size} run {run + 1}/{config.runs}: {format_speedup(best.speedup)} in {walls[-1]:.1f} s  {schedule}"
+        )
     tools = []
     for spec in config.tools:
         measurement = measure_tool(spec, target, size, config.seed, config.timeout_s)
         tools.append(measurement)
-        outcome = f"{measurement.speedup:.2f}x" if measurement.status == "ok" else f"{measurement.status}: {measurement.message}"
+        outcome = (
+            format_speedup(measurement.speedup) if measurement.status == "ok" else f"{measurement.status}: {measurement.message}"
+        )
         report(f"{target.label} {size} {spec.name}: {outcome}")
     return InstanceResult(target.label, size, tuple(records), tuple(walls), tuple(tools))
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from repoos_agent.study.protocol import InstanceResult, StudyConfig
-from repoos_agent.study.statistics import Estimate
+from repoos_agent.study.statistics import Estimate, format_speedup
 from repoos_agent.study.summary import TIME_PARTS, StudySummary
 
 CSV_NAME, JSON_NAME, CHART_NAME = "eval.csv", "eval.json", "eval.png"
@@ -70,7 +70,8 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
     for spec in config.tools:
         values = [t.speedup if (t := i.tool(spec.name)) and t.status == "ok" else None for i in instances]
         series.append((spec.name, values))
-    labels = [i.kernel if len(config.sizes) == 1 else f"{i.kernel}\n{i.size}" for i in instances]
+    sizes = sorted({i.size for i in instances})
+    labels = [i.kernel if len(sizes) == 1 else f"{i.kernel}\n{i.size}" for i in instances]
     width = 0.8 / len(series)
     colors = plt.get_cmap("tab10").colors
     figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(instances) * len(series) ** 0.5 + 2), 4.5))
@@ -90,7 +91,7 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
         range(len(instances)), labels, rotation=60 if len(instances) > 6 else 0, ha="right" if len(instances) > 6 else "center"
     )
     axes.set_ylabel("speedup over RepoOS -O3 baseline (log)")
-    axes.set_title(f"{', '.join(config.sizes)}: {config.iters} turns × {config.candidates} candidates, {config.runs} run(s)")
+    axes.set_title(f"{', '.join(sizes)}: {config.iters} turns × {config.candidates} candidates, {config.runs} run(s)")
     handles = [Patch(color=colors[number % len(colors)], label=name) for number, (name, _) in enumerate(series)]
     axes.legend(handles=handles, fontsize="small")
     figure.tight_layout()
@@ -111,12 +112,12 @@ def print_table(
     for column in ("runnable", "wall s", "schedule"):
         table.add_column(column)
     for instance in instances:
-        cells = [instance.kernel, instance.size, f"{instance.single:.2f}x"]
+        cells = [instance.kernel, instance.size, format_speedup(instance.single)]
         if config.k > 1:
-            cells.append(f"{instance.best_of_k:.2f}x")
+            cells.append(format_speedup(instance.best_of_k))
         for spec in config.tools:
             tool = instance.tool(spec.name)
-            cells.append(f"{tool.speedup:.2f}x" if tool and tool.status == "ok" else (tool.status if tool else "-"))
+            cells.append(format_speedup(tool.speedup) if tool and tool.status == "ok" else (tool.status if tool else "-"))
         verdicts = instance.verdicts
         proposals = sum(verdicts.values())
         cells.append(f"{verdicts.get('legal', 0) / proposals:.0%}" if proposals else "-")
@@ -133,7 +134,7 @@ def summary_lines(config: StudyConfig, summary: StudySummary) -> list[str]:
     lines = [
         f"{summary.instances} instances, {config.runs} run(s) each: "
         f"single run (ComPilot@{config.iters}) {_estimate(summary.single)}; "
-        f"best of {config.k} {_estimate(summary.best_of_k)}; lowest instance {summary.min_single:.2f}x",
+        f"best of {config.k} {_estimate(summary.best_of_k)}; lowest instance {format_speedup(summary.min_single)}",
     ]
     for name, estimate in summary.tools.items():
         lines.append(
@@ -155,7 +156,7 @@ def summary_lines(config: StudyConfig, summary: StudySummary) -> list[str]:
 def _estimate(estimate: Estimate) -> str:
     if estimate.count == 0:
         return "n/a (no instance)"
-    return f"{estimate.value:.2f}x (95% CI {estimate.low:.2f}–{estimate.high:.2f}, n={estimate.count})"
+    return f"{format_speedup(estimate.value)} (95% CI {estimate.low:.2f}–{estimate.high:.2f}, n={estimate.count})"
 
 
 def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, object]:
