@@ -86,9 +86,15 @@ def _copy(values: Mapping[str, object]) -> dict[str, object]:
 
 
 def race_in_process(
-    baseline: NativeKernel, candidate: NativeKernel, values: Mapping[str, object], rules: RaceRules, report=None
+    baseline: NativeKernel,
+    candidate: Callable[[Mapping[str, object]], object],
+    values: Mapping[str, object],
+    rules: RaceRules,
+    report=None,
 ) -> HeadToHead:
-    """The race itself (the worker runs this); `report(stage)` says what is about to run."""
+    """The race itself (the worker runs this); `report(stage)` says what is about to run.
+
+    `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build)."""
     report = report or (lambda _stage: None)
     want, got = _copy(values), _copy(values)
     first: dict[str, float] = {}

@@ -93,6 +93,11 @@ class InstanceResult:
         return median([records[0].speedup for records in self.runs()])
 
     @property
+    def spread(self) -> float:
+        """The median over runs of the first dialogue's spread (relative interquartile range of its racing finish)."""
+        return median([records[0].spread for records in self.runs()])
+
+    @property
     def best_of_k(self) -> float:
         """The median over runs of the best of the run's K dialogues."""
         return median([max(r.speedup for r in records) for records in self.runs()])

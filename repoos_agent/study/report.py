@@ -23,7 +23,18 @@ CSV_NAME, JSON_NAME, CHART_NAME = "eval.csv", "eval.json", "eval.png"
 
 def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
     """The CSV's header: our figures, the rates and times, then speedup and status per tool."""
-    ours = ["kernel", "size", "single", "best_of_k", "schedule", "evaluations", "runnable_rate", "invalid_rate", "illegal_rate"]
+    ours = [
+        "kernel",
+        "size",
+        "single",
+        "spread",
+        "best_of_k",
+        "schedule",
+        "evaluations",
+        "runnable_rate",
+        "invalid_rate",
+        "illegal_rate",
+    ]
     times = ["wall_s", *TIME_PARTS, "tokens_in", "tokens_out", "cost_usd"]
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
 
@@ -112,7 +123,7 @@ def print_table(
     for column in ("runnable", "wall s", "schedule"):
         table.add_column(column)
     for instance in instances:
-        cells = [instance.kernel, instance.size, format_speedup(instance.single)]
+        cells = [instance.kernel, instance.size, f"{format_speedup(instance.single)} ±{instance.spread:.0%}"]
         if config.k > 1:
             cells.append(format_speedup(instance.best_of_k))
         for spec in config.tools:
@@ -167,6 +178,7 @@ def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, obj
         "kernel": instance.kernel,
         "size": instance.size,
         "single": f"{instance.single:.4f}",
+        "spread": f"{instance.spread:.4f}",
         "best_of_k": f"{instance.best_of_k:.4f}",
         "schedule": instance.best_schedule,
         "evaluations": sum(r.evaluations for r in instance.dialogues),
@@ -191,6 +203,7 @@ def _instance_json(instance: InstanceResult) -> dict[str, object]:
         "kernel": instance.kernel,
         "size": instance.size,
         "single": instance.single,
+        "spread": instance.spread,
         "best_of_k": instance.best_of_k,
         "schedule": instance.best_schedule,
         "wall_s": instance.wall_s,
