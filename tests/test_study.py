@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from repoos_agent.study import DialogueRecord, InstanceResult, ToolSpec, chosen_kernels, csv_columns, measure_tool
-from repoos_agent.study.statistics import best_of, bootstrap_geometric_mean, geometric_mean, median
+from repoos_agent.study.statistics import bootstrap_geometric_mean, format_speedup, geometric_mean, median
 from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
@@ -31,6 +31,7 @@ def test_bootstrap_interval_brackets_the_estimate_and_is_reproducible():
     assert estimate.low < estimate.value < estimate.high and estimate.count == len(SPEEDUPS)
     assert bootstrap_geometric_mean(SPEEDUPS, seed=7) == estimate
     assert bootstrap_geometric_mean(SPEEDUPS, seed=8) != estimate  # another seed resamples differently
+    assert format_speedup(2.345) == "2.35x" and format_speedup(0.0012) == "0.0012x"
     single = bootstrap_geometric_mean([2.5], seed=0)
     assert single.low == single.value == single.high == pytest.approx(2.5)
 
@@ -40,7 +41,6 @@ def _record(run: int, dialogue: int, speedup: float) -> DialogueRecord:
 
 
 def test_best_of_k_is_never_below_the_single_run():
-    assert best_of([1.2, 3.0, 0.9], 1) == 1.2 and best_of([1.2, 3.0, 0.9], 3) == 3.0
     # Three runs of two dialogues: single run = median of each run's first dialogue, best-of-2 = median of each run's best.
     runs = [(1.0, 2.0), (1.5, 1.2), (3.0, 1.1)]
     instance = InstanceResult(

@@ -35,6 +35,8 @@ SEED_STRIDE = 1000
 
 @dataclass(frozen=True)
 class StudyConfig:
+    """What `repoos eval` runs: which instances, how each dialogue searches, R runs of K dialogues, which tools."""
+
     kernels: tuple[str, ...]  # bundled kernel names
     sizes: tuple[str, ...] = ("MEDIUM",)
     size_overrides: tuple[tuple[str, str], ...] = ()  # (kernel, size): this kernel at this size only

@@ -61,13 +61,6 @@ def median(values: Sequence[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def best_of(values: Sequence[float], k: int) -> float:
-    """The best of the first `k` values: what a user who tries `k` times and keeps the fastest gets."""
-    if k < 1 or not values:
-        raise ValueError("best_of needs at least one value and k >= 1")
-    return max(values[:k])
-
-
 def format_speedup(value: float) -> str:
     """`2.37x`, with two significant digits below 0.1x so a 300-times slowdown does not read as `0.00x`."""
     return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
