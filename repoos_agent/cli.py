@@ -272,13 +272,18 @@ def command_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         timeout_s=args.timeout,
     )
-    instances = run_study(config, lambda line: print(f"  {line}", file=sys.stderr, flush=True))
-    summary = summarize(instances, tuple(spec.name for spec in config.tools), config.seed)
-    try:
-        paths = write_outputs(Path(args.out), config, instances, summary)
-    except OSError as error:
-        raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
-    print_table(config, instances, summary)
+    tool_names = tuple(spec.name for spec in config.tools)
+
+    def write(instances: list) -> tuple[Path, ...]:
+        try:
+            return write_outputs(Path(args.out), config, instances, summarize(instances, tool_names, config.seed))
+        except OSError as error:
+            raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
+
+    write([])  # an unwritable --out fails now, not after an hour of measuring
+    instances = run_study(config, lambda line: print(f"  {line}", file=sys.stderr, flush=True), write)
+    paths = write(instances)
+    print_table(config, instances, summarize(instances, tool_names, config.seed))
     print(f"written: {', '.join(str(path) for path in paths)}")
     return 0
 

@@ -98,6 +98,7 @@ def test_a_missing_compiler_is_reported_not_faked():
         (["--kernels", "gemmm"], "unknown kernel `gemmm`; did you mean gemm"),
         (["--sizes", "HUGE"], "--sizes: unknown size `HUGE`"),
         (["--kernels", "gemm@HUGE"], "--kernels gemm@HUGE: unknown size `HUGE`"),
+        (["--out", "/proc/version/study"], "--out /proc/version/study: Not a directory"),
     ],
 )
 def test_eval_bad_input_is_one_line_and_exit_2(repoos_command, tmp_path, arguments, message):

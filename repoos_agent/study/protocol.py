@@ -153,8 +153,13 @@ def chosen_kernels(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], .
     return tuple(names), tuple(overrides.items())
 
 
-def run_study(config: StudyConfig, report: Callable[[str], None] | None = None) -> list[InstanceResult]:
-    """Every kernel at every size (or its own), in order; `report` hears one line per finished step."""
+def run_study(
+    config: StudyConfig,
+    report: Callable[[str], None] | None = None,
+    finished: Callable[[list[InstanceResult]], None] | None = None,
+) -> list[InstanceResult]:
+    """Every kernel at every size (or its own), in order; `report` hears one line per finished step, and
+    `finished` gets the instances so far after each one (a long study keeps its results if interrupted)."""
     report = report or (lambda _line: None)
     own_sizes = dict(config.size_overrides)
     results = []
@@ -162,8 +167,9 @@ def run_study(config: StudyConfig, report: Callable[[str], None] | None = None) 
         target = resolve_target(name)
         sizes = (own_sizes[name],) if name in own_sizes else config.sizes
         for size in sizes:
-            result = study_instance(target, target.size_class(size), config, report)
-            results.append(result)
+            results.append(study_instance(target, target.size_class(size), config, report))
+            if finished:
+                finished(list(results))
     return results
 
 
