@@ -9,11 +9,22 @@ import subprocess
 
 import pytest
 
-from repoos_agent.study import DialogueRecord, InstanceResult, ToolSpec, chosen_kernels, csv_columns, measure_tool
+from repoos_agent.study import (
+    DialogueRecord,
+    InstanceResult,
+    StudyConfig,
+    ToolSpec,
+    chosen_kernels,
+    csv_columns,
+    measure_tool,
+    run_study,
+    summarize,
+)
 from repoos_agent.study.statistics import bootstrap_geometric_mean, format_speedup, geometric_mean, median
 from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
+from .fake_llm_servers import FakeLLMServer, openai_answer
 
 SPEEDUPS = [1.0, 1.4, 2.0, 3.5, 9.6, 1.1, 0.98]
 
@@ -106,3 +117,23 @@ def test_eval_bad_input_is_one_line_and_exit_2(repoos_command, tmp_path, argumen
         [*repoos_command, "eval", "--out", str(tmp_path), *arguments], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_eval_counts_a_model_backends_tokens_and_cost(monkeypatch):
+    """A model backend through the real OpenAI client against a local server: the study sums its tokens and prices them."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [
+        openai_answer("i is free.\n<schedule>parallelize(i)</schedule>", prompt_tokens=2_000_000, completion_tokens=100_000),
+        openai_answer("Nothing else to try.", prompt_tokens=500_000, completion_tokens=10_000),
+    ]
+    with FakeLLMServer(replies) as server:
+        config = StudyConfig(
+            kernels=("gemm",), sizes=("MINI",), iters=2, candidates=1, backend="openai:gpt-4o-mini", base_url=f"{server.url}/v1"
+        )
+        instances = run_study(config)
+    summary = summarize(instances, (), seed=0)
+    assert (summary.tokens_in, summary.tokens_out) == (2_500_000, 110_000)
+    assert summary.cost_usd == pytest.approx(2.5 * 0.15 + 0.11 * 0.60)  # gpt-4o-mini: $0.15 / $0.60 per million
+    assert summary.proposals >= 2 and summary.single.value >= 1.0
+    record = instances[0].dialogues[0]
+    assert record.propose_s > 0 and record.legality_s > 0
