@@ -136,14 +136,14 @@ def measure_tool(
         try:
             contender = build_native(target.kernel, signature, None, toolchain)
         except CompileError as error:
-            return ToolMeasurement(spec.name, "compile_error", _first_line(str(error)))
+            return ToolMeasurement(spec.name, "compile_error", _first_lines(str(error), 2))
     build_s = time.perf_counter() - start
     outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
     result = shared_worker().race(baseline, contender, values, RaceRules(outputs, min_repeats=repeats), timeout_s)
     comparison = result.comparison
     error = comparison.max_rel_error if comparison else None
     if result.outcome != "ok":
-        return ToolMeasurement(spec.name, result.outcome, _first_line(result.message), max_rel_error=error, build_s=build_s)
+        return ToolMeasurement(spec.name, result.outcome, _first_lines(result.message, 1), max_rel_error=error, build_s=build_s)
     return ToolMeasurement(
         spec.name,
         "ok",
@@ -165,6 +165,7 @@ def _toolchain(spec: ToolSpec) -> Toolchain | None:
     return Toolchain(command=path, version=version, flags=tool_flags(spec.name), timeout_s=BUILD_TIMEOUT_S)
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[0] if lines else text
+def _first_lines(text: str, count: int) -> str:
+    """The message on one line: a compiler's `failed on FILE:` needs the next line (the error, or a crash notice) too."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[:count]) if lines else text
