@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.operations import ingest
 from repoos_agent.agent.search import optimize
+from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -26,7 +28,8 @@ from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
 from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError
-from repoos_agent.search_options import add_search_options, positive_float, search_config, search_target
+from repoos_agent.search_options import add_search_options, positive_float, positive_int, search_config, search_target
+from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
 from repoos_agent.target import resolve_target
 from tui import command as tui_command
 
@@ -217,6 +220,42 @@ def _progress_line(event: Event) -> None:
         )
 
 
+def command_eval(args: argparse.Namespace) -> int:
+    sizes = tuple(size.strip().upper() for size in args.sizes.split(",") if size.strip())
+    unknown = [size for size in sizes if size not in SIZE_CLASSES]
+    if unknown or not sizes:
+        raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
+    kernels, size_overrides = chosen_kernels(args.kernels)
+    config = StudyConfig(
+        kernels=kernels,
+        sizes=sizes,
+        size_overrides=size_overrides,
+        iters=args.iters,
+        k=args.k,
+        runs=args.runs,
+        candidates=args.candidates,
+        backend=backend_spec(args.backend, args.model),
+        base_url=args.base_url,
+        tools=parse_tools(args.compare) if args.compare else (),
+        seed=args.seed,
+        timeout_s=args.timeout,
+    )
+    tool_names = tuple(spec.name for spec in config.tools)
+
+    def write(instances: list) -> tuple[Path, ...]:
+        try:
+            return write_outputs(Path(args.out), config, instances, summarize(instances, tool_names, config.seed))
+        except OSError as error:
+            raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
+
+    write([])  # an unwritable --out fails now, not after an hour of measuring
+    instances = run_study(config, lambda line: print(f"  {line}", file=sys.stderr, flush=True), write)
+    paths = write(instances)
+    print_table(config, instances, summarize(instances, tool_names, config.seed))
+    print(f"written: {', '.join(str(path) for path in paths)}")
+    return 0
+
+
 def command_analyze(args: argparse.Namespace) -> int:
     analysis = analyze(resolve_target(args.target).kernel)
     if args.json:
@@ -278,6 +317,26 @@ def build_parser() -> argparse.ArgumentParser:
     tui = commands.add_parser("tui", help="watch the search live in a terminal UI, or replay a run log")
     tui_command.add_arguments(tui)
     tui.set_defaults(run=tui_command.run)
+
+    eval_parser = commands.add_parser("eval", help="the study protocol: search every kernel, compare with Numba, Graphite, Polly")
+    eval_parser.add_argument(
+        "--kernels", default="all", help="all, or bundled kernels, comma-separated; NAME@SIZE runs one at its own size"
+    )
+    eval_parser.add_argument("--sizes", default="MEDIUM", help="comma-separated size classes (default MEDIUM)")
+    eval_parser.add_argument("--iters", type=positive_int, default=10, help="turns per dialogue (T)")
+    eval_parser.add_argument("--k", type=positive_int, default=1, help="dialogues per run, concurrent; best-of-K is over them")
+    eval_parser.add_argument("--runs", type=positive_int, default=1, help="runs per instance (R); each figure is their median")
+    eval_parser.add_argument("--candidates", type=positive_int, default=4, help="schedules per turn, built in parallel")
+    eval_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
+    eval_parser.add_argument("--model", help="model of an openai/gemini backend")
+    eval_parser.add_argument("--base-url", help="an OpenAI-compatible server")
+    eval_parser.add_argument(
+        "--compare", help="tools measured in the same run: numba,graphite,polly (a C tool may name its compiler: polly=/path/clang)"
+    )
+    eval_parser.add_argument("--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png")
+    eval_parser.add_argument("--seed", type=int, default=0)
+    eval_parser.add_argument("--timeout", type=positive_float, default=120.0, help="seconds per measurement before a timeout")
+    eval_parser.set_defaults(run=command_eval)
 
     show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
     show.add_argument("target")

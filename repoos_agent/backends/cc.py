@@ -26,6 +26,7 @@ class Toolchain:
     command: str
     version: str
     flags: tuple[str, ...] = DEFAULT_FLAGS
+    timeout_s: float | None = None  # a compile that runs longer is a CompileError (e.g. Polly on a large nest)
 
 
 @cache
@@ -69,12 +70,16 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     fd, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=directory)
     os.close(fd)
     try:
-        result = subprocess.run(
-            [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), "-lm"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        try:
+            result = subprocess.run(
+                [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), "-lm"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=toolchain.timeout_s,
+            )
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"{Path(toolchain.command).name} did not finish {c_file} within {toolchain.timeout_s:g} s") from None
         if result.returncode != 0:
             first = "\n".join(result.stderr.strip().splitlines()[:6])
             raise CompileError(f"{Path(toolchain.command).name} failed on {c_file}:\n{first}")

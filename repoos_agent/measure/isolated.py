@@ -13,10 +13,11 @@ import multiprocessing
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -43,6 +44,12 @@ class Contender:
 
     def load(self) -> NativeKernel:
         return NativeKernel(self.signature, self.source, Path(self.library))
+
+
+class LoadableContender(Protocol):
+    """Anything the worker can load into a callable taking the kernel's arguments by name (e.g. a Numba build)."""
+
+    def load(self) -> Callable[[Mapping[str, object]], object]: ...
 
 
 @dataclass(frozen=True)
@@ -79,9 +86,15 @@ def _copy(values: Mapping[str, object]) -> dict[str, object]:
 
 
 def race_in_process(
-    baseline: NativeKernel, candidate: NativeKernel, values: Mapping[str, object], rules: RaceRules, report=None
+    baseline: NativeKernel,
+    candidate: Callable[[Mapping[str, object]], object],
+    values: Mapping[str, object],
+    rules: RaceRules,
+    report=None,
 ) -> HeadToHead:
-    """The race itself (the worker runs this); `report(stage)` says what is about to run."""
+    """The race itself (the worker runs this); `report(stage)` says what is about to run.
+
+    `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build)."""
     report = report or (lambda _stage: None)
     want, got = _copy(values), _copy(values)
     first: dict[str, float] = {}
@@ -165,16 +178,24 @@ class MeasurementWorker:
         self._process, self._connection = None, None
 
     def race(
-        self, baseline: NativeKernel, candidate: NativeKernel, values: Mapping[str, object], rules: RaceRules, timeout_s: float
+        self,
+        baseline: NativeKernel,
+        candidate: NativeKernel | LoadableContender,
+        values: Mapping[str, object],
+        rules: RaceRules,
+        timeout_s: float,
     ) -> HeadToHead:
-        """Run the race in the worker; a crash or `timeout_s` without an answer is an outcome, not an error."""
+        """Run the race in the worker; a crash or `timeout_s` without an answer is an outcome, not an error.
+
+        `candidate` is a built kernel, or any picklable contender the worker loads itself."""
         with self._lock:
             if self._process is None or not self._process.is_alive():
                 self._start()
             connection = self._connection
             stage = "start"
             try:
-                connection.send((Contender.of(baseline), Contender.of(candidate), dict(values), rules))
+                rival = Contender.of(candidate) if isinstance(candidate, NativeKernel) else candidate
+                connection.send((Contender.of(baseline), rival, dict(values), rules))
             except (BrokenPipeError, OSError):
                 self._stop()
                 return HeadToHead("runtime_error", "the measuring process was gone; it restarts on the next race")

@@ -1,0 +1,256 @@
+"""The study protocol: every instance (kernel × size) searched R times, each run holding K dialogues.
+
+Definitions (the reference paper's, made exact):
+- A *dialogue* is one whole search: `optimize` with one dialogue of T turns and N
+  candidates per turn, ending in its own racing finish. Its speedup is the racing
+  finish's winner over our -O3 baseline (1.0 when the identity wins).
+- A *run* holds K dialogues with different seeds, run concurrently (builds overlap,
+  timed runs never do).
+- *Single run* (ComPilot@T) of a run: the speedup of its first dialogue.
+  *Best-of-K* of a run: the best speedup among its K dialogues.
+- Per instance, each is the median over the R runs; the study's figures are the
+  geometric means of those medians over instances.
+The comparison tools are measured once per instance, after the search, on the same
+inputs and against the same baseline (see `competitors`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, find_bundled
+from repoos_agent.errors import RepoosError
+from repoos_agent.study.competitors import ToolMeasurement, ToolSpec, measure_tool
+from repoos_agent.study.statistics import format_speedup, median
+from repoos_agent.target import Target, resolve_target
+
+SEED_STRIDE = 1000
+"""Dialogue d of run r searches with seed `seed + SEED_STRIDE * (r * K + d)`: distinct for every dialogue of the study."""
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """What `repoos eval` runs: which instances, how each dialogue searches, R runs of K dialogues, which tools."""
+
+    kernels: tuple[str, ...]  # bundled kernel names
+    sizes: tuple[str, ...] = ("MEDIUM",)
+    size_overrides: tuple[tuple[str, str], ...] = ()  # (kernel, size): this kernel at this size only
+    iters: int = 10
+    k: int = 1
+    runs: int = 1
+    candidates: int = 4
+    backend: str = "heuristic"
+    base_url: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    seed: int = 0
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class DialogueRecord:
+    """One dialogue's search: its winner and where its time went (seconds)."""
+
+    run: int
+    dialogue: int
+    seed: int
+    speedup: float
+    spread: float
+    schedule: str
+    evaluations: int
+    verdicts: dict[str, int]
+    wall_s: float
+    propose_s: float  # inside the proposer: the model's answer, or the heuristic's reasoning
+    legality_s: float  # legality proofs and Z3 verification of every proposal
+    build_s: float  # compiling candidates (and the baseline when not cached)
+    measure_s: float  # timed kernel runs, the racing finish's included
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class InstanceResult:
+    """One kernel at one size: R runs of K dialogues, and the comparison tools."""
+
+    kernel: str
+    size: str
+    dialogues: tuple[DialogueRecord, ...]
+    run_walls: tuple[float, ...]  # wall time of each run (its K dialogues concurrently)
+    tools: tuple[ToolMeasurement, ...] = field(default=())
+
+    def runs(self) -> list[list[DialogueRecord]]:
+        by_run: dict[int, list[DialogueRecord]] = {}
+        for record in self.dialogues:
+            by_run.setdefault(record.run, []).append(record)
+        return [sorted(records, key=lambda r: r.dialogue) for _, records in sorted(by_run.items())]
+
+    @property
+    def single(self) -> float:
+        """ComPilot@T: the median over runs of the run's first dialogue."""
+        return median([records[0].speedup for records in self.runs()])
+
+    @property
+    def spread(self) -> float:
+        """The median over runs of the first dialogue's spread (relative interquartile range of its racing finish)."""
+        return median([records[0].spread for records in self.runs()])
+
+    @property
+    def best_of_k(self) -> float:
+        """The median over runs of the best of the run's K dialogues."""
+        return median([max(r.speedup for r in records) for records in self.runs()])
+
+    @property
+    def best_schedule(self) -> str:
+        best = max(self.dialogues, key=lambda r: r.speedup)
+        return best.schedule
+
+    @property
+    def wall_s(self) -> float:
+        """Median wall time of one run."""
+        return median(list(self.run_walls))
+
+    def median_of(self, name: str) -> float:
+        """The median over runs of a time component summed over the run's dialogues."""
+        return median([sum(getattr(r, name) for r in records) for records in self.runs()])
+
+    @property
+    def verdicts(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for record in self.dialogues:
+            for verdict, count in record.verdicts.items():
+                totals[verdict] = totals.get(verdict, 0) + count
+        return totals
+
+    def tool(self, name: str) -> ToolMeasurement | None:
+        return next((t for t in self.tools if t.tool == name), None)
+
+
+def chosen_kernels(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The kernels of `--kernels` and their own sizes: `all` or names, each optionally `NAME@SIZE`.
+
+    `all,lu@MEDIUM` is every kernel at `--sizes` except lu, which runs at MEDIUM only. Names are checked
+    (near names suggested) and sizes too."""
+    names: list[str] = []
+    overrides: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, _, size = part.partition("@")
+        chosen = [k.name for k in bundled_kernels()] if name.strip().lower() == "all" else [find_bundled(name).name]
+        names.extend(n for n in chosen if n not in names)
+        if size:
+            if size.strip().upper() not in SIZE_CLASSES:
+                raise RepoosError(f"--kernels {part}: unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+            for kernel in chosen:
+                overrides[kernel] = size.strip().upper()
+    if not names:
+        raise RepoosError("--kernels: no kernel named; give `all` or names such as gemm,2mm")
+    return tuple(names), tuple(overrides.items())
+
+
+def run_study(
+    config: StudyConfig,
+    report: Callable[[str], None] | None = None,
+    finished: Callable[[list[InstanceResult]], None] | None = None,
+) -> list[InstanceResult]:
+    """Every kernel at every size (or its own), in order; `report` hears one line per finished step, and
+    `finished` gets the instances so far after each one (a long study keeps its results if interrupted)."""
+    report = report or (lambda _line: None)
+    own_sizes = dict(config.size_overrides)
+    results = []
+    for name in config.kernels:
+        target = resolve_target(name)
+        sizes = (own_sizes[name],) if name in own_sizes else config.sizes
+        for size in sizes:
+            results.append(study_instance(target, target.size_class(size), config, report))
+            if finished:
+                finished(list(results))
+    return results
+
+
+def study_instance(target: Target, size: str, config: StudyConfig, report: Callable[[str], None]) -> InstanceResult:
+    """R runs of K concurrent dialogues on one instance, then the comparison tools."""
+    records: list[DialogueRecord] = []
+    walls: list[float] = []
+    for run in range(config.runs):
+        seeds = [config.seed + SEED_STRIDE * (run * config.k + d) for d in range(config.k)]
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=config.k) as pool:
+            searches = list(pool.map(lambda seed: _search(target, size, config, seed), seeds))
+        walls.append(time.perf_counter() - start)
+        for dialogue, (seed, (result, events)) in enumerate(zip(seeds, searches, strict=True)):
+            records.append(_record(run, dialogue, seed, result, events))
+        best = max(records[-config.k :], key=lambda r: r.speedup)
+        schedule = best.schedule or "(identity)"
+        report(
+            f"{target.label} {size} run {run + 1}/{config.runs}: {format_speedup(best.speedup)} in {walls[-1]:.1f} s  {schedule}"
+        )
+    tools = []
+    for spec in config.tools:
+        measurement = measure_tool(spec, target, size, config.seed, config.timeout_s)
+        tools.append(measurement)
+        outcome = (
+            format_speedup(measurement.speedup) if measurement.status == "ok" else f"{measurement.status}: {measurement.message}"
+        )
+        report(f"{target.label} {size} {spec.name}: {outcome}")
+    return InstanceResult(target.label, size, tuple(records), tuple(walls), tuple(tools))
+
+
+def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[SearchResult, list[Event]]:
+    search = SearchConfig(
+        backend=config.backend,
+        base_url=config.base_url,
+        iters=config.iters,
+        k=1,
+        candidates=config.candidates,
+        size=size,
+        seed=seed,
+        timeout_s=config.timeout_s,
+    )
+    events = EventStream()
+    result = optimize(target, search, events)
+    return result, list(events.events)
+
+
+def _record(run: int, dialogue: int, seed: int, result: SearchResult, events: list[Event]) -> DialogueRecord:
+    evaluations = [entry.evaluation for entry in result.leaderboard]
+    return DialogueRecord(
+        run=run,
+        dialogue=dialogue,
+        seed=seed,
+        speedup=result.best_speedup,
+        spread=result.best_spread,
+        schedule=result.schedule,
+        evaluations=result.evaluations,
+        verdicts=dict(result.verdicts),
+        wall_s=result.wall_s,
+        propose_s=_propose_seconds(events),
+        legality_s=sum(e.legality_ms + e.verify_ms for e in evaluations) / 1000,
+        build_s=sum(e.build_ms for e in evaluations) / 1000,
+        measure_s=sum(end - begin for event in events if event.kind == "evaluation" for begin, end in event.timed),
+        tokens_in=result.tokens.get("input", 0),
+        tokens_out=result.tokens.get("output", 0),
+        cost_usd=result.cost_usd,
+    )
+
+
+def _propose_seconds(events: list[Event]) -> float:
+    """Time inside the proposer: from the previous turn's last evaluation (or the start) to the next turn's start.
+
+    A dialogue's turn begins once its proposer has answered, so these gaps are the proposing time of every turn
+    whose proposals were evaluated."""
+    total, mark = 0.0, None
+    for event in events:
+        if event.kind == "run_started":
+            mark = event.time
+        elif event.kind == "turn_started" and mark is not None:
+            total += event.time - mark
+            mark = None
+        elif event.kind == "evaluation" and not event.detail.get("race"):
+            mark = event.time
+    return total
