@@ -169,7 +169,7 @@ class SearchMonitor(App[SearchResult | None]):
             leaderboard.show(self.board.ranked())
             self.query_one(DetailPane).show(leaderboard.selected)
             self.query_one(VerdictCounts).show(self.board)
-        if event.kind == "run_finished" and self.live:
+        if event.kind == "run_finished" and self.live and not event.detail.get("failed"):  # a failure arrives via _failed
             self.state = "cancelled" if event.detail.get("cancelled") else "finished"
         self.query_one(BestChart).show(self.board)
         self._show_status()

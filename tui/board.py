@@ -36,7 +36,9 @@ class Row:
     @property
     def proposer(self) -> str:
         """Who proposed it: in a Mixture-of-Agents run the agent differs per row, the dialogue tells runs apart."""
-        return f"{self.event.agent or '?'} d{self.event.dialogue}"
+        agent = self.event.agent or "?"
+        # `openai:gpt-4o-mini` and `openai:gpt-4o` must stay apart in a narrow column: the model says more than the backend.
+        return f"{agent.split(':', 1)[-1]} d{self.event.dialogue}"
 
     @property
     def speedup_text(self) -> str:
@@ -95,6 +97,8 @@ class Board:
             return self._logged(event, f"{event.verdict} {speedup_cell(event)} {event.schedule or '(identity)'}")
         if event.kind == "run_finished":
             self.finished = event
+            if event.detail.get("failed"):
+                return self._logged(event, f"run failed: {event.detail['failed']}")
             ending = "cancelled" if event.detail.get("cancelled") else "finished"
             winner = event.schedule or "(identity: the baseline)"
             return self._logged(event, f"run {ending}: best {winner} {speedup_cell(event)} {spread_cell(event)}")

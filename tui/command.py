@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         ending = "cancelled, best so far" if result.cancelled else "best"
         print(f"{ending}: {result.schedule or '(identity: the baseline)'}  {result.best_speedup:.2f}x ±{result.best_spread:.0%}")
         print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s")
-    return 0
+        return 0
+    return app.return_code or 0  # Textual sets 1 when the app died of an unexpected error (its traceback is printed)
 
 
 def _replay_actions(started: dict[str, object]) -> TargetActions | None:

@@ -16,6 +16,14 @@ def clipped(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
+def clipped_middle(text: str, width: int) -> str:
+    """Keeps both ends (`gpt-4o-…ini d0`): a model's name differs at its end, the dialogue number is last."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
 class Leaderboard(DataTable):
     """A DataTable redrawn in rank order on every evaluation; the cursor keeps to its row (see `show`)."""
 
@@ -51,7 +59,7 @@ class Leaderboard(DataTable):
             verdict = event.verdict or ""
             self.add_row(
                 str(rank),
-                clipped(row.proposer, 12),
+                clipped_middle(row.proposer, 12),
                 clipped(row.schedule, width),
                 Text(clipped(verdict, 9), style=VERDICT_STYLES.get(verdict, "yellow")),
                 Text(row.speedup_text, justify="right"),

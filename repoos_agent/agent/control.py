@@ -22,6 +22,7 @@ class SearchControl:
         self._cancelled = threading.Event()
         self._running = threading.Event()
         self._running.set()
+        self._switch = threading.Lock()
 
     @property
     def cancelled(self) -> bool:
@@ -32,12 +33,14 @@ class SearchControl:
         return not self._running.is_set()
 
     def cancel(self) -> None:
-        self._cancelled.set()
-        self._running.set()  # a paused search must wake up to notice
+        with self._switch:
+            self._cancelled.set()
+            self._running.set()  # a paused search must wake up to notice
 
     def pause(self) -> None:
-        if not self.cancelled:
-            self._running.clear()
+        with self._switch:  # a cancel between the check and the clear would leave the search asleep for good
+            if not self.cancelled:
+                self._running.clear()
 
     def resume(self) -> None:
         self._running.set()

@@ -100,8 +100,17 @@ def optimize(
     events = events or EventStream()
     control = control or SearchControl()
     run = uuid.uuid4().hex[:8]
-    start = time.perf_counter()
     events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
+    try:
+        return _search(target, config, events, control, run)
+    except BaseException as error:
+        # Subscribers (the MCP leaderboard, the TUI) must see the run end, not wait on it forever.
+        events.emit(Event("run_finished", run, detail={"failed": str(error) or type(error).__name__}))
+        raise
+
+
+def _search(target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str) -> SearchResult:
+    start = time.perf_counter()
     seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
     seen_lock = threading.Lock()
     leaderboard: list[Entry] = []
@@ -152,6 +161,9 @@ def optimize(
             converse(number)
         except SearchCancelled:
             return
+        except BaseException:
+            control.cancel()  # the other dialogues stop at their next checkpoint instead of running to the end
+            raise
 
     def converse(number: int) -> None:
         proposer = proposers[number]
@@ -218,14 +230,21 @@ def optimize(
             run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=checked_call)
         except SearchCancelled:
             return
+        except BaseException:
+            control.cancel()
+            raise
 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
         list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
-    if control.cancelled:
+    cancelled = control.cancelled
+    if not cancelled:
+        try:
+            best, speedup, spread = _racing_finish(target, config, leaderboard, events, run, control)
+        except SearchCancelled:
+            cancelled = True
+    if cancelled:
         best, speedup, spread = _best_so_far(leaderboard)
-    else:
-        best, speedup, spread = _racing_finish(target, config, leaderboard, events, run)
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     result = SearchResult(
         run=run,
@@ -240,7 +259,7 @@ def optimize(
         wall_s=time.perf_counter() - start,
         tokens=_tokens(proposers),
         cost_usd=_cost(proposers),
-        cancelled=control.cancelled,
+        cancelled=cancelled,
     )
     events.emit(
         Event(
@@ -351,13 +370,19 @@ def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
     return best, best.speedup, best.evaluation.spread or 0.0
 
 
-def _racing_finish(target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str):
-    """Re-measure the finalists with more repeats; a lead must exceed the spread to count."""
+def _racing_finish(
+    target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str, control: SearchControl
+):
+    """Re-measure the finalists with more repeats; a lead must exceed the spread to count.
+
+    Each finalist waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
+    """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
     finalists = sorted(unique.values(), key=lambda e: -e.speedup)[:RACE_FINALISTS]
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
+        control.checkpoint()
         evaluation = evaluate_schedule(
             target,
             entry.schedule,

@@ -46,7 +46,7 @@ class SearchReport:
 
 @dataclass(frozen=True)
 class LeaderboardSnapshot:
-    """The latest run as it stands: `status` is none (no run yet), running, finished or cancelled."""
+    """The latest run as it stands: `status` is none (no run yet), running, finished, cancelled or failed."""
 
     status: str
     run: str | None
@@ -109,7 +109,7 @@ class RunBoard:
                 rows = tuple(sorted((*current.rows, row), key=lambda r: -(r.speedup or 0.0)))
                 self._snapshot = replace(current, rows=rows)
             elif event.kind == "run_finished" and event.run == current.run:
-                status = "cancelled" if event.detail.get("cancelled") else "finished"
+                status = "failed" if event.detail.get("failed") else "cancelled" if event.detail.get("cancelled") else "finished"
                 self._snapshot = replace(current, status=status, best_schedule=event.schedule, best_speedup=event.speedup)
 
     def snapshot(self) -> LeaderboardSnapshot:

@@ -30,12 +30,14 @@ class AllowedRoots:
         self.directories: tuple[Path, ...] = tuple(resolved)
 
     def python_file(self, text: str) -> Path:
-        """`text` as a Python file under a root (relative paths from the working directory), or an error saying why not."""
-        path = Path(text).expanduser()
-        resolved = path.resolve()
+        """`text` resolved to a Python file under a root (relative paths from the working directory), or an error saying why not."""
+        try:
+            resolved = Path(text).expanduser().resolve()
+        except (OSError, ValueError, RuntimeError) as error:  # a NUL byte, a symlink loop, an unreadable directory
+            raise OutsideRootsError(f"`{text}` is not a readable path: {error}") from None
         if not any(resolved.is_relative_to(root) for root in self.directories):
             roots = ", ".join(str(root) for root in self.directories)
             raise OutsideRootsError(f"`{text}` is outside the directories this server may read ({roots}); start it with --root")
         if resolved.suffix != ".py":
             raise OutsideRootsError(f"`{text}` is not a Python file; the server reads only .py files")
-        return path
+        return resolved  # the checked path itself: the engine must open this one, not re-read the text

@@ -54,8 +54,10 @@ async def run_search(target: Target, config: SearchConfig, board: RunBoard, ctx:
         finally:
             finished.set()
 
-    # Upper bound on evaluations: every proposal of every dialogue, then the racing finish.
-    total = config.k * config.iters * config.candidates + RACE_FINALISTS
+    # Upper bound on evaluations: every proposal of every agent of every dialogue, then the racing finish
+    # (a Mixture-of-Agents turn pools `candidates` from each reference agent and from the aggregator).
+    agents = len(config.moa) + bool(config.aggregator) if config.moa else 1
+    total = config.k * config.iters * config.candidates * agents + RACE_FINALISTS
     outcome: list[SearchResult] = []
     failure: list[RepoosError] = []  # raised after the task group, which would wrap it in an ExceptionGroup
     async with anyio.create_task_group() as forwarding:
@@ -81,7 +83,8 @@ async def _report_progress(receive: MemoryObjectReceiveStream[Event], ctx: Conte
     async with receive:
         async for event in receive:
             count += 1
-            await ctx.report_progress(min(count, total), total, _describe(event))
+            # Progress must grow with every notification; past the bound (never expected) it goes on without a total.
+            await ctx.report_progress(count, total if count <= total else None, _describe(event))
 
 
 def _describe(event: Event) -> str:

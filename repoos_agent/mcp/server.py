@@ -14,7 +14,7 @@ import inspect
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -74,15 +74,18 @@ class TargetResolver:
 
     def resolve(self, text: str, args: list[str] | None = None) -> Target:
         path = target_file(text)
+        engine_text = text
         if path is not None:
             path = self.roots.python_file(str(path))
+            if ":" in text:  # the engine opens the checked, resolved file, never a path re-read from the text
+                engine_text = f"{path}:{text.rsplit(':', 1)[1]}"
         modified = path.stat().st_mtime_ns if path is not None and path.is_file() else 0
         key = (text, tuple(args or ()), modified)
         with self._lock:
             known = self._known.get(key)
         if known is not None:
             return known
-        target = resolve_target(text, [parse_arg_spec(spec) for spec in args or ()])
+        target = replace(resolve_target(engine_text, [parse_arg_spec(spec) for spec in args or ()]), label=text)
         with self._lock:
             self._known[key] = target
         return target
@@ -126,9 +129,12 @@ def build_server(roots: AllowedRoots) -> MCPServer:
     @server.tool(description=inspect.getdoc(operations.ingest))
     def ingest(path: operations.PythonFile) -> IngestReport:
         try:
-            return operations.ingest(str(roots.python_file(path)))
+            report = operations.ingest(str(roots.python_file(path)))
         except RepoosError as error:
             raise tool_error(error) from None
+        # Read from the checked file; reported in the caller's own words, ready to pass back as targets.
+        functions = tuple(replace(f, target=f"{path}:{f.name}") for f in report.functions)
+        return replace(report, path=path, functions=functions)
 
     for name, operation, takes_inputs in SERVED_OPERATIONS:
         server.add_tool(served(name, operation, resolver, takes_inputs), name=name, description=inspect.getdoc(operation))
