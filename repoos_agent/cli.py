@@ -23,7 +23,10 @@ from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import make_inputs, parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model import Signature
+from repoos_agent.runtime.commands import add_runtime_commands
 from repoos_agent.schedule import ScheduleError
+from repoos_agent.store import open_store
+from repoos_agent.store.recording import record_baseline_check, record_evaluation, record_ingest, record_search
 from repoos_agent.target import resolve_target
 
 
@@ -46,6 +49,7 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 def command_ingest(args: argparse.Namespace) -> int:
     reports = ingest_file(args.path)
+    _record(args, record_ingest, args.path, reports)
     rows = []
     for report in reports:
         kernel = report.kernel
@@ -87,6 +91,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
+    _record(args, record_baseline_check, target, report, args.compiler)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -117,6 +122,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         seed=args.seed,
         compiler=args.compiler,
     )
+    _record(args, record_evaluation, target, evaluation, args.compiler)
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
@@ -210,6 +216,7 @@ def command_optimize(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
+    _record(args, record_search, target, result, config)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -238,6 +245,15 @@ def command_optimize(args: argparse.Namespace) -> int:
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
     return 0
+
+
+def _record(args: argparse.Namespace, write, *values) -> None:
+    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite)."""
+    store = open_store(args.graph)
+    try:
+        write(store, *values)
+    finally:
+        store.close()
 
 
 def _progress_line(event: Event) -> None:
@@ -288,6 +304,9 @@ def _positive_float(text: str) -> float:
     return value
 
 
+GRAPH_HELP = "graph store to record in: a SQLite file or bolt://host:port (default $REPOOS_GRAPH, else .repoos/graph.sqlite)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -299,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="model every function of a Python file")
     ingest.add_argument("path")
     ingest.add_argument("--json", action="store_true")
+    ingest.add_argument("--graph", help=GRAPH_HELP)
     ingest.set_defaults(run=command_ingest)
 
     check = commands.add_parser(
@@ -320,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     check.add_argument("--json", action="store_true")
+    check.add_argument("--graph", help=GRAPH_HELP)
     check.set_defaults(run=command_check)
 
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
@@ -343,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser.add_argument("--timeout", type=_positive_float, default=120.0)
     optimize_parser.add_argument("--log", help="append every event to this JSONL file")
     optimize_parser.add_argument("--json", action="store_true")
+    optimize_parser.add_argument("--graph", help=GRAPH_HELP)
     optimize_parser.set_defaults(run=command_optimize)
 
     show = commands.add_parser("show", help="print the generated code of a kernel (and schedule)")
@@ -365,6 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser.add_argument("target")
     analyze_parser.add_argument("--json", action="store_true")
     analyze_parser.set_defaults(run=command_analyze)
+
+    add_runtime_commands(commands)
     return parser
 
 
