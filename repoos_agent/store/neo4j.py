@@ -1,14 +1,19 @@
 """The graph in a Neo4j server (5.x), through the official driver, with idempotent `MERGE`s.
 
 The Cypher here is the subset Neo4j 5 and FalkorDB's Bolt endpoint both accept:
-`UNWIND` + `MERGE` on a `key` property per label, `SET n = row` (a node's properties
-are exactly its record), explicit transactions, and queries run with `session.run`.
+`MERGE` on a `key` property per label, `SET n = $properties` (a node's properties are
+exactly its record), `UNWIND` for relations, explicit transactions, and queries run
+with `session.run`. Two FalkorDB faults shape the writes: requests over 4 KB crash it
+(so long text goes in pieces) and float parameters lose all but six decimals (so
+floats are written as literals, which it keeps exact).
 Labels and relation types come from the fixed sets in `records`, never from input.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 from collections import defaultdict
 
@@ -67,20 +72,18 @@ class Neo4jStore:
                     for kind, key in batch.replace:
                         for relation in MODEL_RELATIONS:
                             tx.run(f"MATCH (:{_label(kind)} {{key: $key}})-[:{relation}]->(n) DETACH DELETE n", key=key).consume()
-                    by_kind: dict[str, list[dict]] = defaultdict(list)
                     for node in batch.nodes:
-                        by_kind[node.KIND].append(to_properties(node))  # type: ignore[attr-defined]
-                    for kind, rows in by_kind.items():
-                        tx.run(f"UNWIND $rows AS row MERGE (n:{_label(kind)} {{key: row.key}}) SET n = row", rows=rows).consume()
+                        _merge_node(tx, node)
                     by_shape: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
                     for edge in batch.edges:
                         by_shape[(edge.source_kind, edge.relation, edge.target_kind)].append({"a": edge.source, "b": edge.target})
                     for (source_kind, relation, target_kind), rows in by_shape.items():
-                        tx.run(
+                        query = (
                             f"UNWIND $rows AS row MATCH (a:{_label(source_kind)} {{key: row.a}}) "
-                            f"MATCH (b:{_label(target_kind)} {{key: row.b}}) MERGE (a)-[:{_relation(relation)}]->(b)",
-                            rows=rows,
-                        ).consume()
+                            f"MATCH (b:{_label(target_kind)} {{key: row.b}}) MERGE (a)-[:{_relation(relation)}]->(b)"
+                        )
+                        for part in _within_budget(rows):
+                            tx.run(query, rows=part).consume()
                     tx.commit()
         except (Neo4jError, DriverError) as error:
             raise StoreError(f"graph store {self.location}: write failed: {_reason(error)}") from None
@@ -123,6 +126,77 @@ class Neo4jStore:
     def close(self) -> None:
         if self._own_driver:
             self._driver.close()
+
+
+MESSAGE_BUDGET = 3000
+"""Bytes of parameters per query. FalkorDB's Bolt endpoint (4.16) crashes on a request over 4 KB,
+so long text (generated C and MLIR) goes in pieces and relations in small batches; Neo4j is
+indifferent to the split."""
+
+
+def _size(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def _merge_node(tx: neo4j.Transaction, node: object) -> None:
+    """`MERGE` the node and make its properties exactly the record's, in requests within the budget."""
+    label = _label(node.KIND)  # type: ignore[attr-defined]
+    short: dict[str, object] = {}
+    long: dict[str, str] = {}
+    floats: list[str] = []
+    for name, value in to_properties(node).items():
+        if isinstance(value, float):
+            floats.append(f", n.{name} = {_float_literal(value)}")
+        elif isinstance(value, str) and _size(value) > MESSAGE_BUDGET // 4:
+            long[name] = value
+        else:
+            short[name] = value
+    first = True
+    for part in _within_budget([{name: value} for name, value in short.items()]):
+        properties = {name: value for item in part for name, value in item.items()}
+        assignments = f"n = $properties{''.join(floats)}" if first else "n += $properties"
+        tx.run(f"MERGE (n:{label} {{key: $key}}) SET {assignments}", key=node.key, properties=properties).consume()  # type: ignore[attr-defined]
+        first = False
+    for name, text in long.items():
+        pieces = _pieces(text)
+        tx.run(f"MATCH (n:{label} {{key: $key}}) SET n.{name} = $piece", key=node.key, piece=pieces[0]).consume()  # type: ignore[attr-defined]
+        for piece in pieces[1:]:
+            tx.run(f"MATCH (n:{label} {{key: $key}}) SET n.{name} = n.{name} + $piece", key=node.key, piece=piece).consume()  # type: ignore[attr-defined]
+
+
+def _float_literal(value: float) -> str:
+    """A float as Cypher text: FalkorDB rounds float parameters to six decimals, literals it keeps exact."""
+    if math.isnan(value):
+        return "(0.0 / 0.0)"
+    if math.isinf(value):
+        return "(1.0 / 0.0)" if value > 0 else "(-1.0 / 0.0)"
+    return repr(value)
+
+
+def _within_budget(rows: list[dict]) -> list[list[dict]]:
+    """`rows` in consecutive groups whose encoded size stays under the budget."""
+    groups: list[list[dict]] = [[]]
+    used = 0
+    for row in rows:
+        size = _size(row)
+        if groups[-1] and used + size > MESSAGE_BUDGET:
+            groups.append([])
+            used = 0
+        groups[-1].append(row)
+        used += size
+    return groups if groups[-1] else []
+
+
+def _pieces(text: str) -> list[str]:
+    """`text` cut into pieces of at most a third of the budget in UTF-8 (whole characters)."""
+    pieces, start, limit = [], 0, MESSAGE_BUDGET // 3
+    while start < len(text):
+        end = min(len(text), start + limit)
+        while _size(text[start:end]) > limit:
+            end = start + max(1, (end - start) // 2)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
 
 
 def _label(kind: str) -> str:
