@@ -22,7 +22,7 @@ from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.runtime import SwapFallbackWarning
 from repoos_agent.runtime.swap import find_contract
-from repoos_agent.store import SQLiteStore
+from repoos_agent.store import Batch, SQLiteStore
 from repoos_agent.store.recording import record_winner
 from repoos_agent.target import resolve_target
 from tests.conftest import EXAMPLES, ROOT
@@ -266,3 +266,20 @@ def test_repoos_bench_on_gemm_succeeds_with_a_gain(repoos_command, graph: str):
     gain = float(re.search(r"gain (\d+(?:\.\d+)?)x", result.stdout).group(1))
     assert gain > 1
     assert "VerifiedKernel `tile(k, j, 8, 8)`" in result.stdout
+
+
+def test_repoos_bench_reports_a_mismatch(repoos_command, tmp_path: Path):
+    """A VerifiedKernel whose library computes something else (here: another function's) is caught by bench."""
+    specs = [parse_arg_spec(a) for a in ("n=16", "alpha=2.0", "a=f64[16]", "b=f64[16]")]
+    graph = str(tmp_path / "graph.sqlite")
+    store = SQLiteStore(graph)
+    honest, other = tmp_path / "honest.py", tmp_path / "other.py"
+    honest.write_text(SCALE)
+    other.write_text(SCALE.replace("+ 1.0", "+ 2.0"))
+    contract = record_winner(store, resolve_target(f"{honest}:scale", specs), None)
+    wrong = record_winner(store, resolve_target(f"{other}:scale", specs), None)
+    store.write(Batch((replace(contract, library=wrong.library, library_sha256=wrong.library_sha256),)))
+    args = ["--arg", "n=16", "--arg", "alpha=2.0", "--arg", "a=f64[16]", "--arg", "b=f64[16]", "--graph", graph]
+    result = subprocess.run([*repoos_command, "bench", str(honest), "scale", "2", *args], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "outputs differ: b" in result.stdout and result.stdout.strip().endswith("STATUS: MISMATCH")

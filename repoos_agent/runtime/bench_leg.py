@@ -72,7 +72,7 @@ def main() -> int:
             BenchRequest(**{**message["request"], "args": tuple(message["request"]["args"])}), message["leg"], message["output"]
         )
     except RepoosError as error:
-        print(f"repoos bench: {error}", file=sys.stderr)
+        print(error, file=sys.stderr)
         return 2
     print(json.dumps(asdict(result)))
     return 0

@@ -81,6 +81,11 @@ class SwappedFunction:
         """Whether calls that pass the guards run native code."""
         return self._plan is not None
 
+    @property
+    def plan(self) -> CallPlan | None:
+        """The native kernel and its guards (None: every call runs the Python original)."""
+        return self._plan
+
     def __call__(self, *args: object, **kwargs: object) -> object:
         plan = self._plan
         if plan is not None:
