@@ -101,16 +101,16 @@ def run_script(path: str, argv: list[str], store: GraphStore) -> None:
     finder = _SwappingFinder(contracts)
     main = types.ModuleType("__main__")
     main.__dict__.update({"__file__": path, "__builtins__": __builtins__, SWAP_NAME: _swapper(contracts.get(resolved, {}))})
-    saved = sys.argv, sys.path[0], sys.modules.get("__main__")
+    saved = sys.argv, list(sys.path), sys.modules.get("__main__")
     sys.argv = [path, *argv]
-    sys.path[0] = str(Path(resolved).parent)
+    sys.path.insert(0, str(Path(resolved).parent))  # as `python script.py` would, keeping the engine importable
     sys.modules["__main__"] = main
     sys.meta_path.insert(0, finder)
     try:
         exec(code, main.__dict__)
     finally:
         sys.meta_path.remove(finder)
-        sys.argv, sys.path[0] = saved[0], saved[1]
+        sys.argv, sys.path[:] = saved[0], saved[1]
         if saved[2] is not None:
             sys.modules["__main__"] = saved[2]
 

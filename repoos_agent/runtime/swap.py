@@ -30,7 +30,7 @@ class SwapFallbackWarning(RuntimeWarning):
     """A swapped function ran as Python; the message says why."""
 
 
-_STORES: dict[str, GraphStore | None] = {}
+_STORES: dict[str, GraphStore] = {}
 _STORES_LOCK = threading.Lock()
 
 
@@ -39,8 +39,9 @@ def _store(graph: str | None) -> GraphStore | None:
     location = store_location(graph)
     with _STORES_LOCK:
         if location not in _STORES:
-            is_file = "://" not in location
-            _STORES[location] = None if is_file and not Path(location).exists() else open_store(location)
+            if "://" not in location and not Path(location).exists():
+                return None  # not cached: a later `repoos optimize` in this directory creates it
+            _STORES[location] = open_store(location)
         return _STORES[location]
 
 

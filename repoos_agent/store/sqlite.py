@@ -155,7 +155,11 @@ class _Transaction:
 
     def __exit__(self, kind, error, traceback) -> bool:
         if error is None:
-            self._db.execute("COMMIT")
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error as failure:  # a full disk, say: nothing of the batch is kept
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"graph store write failed: {failure}") from None
             return False
         self._db.execute("ROLLBACK")
         if isinstance(error, sqlite3.Error):
