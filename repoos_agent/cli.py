@@ -216,7 +216,7 @@ def command_optimize(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
-    _record(args, record_search, target, result, config)
+    contract = _record(args, record_search, target, result, config)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -233,6 +233,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         "tokens": result.tokens,
         "cost_usd": result.cost_usd,
         "run": result.run,
+        "verified_kernel": contract.key if contract else None,
     }
     if args.json:
         _print_json(payload)
@@ -244,14 +245,16 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
+    if contract:
+        print(f"  saved as the VerifiedKernel of {contract.function} (`repoos run` and repoos_agent.swap use it)")
     return 0
 
 
-def _record(args: argparse.Namespace, write, *values) -> None:
+def _record(args: argparse.Namespace, write, *values):
     """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite)."""
     store = open_store(args.graph)
     try:
-        write(store, *values)
+        return write(store, *values)
     finally:
         store.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from repoos_agent.store import Function, Schedule, SQLiteStore, Statement, StoreError, function_key
+from repoos_agent.store import Function, Schedule, SQLiteStore, Statement, StoreError, VerifiedKernel, function_key
 from repoos_agent.store.recording import record_ingest
 from tests.conftest import ROOT
 
@@ -88,7 +89,7 @@ def test_an_unreachable_neo4j_server_is_one_clear_error(repoos_command, tmp_path
 
 
 def test_cli_commands_record_to_the_project_graph(repoos_command, tmp_path: Path):
-    """ingest, then check with a schedule, write to .repoos/graph.sqlite in the working directory."""
+    """ingest, check with a schedule, and optimize write to .repoos/graph.sqlite in the working directory."""
     env = {**os.environ, "REPOOS_GRAPH": ""}
     subprocess.run([*repoos_command, "ingest", str(GEMM)], check=True, capture_output=True, cwd=tmp_path, env=env)
     subprocess.run(
@@ -101,3 +102,11 @@ def test_cli_commands_record_to_the_project_graph(repoos_command, tmp_path: Path
     assert [(s.text, s.verdict, s.verified) for s in store.related(gemm, "TRIED", Schedule)] == [
         ("parallelize(i)", "legal", "true")
     ]
+    optimized = subprocess.run(
+        [*repoos_command, "optimize", "gemm", "--size", "MINI", "--iters", "1", "--candidates", "2", "--json"],
+        check=True, capture_output=True, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert json.loads(optimized.stdout)["verified_kernel"] == gemm.key
+    contract = store.get(VerifiedKernel, gemm.key)
+    assert contract.source_hash == gemm.source_hash and contract.size == "MINI" and Path(contract.library).exists()
+    assert len(store.related(gemm, "TRIED", Schedule)) >= 2  # the search's evaluations, besides the check's

@@ -25,6 +25,7 @@ from repoos_agent.legality.dependences import dependences
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, ScheduleState
+from repoos_agent.store import open_store
 from repoos_agent.store.graph import GraphStore
 from repoos_agent.store.identity import function_key, function_texts, source_hash
 from repoos_agent.store.records import (
@@ -301,3 +302,14 @@ def record_search(store: GraphStore, target: Target, result: SearchResult, confi
         seed=config.seed,
         allow_reassociation=config.allow_reassociation,
     )
+
+
+def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
+    """`record_winner` on the store at `graph` (default: REPOOS_GRAPH, else .repoos/graph.sqlite), opened and closed here.
+
+    For front ends (the TUI's "save best" key): `options` are `record_winner`'s keywords."""
+    store = open_store(graph)
+    try:
+        return record_winner(store, target, evaluation, **options)
+    finally:
+        store.close()
