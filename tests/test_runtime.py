@@ -283,3 +283,18 @@ def test_repoos_bench_reports_a_mismatch(repoos_command, tmp_path: Path):
     result = subprocess.run([*repoos_command, "bench", str(honest), "scale", "2", *args], capture_output=True, text=True)
     assert result.returncode == 1
     assert "outputs differ: b" in result.stdout and result.stdout.strip().endswith("STATUS: MISMATCH")
+
+
+def test_a_decorated_function_gets_its_verified_kernel(tmp_path: Path, no_fallback):
+    """`@accelerate` in the user's file: the contract is made from (and checked against) the undecorated source."""
+    path = tmp_path / "decorated.py"
+    graph = str(tmp_path / "graph.sqlite")
+    path.write_text(f"import repoos_agent\n\n\n@repoos_agent.accelerate(graph={graph!r})\n" + SCALE)
+    target = resolve_target(f"{path}:scale", [parse_arg_spec(a) for a in ("n=16", "alpha=2.0", "a=f64[16]", "b=f64[16]")])
+    assert not isinstance(target.function, repoos_agent.runtime.Accelerated)  # the oracle stays Python
+    record_winner(SQLiteStore(graph), target, None)
+    scale = _load(path, "scale")
+    a, b = np.arange(3.0), np.zeros(3)
+    scale(3, 2.0, a, b)
+    assert scale.route.startswith("VerifiedKernel")
+    np.testing.assert_array_equal(b, [1.0, 3.0, 5.0])
