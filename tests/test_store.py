@@ -123,6 +123,8 @@ def test_check_and_optimize_records_round_trip(store):
     assert len(measured) == 1 and measured[0].correct and measured[0].speedup == evaluation.speedup
     assert measured[0].reference_seconds == evaluation.baseline_s  # exact, even where FalkorDB rounds float parameters
     assert store.get(VerifiedKernel, gemm.key) == contract
+    assert store.all(VerifiedKernel) == [contract]
+    assert [s.text for s in store.find(Schedule, "verdict", "illegal")] == ["parallelize(k)"]
     assert [k.key for k in store.related(gemm, "VERIFIED_AS", VerifiedKernel)] == [contract.key]
     assert contract.schedule == "parallelize(i)" and contract.z3_verdict == "true" and contract.isl_verdict == "legal"
     assert contract.source_hash == gemm.source_hash and contract.signature[-1] == "B:float64"
