@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from repoos_agent.errors import RepoosError
 from repoos_agent.runtime.bench import BenchRequest, format_report, report_json, run_bench
@@ -15,8 +16,11 @@ def command_run(args: argparse.Namespace) -> int:
     store = open_store(args.graph)
     try:
         run_script(args.script, args.script_args, store)
-    except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except SystemExit as exit_:  # the script's own sys.exit(): its code, and its message as Python would print it
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        print(exit_.code, file=sys.stderr)
+        return 1
     finally:
         store.close()
     return 0

@@ -197,7 +197,8 @@ def record_baseline_check(store: GraphStore, target: Target, report, compiler: s
 
 
 def _measurement(function: Function, schedule: str, size, compiler, correct, error, speedup, seconds, spread, reference):
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 1_000_000_000:09d}Z"
+    now = time.time_ns()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now // 1_000_000_000)) + f".{now % 1_000_000_000:09d}Z"
     return Measurement(f"{function.key}|{schedule}|{stamp}", function.key, schedule, size, compiler, correct, error, speedup,
                        seconds, spread, reference, cpu_model(), stamp)  # fmt: skip
 
