@@ -10,7 +10,7 @@ from pathlib import Path
 
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
-from repoos_agent.agent.operations import ingest
+from repoos_agent.agent.operations import describe_ingest
 from repoos_agent.agent.search import optimize
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
@@ -22,13 +22,24 @@ from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import make_inputs, parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
 from repoos_agent.model import Signature
+from repoos_agent.runtime.commands import add_runtime_commands
 from repoos_agent.schedule import ScheduleError
-from repoos_agent.search_options import add_search_options, positive_float, positive_int, search_config, search_target
+from repoos_agent.search_options import (
+    GRAPH_HELP,
+    add_search_options,
+    positive_float,
+    positive_int,
+    search_config,
+    search_target,
+)
+from repoos_agent.store import open_store
+from repoos_agent.store.recording import record_baseline_check, record_evaluation, record_ingest, record_search
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
 from repoos_agent.target import resolve_target
 from tui import command as tui_command
@@ -52,7 +63,9 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 
 def command_ingest(args: argparse.Namespace) -> int:
-    functions = ingest(args.path).functions
+    reports = ingest_file(args.path)
+    _record(args, record_ingest, args.path, reports)
+    functions = describe_ingest(args.path, reports).functions
     if args.json:
         _print_json([asdict(function) for function in functions])
         return 0
@@ -74,6 +87,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
+    _record(args, record_baseline_check, target, report, args.compiler)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -104,6 +118,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         seed=args.seed,
         compiler=args.compiler,
     )
+    _record(args, record_evaluation, target, evaluation, args.compiler)
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
@@ -181,6 +196,7 @@ def command_optimize(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
+    contract = _record(args, record_search, target, result, config)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -197,6 +213,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         "tokens": result.tokens,
         "cost_usd": result.cost_usd,
         "run": result.run,
+        "verified_kernel": contract.key if contract else None,
     }
     if args.json:
         _print_json(payload)
@@ -208,7 +225,18 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
+    if contract:
+        print(f"  saved as the VerifiedKernel of {contract.function} (`repoos run` and repoos_agent.swap use it)")
     return 0
+
+
+def _record(args: argparse.Namespace, write, *values):
+    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite)."""
+    store = open_store(args.graph)
+    try:
+        return write(store, *values)
+    finally:
+        store.close()
 
 
 def _progress_line(event: Event) -> None:
@@ -286,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="model every function of a Python file")
     ingest.add_argument("path")
     ingest.add_argument("--json", action="store_true")
+    ingest.add_argument("--graph", help=GRAPH_HELP)
     ingest.set_defaults(run=command_ingest)
 
     check = commands.add_parser(
@@ -307,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     check.add_argument("--json", action="store_true")
+    check.add_argument("--graph", help=GRAPH_HELP)
     check.set_defaults(run=command_check)
 
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
@@ -362,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser("mcp", help="serve the engine to coding assistants over MCP (stdio, or --http)")
     add_mcp_arguments(mcp)
     mcp.set_defaults(run=serve_mcp)
+
+    add_runtime_commands(commands)
     return parser
 
 

@@ -10,6 +10,8 @@ from repoos_agent.backends.build import BACKENDS
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.target import Target, resolve_target
 
+GRAPH_HELP = "graph store to record in: a SQLite file or bolt://host:port (default $REPOOS_GRAPH, else .repoos/graph.sqlite)"
+
 
 def positive_int(text: str) -> int:
     try:
@@ -54,6 +56,7 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument("--allow-reassociation", action="store_true")
     parser.add_argument("--timeout", type=positive_float, default=120.0)
     parser.add_argument("--log", help="append every event to this JSONL file")
+    parser.add_argument("--graph", help=GRAPH_HELP)
 
 
 def search_target(args: argparse.Namespace) -> Target:

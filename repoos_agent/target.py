@@ -14,6 +14,7 @@ from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetErr
 from repoos_agent.ingest import load_kernel
 from repoos_agent.inputs import ArgSpec, make_inputs
 from repoos_agent.model.kernel import Kernel
+from repoos_agent.runtime.swap import Accelerated, SwappedFunction
 
 
 @dataclass(frozen=True)
@@ -100,4 +101,6 @@ def _import_function(path: Path, function: str) -> Callable[..., object]:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's module failing to import is a report, not a crash
         raise SourceError(str(path), f"importing it raised {type(exc).__name__}: {exc}") from None
-    return getattr(module, function)
+    found = getattr(module, function)
+    # Under `@accelerate` (or a swap) the oracle is still the Python function itself.
+    return found.python if isinstance(found, (Accelerated, SwappedFunction)) else found

@@ -1,4 +1,4 @@
-"""Shared fixtures: a private kernel cache per test session, paths to the example kernels."""
+"""Shared fixtures: a private kernel cache and graph store per test session, paths to the example kernels."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ def private_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every build in the tests starts from an empty cache, so builds are really exercised."""
     path = tmp_path_factory.mktemp("kernel-cache")
     os.environ["REPOOS_CACHE_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_graph_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Commands record to a graph store of the test session's own, never to the checkout's .repoos/."""
+    path = tmp_path_factory.mktemp("graph") / "graph.sqlite"
+    os.environ["REPOOS_GRAPH"] = str(path)
     return path
 
 

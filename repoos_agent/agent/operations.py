@@ -21,7 +21,7 @@ from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
-from repoos_agent.ingest import Diagnostic, ingest_file
+from repoos_agent.ingest import Diagnostic, FunctionReport, ingest_file
 from repoos_agent.legality import Analysis, LegalityVerdict, Violation, analyze, prove_legal
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
@@ -146,8 +146,13 @@ def ingest(path: PythonFile) -> IngestReport:
     why the others cannot (line and column), their loops and statement labels.
 
     Pass an analyzable function's `target` (`path.py:function`) to analyze, check_legality, evaluate, optimize or show_code."""
+    return describe_ingest(path, ingest_file(path))
+
+
+def describe_ingest(path: str, reports: list[FunctionReport]) -> IngestReport:
+    """The ingest result a caller sees, from the front end's reports (which the CLI also records in the graph)."""
     functions = []
-    for report in ingest_file(path):
+    for report in reports:
         kernel = report.kernel
         labels = tuple(StatementLabel(s.name, s.line, s.text, tuple(s.iterators)) for s in kernel.statements) if kernel else ()
         functions.append(

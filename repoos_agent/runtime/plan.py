@@ -1,0 +1,150 @@
+"""How one swapped call reaches native code: guards on the caller's arrays, then their pointers.
+
+Everything that does not depend on the call (argument order, expected dtypes, which
+arrays are written, the C argument layout) is worked out once, so a call costs a
+few attribute reads per argument and one ctypes call. A guard that fails returns
+the reason instead of the C arguments; the caller then runs the Python original.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from repoos_agent.backends.library import NativeKernel
+from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.signature import Signature
+from repoos_agent.store.records import VerifiedKernel
+
+_address_of = ctypes.addressof
+_char_view = ctypes.c_char.from_buffer
+
+
+@dataclass(frozen=True)
+class ArrayGuard:
+    """What an array argument must be for the native kernel to take it."""
+
+    name: str
+    position: int
+    dtype: np.dtype
+    ndim: int
+    written: bool
+
+
+@dataclass(frozen=True)
+class KernelInterface:
+    """The facts a call needs: argument order, array guards, scalar kinds, and what the function returns."""
+
+    arguments: tuple[str, ...]
+    arrays: tuple[ArrayGuard, ...]
+    scalars: tuple[tuple[str, int, str], ...]  # (name, position, "int" | "float")
+    returns: str | None
+
+    @staticmethod
+    def of_contract(contract: VerifiedKernel) -> KernelInterface:
+        interface = json.loads(contract.interface)
+        types = dict(entry.split(":", 1) for entry in contract.signature)
+        arrays = [(name, rank, written) for name, rank, written in interface["arrays"]]
+        return KernelInterface._build(tuple(types), types, arrays, interface["returns"])
+
+    @staticmethod
+    def of_kernel(kernel: Kernel, signature: Signature) -> KernelInterface:
+        types = dict(signature.arrays) | dict(signature.scalars)
+        arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0]
+        return KernelInterface._build(kernel.arguments, types, arrays, kernel.returns)
+
+    @staticmethod
+    def _build(arguments: tuple[str, ...], types: dict[str, str], arrays: list, returns: str | None) -> KernelInterface:
+        position = {name: index for index, name in enumerate(arguments)}
+        guards = tuple(ArrayGuard(name, position[name], np.dtype(types[name]), rank, written) for name, rank, written in arrays)
+        array_names = {guard.name for guard in guards}
+        scalars = tuple((name, position[name], types[name]) for name in arguments if name not in array_names)
+        return KernelInterface(tuple(arguments), guards, scalars, returns)
+
+
+class CallPlan:
+    """A native kernel bound to a Python function's signature, with the per-call guards."""
+
+    def __init__(self, python: Callable[..., object], interface: KernelInterface, native: NativeKernel) -> None:
+        self.interface = interface
+        self.native = native
+        self.arity = len(interface.arguments)
+        self._signature = inspect.signature(python)
+        self._arrays = interface.arrays
+        self._scalars = interface.scalars
+        self._written = tuple(index for index, guard in enumerate(interface.arrays) if guard.written)
+        position = {name: index for index, name in enumerate(interface.arguments)}
+        layout = []
+        for argument in native.source.arguments:
+            layout.append((argument.role, position[argument.name], argument.dim))
+        self._layout = tuple(layout)
+        self._array_slot = {guard.position: index for index, guard in enumerate(interface.arrays)}
+        self._return_position = position.get(interface.returns) if interface.returns else None
+
+    def bind(self, args: tuple, kwargs: dict) -> Sequence[object] | None:
+        """Arguments in the function's order; None when the call does not fit the signature (Python raises)."""
+        if not kwargs and len(args) == self.arity:
+            return args
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return tuple(bound.arguments[name] for name in self.interface.arguments)
+
+    def prepare(self, values: Sequence[object]) -> list[object] | str:
+        """The C arguments, or the reason the native kernel must not take this call."""
+        pointers: list[int] = []
+        ends: list[int] = []
+        for guard in self._arrays:
+            value = values[guard.position]
+            if type(value) is not np.ndarray:
+                return f"argument `{guard.name}` is a {type(value).__name__}, not a NumPy array"
+            if value.dtype != guard.dtype:
+                return f"argument `{guard.name}` is {value.dtype.name}; the native kernel takes {guard.dtype.name}"
+            if value.ndim != guard.ndim:
+                return f"argument `{guard.name}` has {value.ndim} dimensions; the kernel indexes it with {guard.ndim}"
+            flags = value.flags
+            if not flags.c_contiguous:
+                return f"argument `{guard.name}` is not C-contiguous (a strided view or a transpose)"
+            if guard.written and not flags.writeable:
+                return f"argument `{guard.name}` is read-only, but the kernel writes it"
+            address = _address_of(_char_view(value)) if flags.writeable and value.nbytes else value.__array_interface__["data"][0]
+            pointers.append(address)
+            ends.append(address + value.nbytes)
+        for index in self._written:
+            start, end = pointers[index], ends[index]
+            for other, (other_start, other_end) in enumerate(zip(pointers, ends, strict=True)):
+                if other != index and start < other_end and other_start < end:
+                    return (
+                        f"arguments `{self._arrays[index].name}` and `{self._arrays[other].name}` share memory, "
+                        "and the kernel writes one of them"
+                    )
+        for name, position, kind in self._scalars:
+            value = values[position]
+            if kind == "int":
+                if not isinstance(value, (int, np.integer)):
+                    return f"argument `{name}` is a {type(value).__name__}; the native kernel takes an integer"
+            elif not isinstance(value, (float, int, np.floating, np.integer)):
+                return f"argument `{name}` is a {type(value).__name__}; the native kernel takes a number"
+        prepared: list[object] = []
+        for role, position, dim in self._layout:
+            if role == "array":
+                prepared.append(pointers[self._array_slot[position]])
+            elif role == "dim":
+                prepared.append(values[position].shape[dim])  # type: ignore[attr-defined]
+            else:
+                prepared.append(values[position])
+        return prepared
+
+    def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:
+        """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check)."""
+        code = self.native.run_prepared(prepared)
+        if code != 0:
+            return False, self.native.refusal(code, dict(zip(self.interface.arguments, values, strict=True)))
+        return True, values[self._return_position] if self._return_position is not None else None

@@ -1,0 +1,195 @@
+"""`swap` and `@accelerate`: the user's function, called through its verified native kernel.
+
+A swapped function keeps the original's signature and behaviour: every call is
+guarded (dtype, dimensions, contiguity, writeability, aliasing, and the kernel's own
+shape checks, which run before any write) and a call the native kernel must not
+take runs the Python original instead, with one warning per reason. The caller's
+NumPy buffers are passed as pointers: nothing is copied.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+from repoos_agent.backends.build import build_baseline
+from repoos_agent.errors import RepoosError
+from repoos_agent.ingest import load_kernel
+from repoos_agent.model.signature import Signature
+from repoos_agent.runtime.contract import load_contract
+from repoos_agent.runtime.plan import CallPlan, KernelInterface
+from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, open_store, store_location
+from repoos_agent.store.graph import StoreError
+
+
+class SwapFallbackWarning(RuntimeWarning):
+    """A swapped function ran as Python; the message says why."""
+
+
+_STORES: dict[str, GraphStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _store(graph: str | None) -> GraphStore | None:
+    """The store at `graph` (default: REPOOS_GRAPH or .repoos/), opened once per process; None when there is none."""
+    location = store_location(graph)
+    with _STORES_LOCK:
+        if location not in _STORES:
+            if "://" not in location and not Path(location).exists():
+                return None  # not cached: a later `repoos optimize` in this directory creates it
+            _STORES[location] = open_store(location)
+        return _STORES[location]
+
+
+def find_contract(func: Callable[..., object], graph: str | None = None) -> tuple[VerifiedKernel | None, str]:
+    """`func`'s VerifiedKernel if it holds for the function's current source, else None and why not."""
+    identity = live_identity(func)
+    name = getattr(func, "__qualname__", repr(func))
+    if identity is None:
+        return None, f"the source of `{name}` cannot be found, so it cannot be matched with a VerifiedKernel"
+    key, current_hash = identity
+    try:
+        store = _store(graph)
+        if store is None:
+            return None, f"there is no graph store at {store_location(graph)} (run `repoos optimize` there first)"
+        contract = store.get(VerifiedKernel, key)
+    except StoreError as error:
+        return None, str(error)
+    if contract is None:
+        return None, f"{store.location} has no VerifiedKernel for {key} (run `repoos optimize` on it)"
+    if contract.source_hash != current_hash:
+        return None, f"the source of `{name}` changed since its VerifiedKernel was recorded ({contract.recorded_at})"
+    return contract, ""
+
+
+class SwappedFunction:
+    """Callable like the original; runs native code when a plan is bound and the call passes the guards."""
+
+    def __init__(self, python: Callable[..., object], plan: CallPlan | None = None, route: str = "Python") -> None:
+        functools.update_wrapper(self, python)
+        self.python = python
+        self.route = route  # what calls run on, for reports: "VerifiedKernel (...)", "baseline build" or "Python"
+        self._plan = plan
+        self._warned: set[str] = set()
+        self._warn_lock = threading.Lock()
+
+    @property
+    def native(self) -> bool:
+        """Whether calls that pass the guards run native code."""
+        return self._plan is not None
+
+    @property
+    def plan(self) -> CallPlan | None:
+        """The native kernel and its guards (None: every call runs the Python original)."""
+        return self._plan
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        plan = self._plan
+        if plan is not None:
+            values = plan.bind(args, kwargs)
+            if values is not None:
+                prepared = plan.prepare(values)
+                if type(prepared) is not str:
+                    done, result = plan.run(prepared, values)  # type: ignore[arg-type]
+                    if done:
+                        return result
+                    prepared = f"the native kernel refused the call: {result}"
+                self.fall_back(prepared)  # type: ignore[arg-type]
+        return self.python(*args, **kwargs)
+
+    def fall_back(self, reason: str) -> None:
+        """Warn once per distinct reason that this function is running as Python."""
+        with self._warn_lock:
+            if reason in self._warned:
+                return
+            self._warned.add(reason)
+        warnings.warn(f"`{self.__qualname__}` runs as Python: {reason}", SwapFallbackWarning, stacklevel=3)
+
+
+def _python_of(func: Callable[..., object]) -> Callable[..., object]:
+    return func.python if isinstance(func, (SwappedFunction, Accelerated)) else func
+
+
+def swap(func: Callable[..., object], *, graph: str | None = None, contract: VerifiedKernel | None = None) -> SwappedFunction:
+    """`func` with calls routed to its VerifiedKernel (from the graph store `graph`, or `contract` if given).
+
+    Without a usable contract, or when the library cannot be loaded, the result runs
+    the Python original and warns once, saying why."""
+    python = _python_of(func)
+    reason = ""
+    if contract is None:
+        contract, reason = find_contract(python, graph)
+    if contract is not None:
+        try:
+            native = load_contract(contract)
+            plan = CallPlan(python, KernelInterface.of_contract(contract), native)
+            return SwappedFunction(python, plan, f"VerifiedKernel `{contract.schedule or '(source order)'}` ({contract.backend})")
+        except RepoosError as error:
+            reason = f"its VerifiedKernel cannot be used: {error}"
+    swapped = SwappedFunction(python)
+    swapped.fall_back(reason)
+    return swapped
+
+
+class Accelerated:
+    """`@accelerate`: the VerifiedKernel when there is one, else the baseline built for the first call's types."""
+
+    def __init__(self, python: Callable[..., object], graph: str | None = None) -> None:
+        functools.update_wrapper(self, python)
+        self.python = python
+        self._graph = graph
+        self._swapped: SwappedFunction | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def route(self) -> str:
+        return self._swapped.route if self._swapped else "not called yet"
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        swapped = self._swapped
+        if swapped is None:
+            try:
+                bound = inspect.signature(self.python).bind(*args, **kwargs)
+            except TypeError:
+                return self.python(*args, **kwargs)  # a call that does not fit: Python raises the usual TypeError
+            bound.apply_defaults()
+            with self._lock:
+                if self._swapped is None:
+                    self._swapped = self._resolve(bound.arguments)
+                swapped = self._swapped
+        return swapped(*args, **kwargs)
+
+    def _resolve(self, values: dict[str, object]) -> SwappedFunction:
+        contract, why = find_contract(self.python, self._graph)
+        if contract is not None:
+            swapped = swap(self.python, contract=contract)
+            if swapped.native:
+                return swapped
+        try:
+            return self._baseline(values)
+        except RepoosError as error:
+            swapped = SwappedFunction(self.python)
+            swapped.fall_back(f"no native build: {error}" + (f" (and {why})" if why else ""))
+            return swapped
+
+    def _baseline(self, values: dict[str, object]) -> SwappedFunction:
+        identity = live_identity(self.python)
+        if identity is None:
+            raise RepoosError(f"the source of `{self.__qualname__}` cannot be found")
+        path, name = identity[0].rsplit(":", 1)
+        kernel = load_kernel(path, name)
+        signature = Signature.of_values(kernel, values)
+        native = build_baseline(kernel, signature)
+        plan = CallPlan(self.python, KernelInterface.of_kernel(kernel, signature), native)
+        return SwappedFunction(self.python, plan, "baseline build (source order)")
+
+
+def accelerate(func: Callable[..., object] | None = None, *, graph: str | None = None):
+    """Decorator: `@accelerate` or `@accelerate(graph="path/or/bolt-url")`."""
+    if func is None:
+        return lambda inner: Accelerated(inner, graph)
+    return Accelerated(func, graph)

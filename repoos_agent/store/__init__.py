@@ -1,0 +1,51 @@
+"""The semantic graph: what was ingested, proven and measured, and the contracts the runtime trusts.
+
+SQLite (a file under `.repoos/`) by default; a Neo4j server when `--graph` or
+`REPOOS_GRAPH` is a `bolt://` or `neo4j://` address.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from repoos_agent.store.graph import GraphStore, StoreError
+from repoos_agent.store.identity import function_key, live_identity, source_hash
+from repoos_agent.store.records import (
+    Array,
+    Batch,
+    Dependence,
+    Edge,
+    Function,
+    Loop,
+    Measurement,
+    Module,
+    Schedule,
+    Statement,
+    VerifiedKernel,
+)
+from repoos_agent.store.sqlite import SQLiteStore
+
+DEFAULT_PATH = Path(".repoos") / "graph.sqlite"
+SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
+
+__all__ = [
+    "DEFAULT_PATH", "Array", "Batch", "Dependence", "Edge", "Function", "GraphStore", "Loop", "Measurement", "Module",
+    "SQLiteStore", "Schedule", "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity",
+    "open_store", "source_hash", "store_location",
+]  # fmt: skip
+
+
+def store_location(location: str | None = None) -> str:
+    """`location`, else `$REPOOS_GRAPH`, else `.repoos/graph.sqlite` in the working directory."""
+    return location or os.environ.get("REPOOS_GRAPH") or str(DEFAULT_PATH)
+
+
+def open_store(location: str | None = None) -> GraphStore:
+    """The store at `store_location(location)`: a Neo4j server for bolt/neo4j URLs, else a SQLite file."""
+    where = store_location(location)
+    if where.startswith(SERVER_SCHEMES):
+        from repoos_agent.store.neo4j import Neo4jStore  # the driver loads only for servers
+
+        return Neo4jStore(where)
+    return SQLiteStore(where)

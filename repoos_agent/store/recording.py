@@ -1,0 +1,316 @@
+"""What each command writes to the graph: the model at ingest, verdicts and times at check and
+optimize, and the winning schedule as the `VerifiedKernel` contract the runtime trusts."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from repoos_agent.agent.search import SearchConfig, SearchResult
+from repoos_agent.backends.build import build_native, cpu_model, file_digest
+from repoos_agent.backends.cc import default_toolchain
+from repoos_agent.codegen.c import generate_c
+from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.errors import RepoosError
+from repoos_agent.evaluate import Evaluation
+from repoos_agent.ingest import FunctionReport, ingest_source
+from repoos_agent.ingest.parse import read_source
+from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.legality.dependences import dependences
+from repoos_agent.model.kernel import Kernel, isl_lock
+from repoos_agent.model.signature import Signature
+from repoos_agent.schedule import ScheduleError, ScheduleState
+from repoos_agent.store import open_store
+from repoos_agent.store.graph import GraphStore
+from repoos_agent.store.identity import function_key, function_texts, source_hash
+from repoos_agent.store.records import (
+    Array,
+    Batch,
+    Dependence,
+    Edge,
+    Function,
+    Loop,
+    Measurement,
+    Module,
+    Schedule,
+    Statement,
+    VerifiedKernel,
+)
+from repoos_agent.target import Target
+
+
+def record_ingest(store: GraphStore, path: str | Path, reports: list[FunctionReport] | None = None) -> list[Function]:
+    """Write `path`'s module, functions and models (with baseline C and MLIR text); one transaction per function."""
+    source = read_source(path)
+    reports = reports if reports is not None else ingest_source(source, str(path))
+    texts = function_texts(source, str(path))
+    resolved = Path(path).resolve()
+    module = Module(str(resolved), str(resolved), resolved.stem)
+    written = []
+    for report in reports:
+        batch, function = _function_batch(module, report, texts[report.name])
+        store.write(batch)
+        written.append(function)
+    if not reports:
+        store.write(Batch(nodes=(module,)))
+    return written
+
+
+def _function_batch(module: Module, report: FunctionReport, function_text: str) -> tuple[Batch, Function]:
+    key = function_key(module.path, report.name)
+    kernel = report.kernel
+    baseline = _baseline_texts(kernel) if kernel is not None else None
+    function = Function(
+        key=key,
+        module=module.key,
+        name=report.name,
+        line=report.line,
+        source_hash=source_hash(function_text),
+        track=report.track,
+        reason=report.reason,
+        analyzable=kernel is not None,
+        arguments=kernel.arguments if kernel else (),
+        parameters=kernel.parameters if kernel else (),
+        baseline_signature=baseline[0] if baseline else (),
+        baseline_c=baseline[1] if baseline else None,
+        baseline_mlir=baseline[2] if baseline else None,
+    )
+    nodes: list[object] = [module, function]
+    edges = [Edge.between(module, "DEFINES", function)]
+    if kernel is not None:
+        model_nodes, model_edges = _model(function, kernel)
+        nodes += model_nodes
+        edges += model_edges
+    return Batch(tuple(nodes), tuple(edges), replace=((Function.KIND, key),)), function
+
+
+def _model(function: Function, kernel: Kernel) -> tuple[list[object], list[Edge]]:
+    analysis = analyze(kernel)
+    with isl_lock(kernel):
+        found = dependences(kernel)
+    nodes: list[object] = []
+    edges: list[Edge] = []
+    statements = {}
+    for report in analysis.statements:
+        statement = Statement(f"{function.key}#{report.label}", function.key, report.label, report.line, report.text,
+                              report.loops, report.reduction)  # fmt: skip
+        statements[report.label] = statement
+        nodes.append(statement)
+        edges.append(Edge.between(function, "HAS_STATEMENT", statement))
+    for report in analysis.loops:
+        loop = Loop(f"{function.key}#loop:{report.name}", function.key, report.name, report.depth, report.parallelizable,
+                    report.vectorizable, report.carries)  # fmt: skip
+        nodes.append(loop)
+        edges.append(Edge.between(function, "HAS_LOOP", loop))
+        edges += [Edge.between(statements[label], "IN_LOOP", loop) for label in report.statements if label in statements]
+    for array in kernel.arrays:
+        record = Array(f"{function.key}#array:{array.name}", function.key, array.name, array.rank, array.written, array.is_argument)
+        nodes.append(record)
+        edges.append(Edge.between(function, "HAS_ARRAY", record))
+        for statement in kernel.statements:
+            if any(access.array == array.name for access in (*statement.reads, *statement.writes)):
+                edges.append(Edge.between(statements[statement.name], "ACCESSES", record))
+    for number, dependence in enumerate(found):
+        record = Dependence(
+            f"{function.key}#dep:{number}", function.key, dependence.kind, dependence.source.name, dependence.sink.name,
+            dependence.array, dependence.loops, dependence.distance, dependence.describe(),
+        )  # fmt: skip
+        nodes.append(record)
+        edges += [
+            Edge.between(function, "HAS_DEPENDENCE", record),
+            Edge.between(record, "FROM", statements[dependence.source.name]),
+            Edge.between(record, "TO", statements[dependence.sink.name]),
+        ]
+    return nodes, edges
+
+
+def default_signature(kernel: Kernel) -> Signature:
+    """float64 arrays, integer sizes, float scalars: PolyBench's types, and what a baseline is shown in."""
+    values: dict[str, object] = {name: 1 if name in kernel.parameters else 1.0 for name in kernel.arguments}
+    for array in kernel.arrays:
+        if array.is_argument and array.rank > 0:
+            values[array.name] = np.zeros((1,) * array.rank)
+    return Signature.of_values(kernel, values)
+
+
+def _baseline_texts(kernel: Kernel) -> tuple[tuple[str, ...], str, str | None]:
+    signature = default_signature(kernel)
+    with isl_lock(kernel):
+        c_text = generate_c(kernel, signature).text
+        try:
+            mlir_text: str | None = generate_mlir(kernel, signature, build_loop_nest(kernel, ScheduleState(kernel).lower())).text
+        except (RepoosError, NotImplementedError, TypeError):
+            mlir_text = None  # the MLIR backend does not express every construct; C is the reference
+    return _signature_fields(kernel, signature), c_text, mlir_text
+
+
+def _signature_fields(kernel: Kernel, signature: Signature) -> tuple[str, ...]:
+    types = dict(signature.arrays) | dict(signature.scalars)
+    return tuple(f"{name}:{types[name]}" for name in kernel.arguments)
+
+
+def _ensure_function(store: GraphStore, target: Target) -> Function:
+    key = function_key(target.kernel.path, target.kernel.name)
+    function = store.get(Function, key)
+    if function is None:
+        record_ingest(store, target.kernel.path)
+        function = store.get(Function, key)
+    assert function is not None  # record_ingest wrote every function of the file
+    return function
+
+
+def record_evaluation(store: GraphStore, target: Target, evaluation: Evaluation, compiler: str = "c") -> Schedule:
+    """A schedule's verdicts, and its measurement when it was timed."""
+    function = _ensure_function(store, target)
+    schedule = Schedule(f"{function.key}|{evaluation.schedule}", function.key, evaluation.schedule, evaluation.verdict,
+                        evaluation.verified, evaluation.feedback)  # fmt: skip
+    nodes: list[object] = [schedule]
+    edges = [Edge.between(function, "TRIED", schedule)]
+    if evaluation.speedup is not None:
+        measurement = _measurement(function, evaluation.schedule, evaluation.size, compiler, evaluation.correct,
+                                   evaluation.max_rel_error, evaluation.speedup, evaluation.candidate_s,
+                                   evaluation.spread, evaluation.baseline_s)  # fmt: skip
+        nodes.append(measurement)
+        edges.append(Edge.between(schedule, "MEASURED", measurement))
+    store.write(Batch(tuple(nodes), tuple(edges)))
+    return schedule
+
+
+def record_baseline_check(store: GraphStore, target: Target, report, compiler: str = "c") -> Measurement:
+    """`repoos check TARGET`: the baseline against the Python original (speedup over Python)."""
+    function = _ensure_function(store, target)
+    schedule = Schedule(f"{function.key}|", function.key, "", "legal", "n/a", "the source order")
+    measurement = _measurement(function, "", report.compare_size, compiler, report.correct, report.max_rel_error,
+                               report.speedup, report.native_compare_s, report.native_spread, report.python_s)  # fmt: skip
+    store.write(
+        Batch(
+            (schedule, measurement),
+            (Edge.between(function, "TRIED", schedule), Edge.between(schedule, "MEASURED", measurement)),
+        )
+    )
+    return measurement
+
+
+def _measurement(function: Function, schedule: str, size, compiler, correct, error, speedup, seconds, spread, reference):
+    now = time.time_ns()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now // 1_000_000_000)) + f".{now % 1_000_000_000:09d}Z"
+    return Measurement(f"{function.key}|{schedule}|{stamp}", function.key, schedule, size, compiler, correct, error, speedup,
+                       seconds, spread, reference, cpu_model(), stamp)  # fmt: skip
+
+
+def record_winner(
+    store: GraphStore,
+    target: Target,
+    evaluation: Evaluation | None,
+    *,
+    size: str | None = None,
+    speedup: float | None = None,
+    spread: float | None = None,
+    compiler: str = "c",
+    seed: int = 0,
+    allow_reassociation: bool = False,
+) -> VerifiedKernel:
+    """Make `evaluation`'s schedule (None: the source order) the function's VerifiedKernel.
+
+    The schedule is proved again and its build taken from the kernel cache, so the
+    contract names the exact library that was measured. `speedup`/`spread` override
+    the evaluation's figures (a racing finish re-measures the winner). Raises
+    `RepoosError` when the schedule is not legal or was not verified by Z3."""
+    function = _ensure_function(store, target)
+    kernel = target.kernel
+    schedule = evaluation.schedule if evaluation else ""
+    size = evaluation.size if evaluation else target.size_class(size)
+    if evaluation is not None and (evaluation.verdict != "legal" or evaluation.verified == "false"):
+        raise RepoosError(
+            f"`{schedule}` on {target.label} is {evaluation.verdict} (z3: {evaluation.verified}); only a legal schedule is saved"
+        )
+    values = target.inputs(size, seed)
+    signature = Signature.of_values(kernel, values)
+    lowered = None
+    if schedule:
+        proof = prove_legal(kernel, schedule, allow_reassociation)
+        if not proof.legal:
+            raise ScheduleError(proof.feedback.splitlines()[0])
+        lowered = proof.lowered
+    native = build_native(kernel, signature, lowered, backend=compiler)
+    toolchain = default_toolchain()
+    source = native.source
+    interface = {
+        "arguments": [asdict(a) for a in source.arguments],
+        "checks": [asdict(c) for c in source.checks],
+        "sizes": list(source.sizes),
+        "shape_sizes": [list(pair) for pair in source.shape_sizes],
+        "name": source.name,
+        "arrays": [[a.name, a.rank, a.written] for a in kernel.arrays if a.is_argument and a.rank > 0],
+        "returns": kernel.returns,
+    }
+    measured = evaluation.speedup if evaluation and evaluation.speedup is not None else 1.0
+    contract = VerifiedKernel(
+        key=function.key,
+        function=function.key,
+        source_hash=source_hash(kernel.source),
+        signature=_signature_fields(kernel, signature),
+        schedule=schedule,
+        backend=compiler,
+        isl_verdict="legal",
+        z3_verdict=evaluation.verified if evaluation else "n/a (the source order)",
+        speedup=speedup if speedup is not None else measured,
+        spread=spread if spread is not None else (evaluation.spread or 0.0 if evaluation else 0.0),
+        size=size,
+        compiler=f"{toolchain.command} ({toolchain.version})",
+        flags=toolchain.flags,
+        cpu=cpu_model(),
+        library=str(native.library),
+        library_sha256=file_digest(native.library),
+        interface=json.dumps(interface),
+        c_text=source.text,
+        recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+    tried = Schedule(f"{function.key}|{schedule}", function.key, schedule, "legal", contract.z3_verdict,
+                     evaluation.feedback if evaluation else "the source order")  # fmt: skip
+    store.write(
+        Batch(
+            (tried, contract),
+            (
+                Edge.between(function, "TRIED", tried),
+                Edge.between(function, "VERIFIED_AS", contract),
+                Edge.between(contract, "RUNS", tried),
+            ),
+        )
+    )
+    return contract
+
+
+def record_search(store: GraphStore, target: Target, result: SearchResult, config: SearchConfig) -> VerifiedKernel | None:
+    """Every evaluation of an optimize run, then its racing winner as the VerifiedKernel (not for a cancelled run)."""
+    for entry in result.leaderboard:
+        record_evaluation(store, target, entry.evaluation, config.compiler)
+    if result.cancelled:
+        return None
+    return record_winner(
+        store,
+        target,
+        result.best.evaluation if result.best else None,
+        size=result.size,
+        speedup=result.best_speedup,
+        spread=result.best_spread,
+        compiler=config.compiler,
+        seed=config.seed,
+        allow_reassociation=config.allow_reassociation,
+    )
+
+
+def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
+    """`record_winner` on the store at `graph` (default: REPOOS_GRAPH, else .repoos/graph.sqlite), opened and closed here.
+
+    For front ends (the TUI's "save best" key): `options` are `record_winner`'s keywords."""
+    store = open_store(graph)
+    try:
+        return record_winner(store, target, evaluation, **options)
+    finally:
+        store.close()

@@ -1,0 +1,112 @@
+"""The graph store under faults: damaged files, a killed writer, an unreachable server, and the CLI writing to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repoos_agent.store import Function, Schedule, SQLiteStore, Statement, StoreError, VerifiedKernel, function_key
+from repoos_agent.store.recording import record_ingest
+from tests.conftest import ROOT
+
+GEMM = ROOT / "kernels" / "polybench" / "gemm.py"
+
+
+def test_a_damaged_store_file_is_reported_and_left_untouched(tmp_path: Path):
+    path = tmp_path / "graph.sqlite"
+    store = SQLiteStore(path)
+    record_ingest(store, GEMM)
+    store.close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page, overwritten
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=r"graph.sqlite is damaged or not a RepoOS graph .* left untouched"):
+        SQLiteStore(path)
+    assert path.read_bytes() == bytes(data)
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path):
+    text = tmp_path / "notes.sqlite"
+    text.write_text("my notes, not a database\n" * 200)
+    with pytest.raises(StoreError, match="damaged or not a RepoOS graph"):
+        SQLiteStore(text)
+    assert text.read_text() == "my notes, not a database\n" * 200
+    other = tmp_path / "app.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+        db.execute("INSERT INTO users VALUES ('ada')")
+    with pytest.raises(StoreError, match="it has no RepoOS tables"):
+        SQLiteStore(other)
+    with sqlite3.connect(other) as db:
+        assert db.execute("SELECT name FROM users").fetchall() == [("ada",)]
+
+
+def test_kill_9_during_a_long_ingest_loses_nothing_committed(tmp_path: Path):
+    """A writer killed mid-ingest: every function it reported committed is there, whole, after reopening."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for number in range(400):
+        (sources / f"kernel_{number:03d}.py").write_text(GEMM.read_text())
+    store_path = tmp_path / "graph.sqlite"
+    writer = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from repoos_agent.store import SQLiteStore
+        from repoos_agent.store.recording import record_ingest
+        store = SQLiteStore({str(store_path)!r})
+        for path in sorted(Path({str(sources)!r}).glob("*.py")):
+            record_ingest(store, path)
+            print(path, flush=True)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True)
+    committed = [process.stdout.readline().strip() for _ in range(25)]
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    store = SQLiteStore(store_path)  # opens: intact, WAL replayed
+    for path in committed:
+        function = store.get(Function, function_key(path, "gemm"))
+        assert function is not None and function.baseline_c
+        assert len(store.related(function, "HAS_STATEMENT", Statement)) == 2
+    assert len(committed) <= store.count(Function) // 2 < 400
+
+
+def test_an_unreachable_neo4j_server_is_one_clear_error(repoos_command, tmp_path: Path):
+    result = subprocess.run(
+        [*repoos_command, "ingest", str(GEMM), "--graph", "bolt://127.0.0.1:9"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("repoos: error: cannot reach the Neo4j server at bolt://127.0.0.1:9:")
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_commands_record_to_the_project_graph(repoos_command, tmp_path: Path):
+    """ingest, check with a schedule, and optimize write to .repoos/graph.sqlite in the working directory."""
+    env = {**os.environ, "REPOOS_GRAPH": ""}
+    subprocess.run([*repoos_command, "ingest", str(GEMM)], check=True, capture_output=True, cwd=tmp_path, env=env)
+    subprocess.run(
+        [*repoos_command, "check", "gemm", "parallelize(i)", "--no-measure", "--size", "MINI"],
+        check=True, capture_output=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    store = SQLiteStore(tmp_path / ".repoos" / "graph.sqlite")
+    gemm = store.get(Function, function_key(GEMM, "gemm"))
+    assert gemm is not None and gemm.baseline_c
+    assert [(s.text, s.verdict, s.verified) for s in store.related(gemm, "TRIED", Schedule)] == [
+        ("parallelize(i)", "legal", "true")
+    ]
+    optimized = subprocess.run(
+        [*repoos_command, "optimize", "gemm", "--size", "MINI", "--iters", "1", "--candidates", "2", "--json"],
+        check=True, capture_output=True, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert json.loads(optimized.stdout)["verified_kernel"] == gemm.key
+    contract = store.get(VerifiedKernel, gemm.key)
+    assert contract.source_hash == gemm.source_hash and contract.size == "MINI" and Path(contract.library).exists()
+    assert len(store.related(gemm, "TRIED", Schedule)) >= 2  # the search's evaluations, besides the check's
