@@ -84,8 +84,12 @@ class ModuleFunction:
     path: Path
     name: str
 
+    def imported(self) -> Callable[..., object]:
+        """The Python function itself (its module is imported now, once)."""
+        return _import_function(self.path, self.name)
+
     def __call__(self, *args: object, **kwargs: object) -> object:
-        return _import_function(self.path, self.name)(*args, **kwargs)
+        return self.imported()(*args, **kwargs)
 
 
 @cache

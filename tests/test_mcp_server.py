@@ -7,11 +7,14 @@ every test also shows that the server kept serving after the ones before it.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
 
 from repoos_agent.agent.tools import agent_tools
+from repoos_agent.store import open_store
+from repoos_agent.store.records import VerifiedKernel
 from repoos_agent.target import resolve_target
 from tests.mcp_client import Connection, connect
 
@@ -32,7 +35,7 @@ async def server() -> Connection:
 
 async def test_tools_publish_input_and_output_schemas(server: Connection):
     tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
-    assert set(tools) == {"list_kernels", "ingest", "analyze", "check_legality", "evaluate", "optimize", "show_code"}
+    assert set(tools) == {"list_kernels", "ingest", "analyze", "check_legality", "evaluate", "optimize", "show_code", "swap"}
     check = tools["check_legality"]
     assert check.input_schema["required"] == ["target", "schedule"]
     assert "interchange(j, k)" in check.input_schema["properties"]["schedule"]["description"]
@@ -181,3 +184,20 @@ async def test_the_agent_and_the_server_describe_each_tool_the_same_way(server: 
         assert tool.spec.description == mcp_tool.description
         for name, schema in tool.spec.parameters["properties"].items():
             assert mcp_tool.input_schema["properties"][name] == schema
+
+
+async def test_swap_installs_the_verified_kernel_the_program_will_call(server: Connection):
+    target = "kernels/examples/user_kernels.py:lower_triangle_update"
+    inputs = ["n=64", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"]
+    result = await server.call("swap", {"target": target, "schedule": "parallelize(i)", "args": inputs})
+    report = result.structured_content
+    assert not result.is_error, result.content[0].text
+    assert report["schedule"] == "parallelize(i)" and report["verified"] == "true" and Path(report["library"]).exists()
+    store = open_store()  # the session's store (REPOOS_GRAPH), which the server inherited
+    try:
+        contract = store.get(VerifiedKernel, report["function"])
+    finally:
+        store.close()
+    assert contract is not None and contract.schedule == "parallelize(i)"
+    refused = await server.call("swap", {"target": "gemm", "schedule": "parallelize(k)", "size": "MINI"})
+    assert refused.is_error and "was not installed: illegal" in refused.content[0].text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import time
@@ -13,6 +12,8 @@ import pytest
 
 from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
+from repoos_agent.store import open_store
+from repoos_agent.store.records import VerifiedKernel
 from repoos_agent.target import resolve_target
 from tui.app import LiveSearch, Replay, SearchMonitor
 from tui.detail import DetailPane
@@ -35,7 +36,7 @@ def anyio_backend() -> str:
 def _monitor(config: SearchConfig, events: EventStream | None = None) -> SearchMonitor:
     target = resolve_target("2mm")
     actions = TargetActions(target, config)
-    return SearchMonitor(LiveSearch(target, config, events or EventStream()), actions.code, actions.build_best)
+    return SearchMonitor(LiveSearch(target, config, events or EventStream()), actions.code, actions.save_best)
 
 
 def _cells(app: SearchMonitor) -> list[list[str]]:
@@ -113,9 +114,14 @@ async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_s
         await pilot.pause()
         saved = [line for line in app.board.log if " saved: " in line or "nothing to save" in line]
         assert saved, list(app.board.log)[-3:]
-        if app.board.finished and app.board.finished.schedule:  # a schedule won the race: its library is built
-            library = re.search(r"kernel cache: (\S+\.so)", saved[-1])
-            assert library and Path(library.group(1)).exists()
+        best = app.board.best_to_save()
+        if best is not None:  # a schedule beat the baseline: it is now the function's contract in the graph store
+            store = open_store()
+            try:
+                contracts = [c for c in store.all(VerifiedKernel) if c.function.endswith("k2mm.py:k2mm")]
+            finally:
+                store.close()
+            assert "VerifiedKernel" in saved[-1] and [c.schedule for c in contracts] == [best.schedule]
         screenshot = app.save_screenshot("tui-final.svg", str(tmp_path))
         live_rows = _cells(app)
     log.close()

@@ -28,11 +28,11 @@ def run(args: argparse.Namespace) -> int:
         raise ArgumentSpecError("give a TARGET to search, or --replay RUN.jsonl to watch a recorded run (not both)")
     if args.replay:
         log = read_run_log(args.replay)
-        actions = _replay_actions(log.events[0].detail)
+        actions = _replay_actions(log.events[0].detail, args.graph)
         app = SearchMonitor(
             Replay(log, args.speed),
             show_code=actions.code if actions else None,
-            save_best=actions.build_best if actions else None,
+            save_best=actions.save_best if actions else None,
         )
         app.run()
         return 0
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise RepoosError(f"--log {args.log}: {error.strerror}") from None
     if run_log:
         events.subscribe(run_log)
-    actions = TargetActions(target, config)
-    app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.build_best)
+    actions = TargetActions(target, config, args.graph)
+    app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.save_best)
     try:
         result = app.run()
     finally:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     return app.return_code or 0  # Textual sets 1 when the app died of an unexpected error (its traceback is printed)
 
 
-def _replay_actions(started: dict[str, object]) -> TargetActions | None:
+def _replay_actions(started: dict[str, object], graph: str | None) -> TargetActions | None:
     """Code and saving for a replay, when the logged kernel still loads here (a bundled kernel or a file that exists)."""
     config = started.get("config")
     if not isinstance(config, dict):
@@ -70,7 +70,7 @@ def _replay_actions(started: dict[str, object]) -> TargetActions | None:
     known = {name: value for name, value in config.items() if name in SearchConfig.__dataclass_fields__}
     known["moa"] = tuple(known.get("moa") or ())
     try:
-        return TargetActions(resolve_target(str(started.get("target", ""))), SearchConfig(**known))
+        return TargetActions(resolve_target(str(started.get("target", ""))), SearchConfig(**known), graph)
     except (RepoosError, TypeError):
         return None
 

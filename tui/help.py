@@ -15,7 +15,7 @@ KEYS = (
     ("enter", "the row in full, with its generated code"),
     ("c", "generated code in C or MLIR"),
     ("p", "pause or resume (an evaluation under way finishes first)"),
-    ("s", "build the best schedule's native library into the kernel cache"),
+    ("s", "save the best schedule as the function's VerifiedKernel (graph store)"),
     ("q", "cancel the search cleanly and quit"),
     ("?", "this help"),
 )

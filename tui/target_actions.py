@@ -1,20 +1,20 @@
-"""The engine calls the monitor makes besides the search: a row's generated code, and building the winner.
+"""The engine calls the monitor makes besides the search: a row's generated code, and saving the winner.
 
-Both go through the engine's own functions (the agent's `show_code` tool, `build_native`),
-bound to one target and search configuration; the app receives them as plain callables.
+Both go through the engine's own functions (`operations.show_code`, the store's
+`save_winner`), bound to one target and search configuration; the app receives them as
+plain callables and runs them off the UI thread.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from repoos_agent.agent import operations
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.search import SearchConfig
-from repoos_agent.agent.tools import agent_tools, call_tool
-from repoos_agent.backends import build_native
 from repoos_agent.errors import RepoosError
-from repoos_agent.legality import prove_legal
-from repoos_agent.model.signature import Signature
+from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.store.recording import save_winner
 from repoos_agent.target import Target
 
 
@@ -22,24 +22,42 @@ from repoos_agent.target import Target
 class TargetActions:
     target: Target
     config: SearchConfig
+    graph: str | None = None  # the store `--graph` names; None: REPOOS_GRAPH, else .repoos/graph.sqlite
 
     def code(self, schedule: str, language: str) -> str:
-        """The generated C or MLIR of `schedule`, as the agent's `show_code` tool returns it."""
-        tools = agent_tools(self.target, self.config.size, self.config.compiler, lambda *_: None)
-        shown = call_tool(tools, "show_code", {"schedule": schedule, "language": language})
-        if "error" in shown:
-            raise RepoosError(str(shown["error"]))
-        note = f"\n// … cut at {len(shown['code'])} characters (`repoos show` prints it all)\n" if shown["truncated"] else ""
-        return str(shown["code"]) + note
+        """The generated C or MLIR of `schedule`, as the `show_code` tool returns it."""
+        shown = operations.show_code(self.target, schedule, "mlir" if language == "mlir" else "c")
+        note = f"\n// … cut at {len(shown.code)} characters (`repoos show` prints it all)\n" if shown.truncated else ""
+        return shown.code + note
 
-    def build_best(self, best: Event) -> str:
-        """Build the winner's native library into the kernel cache (keyed by schedule); says where it is."""
+    def save_best(self, best: Event) -> str:
+        """Make `best` the function's VerifiedKernel, as `optimize` does with its winner.
+
+        The event carries figures, not the evaluation a contract is made of, so the schedule
+        is evaluated once more (proved, Z3-verified, built from the cache, outputs checked);
+        the contract keeps the search's own measurement of it."""
         schedule = best.schedule or ""
-        proof = prove_legal(self.target.kernel, schedule, self.config.allow_reassociation)
-        if not proof.legal:
-            raise RepoosError(f"`{schedule}` is not legal here: {proof.feedback.splitlines()[0]}")
-        values = self.target.inputs(self.config.size, self.config.seed)
-        native = build_native(
-            self.target.kernel, Signature.of_values(self.target.kernel, values), proof.lowered, backend=self.config.compiler
+        config = self.config
+        evaluation = evaluate_schedule(
+            self.target,
+            schedule,
+            config.size,
+            allow_reassociation=config.allow_reassociation,
+            timeout_s=config.timeout_s,
+            seed=config.seed,
+            compiler=config.compiler,
         )
-        return f"built `{schedule}` ({self.config.compiler}) into the kernel cache: {native.library}"
+        if evaluation.verdict != "legal" or evaluation.correct is False:
+            raise RepoosError(f"`{schedule}` was not saved: {evaluation.verdict}: {evaluation.feedback}")
+        contract = save_winner(
+            self.target,
+            evaluation,
+            self.graph,
+            size=config.size,
+            speedup=best.speedup,
+            spread=best.spread,
+            compiler=config.compiler,
+            seed=config.seed,
+            allow_reassociation=config.allow_reassociation,
+        )
+        return f"`{schedule}` is now the VerifiedKernel of {contract.function} ({contract.speedup:.2f}x)"

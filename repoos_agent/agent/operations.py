@@ -20,12 +20,14 @@ from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.ingest import Diagnostic, FunctionReport, ingest_file
 from repoos_agent.legality import Analysis, LegalityVerdict, Violation, analyze, prove_legal
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError
+from repoos_agent.store.recording import save_winner
 from repoos_agent.target import Target
 
 CODE_LIMIT = 6000
@@ -124,6 +126,19 @@ class EvaluationReport:
     verified: str  # "true", "false" or "unknown": Z3 on the generated loop nest
     feedback: str
     violations: tuple[Violation, ...]
+
+
+@dataclass(frozen=True)
+class SwapReport:
+    """The contract now in the graph store: the function's calls run this library."""
+
+    function: str  # the function's identity in the store (`/abs/path.py:name`)
+    schedule: str  # "" is the source order
+    speedup: float  # measured over the native build of the source order
+    spread: float
+    verified: str  # Z3 on the generated loop nest: "true", or "n/a" for the source order
+    library: str
+    usage: str
 
 
 @dataclass(frozen=True)
@@ -250,6 +265,31 @@ def report_evaluation(evaluation: Evaluation) -> EvaluationReport:
         verified=evaluation.verified,
         feedback=evaluation.feedback,
         violations=evaluation.violations,
+    )
+
+
+def swap(target: Target, schedule: ScheduleText = "", size: SizeClass = None, compiler: Compiler = "c") -> SwapReport:
+    """Install a schedule as the function's VerifiedKernel, so the user's program runs it: `@repoos_agent.accelerate`,
+    `repoos_agent.swap(f)` and `repoos run script.py` then call the native kernel instead of the Python loops (falling
+    back to Python, with a warning, on arguments the kernel was not built for).
+
+    The schedule is evaluated first (proved, Z3-verified, built, outputs checked against the baseline's); only a legal,
+    correct one is installed. Leave `schedule` empty to install the source order's native build. Use the best
+    schedule `evaluate` or `optimize` measured."""
+    evaluation = evaluate_measured(target, schedule, size, compiler)
+    if evaluation.verdict != "legal" or evaluation.correct is False or evaluation.verified == "false":
+        raise RepoosError(f"`{evaluation.schedule}` was not installed: {evaluation.verdict}: {evaluation.feedback}")
+    contract = save_winner(target, evaluation, size=size, compiler=compiler)
+    name = contract.function.rsplit(":", 1)[1]
+    return SwapReport(
+        function=contract.function,
+        schedule=contract.schedule,
+        speedup=contract.speedup,
+        spread=contract.spread,
+        verified=contract.z3_verdict,
+        library=contract.library,
+        usage=f"decorate `{name}` with @repoos_agent.accelerate, wrap it with repoos_agent.swap({name}), "
+        "or run the program with `repoos run script.py`",
     )
 
 

@@ -60,6 +60,7 @@ SERVED_OPERATIONS: tuple[tuple[str, Callable[..., object], bool], ...] = (
     ("check_legality", operations.check_legality, False),
     ("evaluate", operations.evaluate, True),
     ("show_code", operations.show_code, True),
+    ("swap", operations.swap, True),
 )
 """Target-taking operations as tools: name, operation, whether it needs the kernel's inputs (a user kernel's `args`)."""
 

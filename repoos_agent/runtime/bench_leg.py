@@ -21,7 +21,7 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.runtime.bench import BenchRequest, LegResult
 from repoos_agent.runtime.swap import Accelerated
-from repoos_agent.target import resolve_target
+from repoos_agent.target import ModuleFunction, resolve_target
 
 
 def _inputs(request: BenchRequest, target) -> dict[str, object]:
@@ -38,7 +38,7 @@ def _inputs(request: BenchRequest, target) -> dict[str, object]:
 def run_leg(request: BenchRequest, leg: str, output: str) -> LegResult:
     target = resolve_target(f"{request.script}:{request.function}", [parse_arg_spec(a) for a in request.args])
     values = _inputs(request, target)
-    function = target.function
+    function = target.function.imported() if isinstance(target.function, ModuleFunction) else target.function
     route = "Python"
     if leg == "swapped":
         accelerated = Accelerated(function, request.graph)

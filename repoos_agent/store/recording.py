@@ -7,10 +7,10 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repoos_agent.agent.search import SearchConfig, SearchResult
 from repoos_agent.backends.build import build_native, cpu_model, file_digest
 from repoos_agent.backends.cc import default_toolchain
 from repoos_agent.codegen.c import generate_c
@@ -42,6 +42,9 @@ from repoos_agent.store.records import (
     VerifiedKernel,
 )
 from repoos_agent.target import Target
+
+if TYPE_CHECKING:  # the search records through this module; importing it here would be circular
+    from repoos_agent.agent.search import SearchConfig, SearchResult
 
 
 def record_ingest(store: GraphStore, path: str | Path, reports: list[FunctionReport] | None = None) -> list[Function]:
