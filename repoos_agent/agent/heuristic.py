@@ -221,9 +221,18 @@ class HeuristicProposer:
             resized = _resize_tiles(best.schedule, factor)
             if resized and resized != best.schedule:
                 variations.append(Idea(resized, 3.0, f"tiles of the best so far {word}"))
-        for vector in self._vectorizable()[:1]:
-            variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
+        if not _vectorizes(best.schedule):
+            for vector in self._vectorizable()[:1]:
+                variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
         return [v for v in variations if self._legal(v.schedule)]
+
+
+def _vectorizes(schedule: str) -> bool:
+    """Whether `schedule` already vectorizes a loop (a second `vectorize` of the same loop measures nothing new)."""
+    try:
+        return any(primitive.name == "vectorize" for primitive in parse_schedule(schedule).primitives)
+    except ScheduleError:
+        return False
 
 
 def _resize_tiles(schedule: str, factor: float) -> str | None:
