@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from repoos_agent.agent.display import speedup_cell, spread_cell
 from repoos_agent.agent.events import Event
+from repoos_agent.agent.ranking import by_speedup
 
 LOG_LINES = 200
 
@@ -114,8 +115,8 @@ class Board:
         return self.log[-1]
 
     def ranked(self) -> list[Row]:
-        """Rows by speedup, fastest first (unmeasured rows last, in arrival order), as the CLI ranks them."""
-        return sorted(self.rows, key=lambda row: -row.speedup)
+        """Rows fastest first, by the ranking every leaderboard uses (`by_speedup`)."""
+        return by_speedup(self.rows)
 
     @property
     def best_speedup(self) -> float:

@@ -23,6 +23,7 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
+from repoos_agent.agent.ranking import by_speedup
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
@@ -253,7 +254,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         best=best,
         best_speedup=speedup,
         best_spread=spread,
-        leaderboard=tuple(sorted(leaderboard, key=lambda e: -e.speedup)),
+        leaderboard=tuple(by_speedup(leaderboard)),
         evaluations=len(leaderboard),
         verdicts=dict(verdicts),
         wall_s=time.perf_counter() - start,
@@ -379,7 +380,7 @@ def _racing_finish(
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
-    finalists = sorted(unique.values(), key=lambda e: -e.speedup)[:RACE_FINALISTS]
+    finalists = by_speedup(unique.values())[:RACE_FINALISTS]
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
         control.checkpoint()
