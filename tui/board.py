@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from repoos_agent.agent.display import speedup_cell, spread_cell
 from repoos_agent.agent.events import Event
-from repoos_agent.agent.ranking import by_speedup
+from repoos_agent.agent.ranking import beats_baseline, by_speedup
 
 LOG_LINES = 200
 
@@ -169,5 +169,5 @@ class Board:
         """The schedule `s` saves: the raced winner once the run finished, else the best correct measurement above 1x."""
         if self.finished is not None:
             return self.finished if self.finished.schedule else None
-        measured = [row for row in self.rows if row.event.verdict == "legal" and row.event.schedule and row.speedup > 1.0]
+        measured = [row for row in self.rows if row.event.schedule and beats_baseline(row.event.verdict, row.speedup)]
         return max(measured, key=lambda row: row.speedup).event if measured else None

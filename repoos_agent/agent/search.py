@@ -23,7 +23,7 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
-from repoos_agent.agent.ranking import by_speedup
+from repoos_agent.agent.ranking import beats_baseline, by_speedup
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
@@ -364,7 +364,7 @@ def _complexity(schedule: str) -> int:
 
 def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
     """A cancelled search's answer: its best correct measurement, or the identity when nothing beat the baseline."""
-    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 1.0]
+    measured = [e for e in leaderboard if beats_baseline(e.evaluation.verdict, e.speedup)]
     if not measured:
         return None, 1.0, 0.0
     best = max(measured, key=lambda e: e.speedup)
