@@ -401,15 +401,15 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(build_parser().parse_args(argv))
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Run a parsed command; a user's mistake becomes one line on stderr and exit code 2, never a traceback."""
+def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
+    """Run a parsed command; a user's mistake becomes one line on stderr, `prog: error: …`, and exit code 2, never a traceback."""
     try:
         return args.run(args)
     except RepoosError as exc:
-        print(f"repoos: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("repoos: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
 
 
