@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from repoos_agent.agent.control import SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
@@ -110,6 +111,21 @@ def optimize(
         raise
 
 
+def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **measuring: Any) -> Evaluation:
+    """`schedule` evaluated as the search evaluates its candidates: at the config's size, with its compiler, seed,
+    timeout and reassociation rule. `measuring` passes `evaluate_schedule`'s `repeats` or `stop_below_speedup` on."""
+    return evaluate_schedule(
+        target,
+        schedule,
+        config.size,
+        allow_reassociation=config.allow_reassociation,
+        timeout_s=config.timeout_s,
+        seed=config.seed,
+        compiler=config.compiler,
+        **measuring,
+    )
+
+
 def _search(target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str) -> SearchResult:
     start = time.perf_counter()
     seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
@@ -127,16 +143,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         if not owner:
             return pending.result()
         try:
-            evaluation = evaluate_schedule(
-                target,
-                text,
-                config.size,
-                allow_reassociation=config.allow_reassociation,
-                timeout_s=config.timeout_s,
-                seed=config.seed,
-                compiler=config.compiler,
-                stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION,
-            )
+            evaluation = evaluate_candidate(target, text, config, stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION)
         except BaseException as error:
             pending.set_exception(error)
             raise
@@ -384,17 +391,7 @@ def _racing_finish(
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
         control.checkpoint()
-        evaluation = evaluate_schedule(
-            target,
-            entry.schedule,
-            config.size,
-            True,
-            config.allow_reassociation,
-            config.timeout_s,
-            config.seed,
-            config.compiler,
-            repeats=RACE_REPEATS,
-        )
+        evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
         if evaluation.verdict == "legal" and evaluation.speedup:
             raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
         race = Event(
