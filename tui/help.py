@@ -22,10 +22,10 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, bindings: Iterable[BindingType]) -> None:
         super().__init__()
-        self._bindings = tuple(Binding.make_bindings(bindings))
+        self._app_bindings = tuple(Binding.make_bindings(bindings))
 
     def compose(self) -> ComposeResult:
-        keys = [SELECTING, *((self.app.get_key_display(b), b.tooltip or b.description) for b in self._bindings)]
+        keys = [SELECTING, *((self.app.get_key_display(b), b.tooltip or b.description) for b in self._app_bindings)]
         width = max(len(key) for key, _ in keys)
         with Vertical(id="help"):
             yield Static("[b]Keys[/b]")
