@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from repoos_agent.agent.display import LiveLeaderboard
-from repoos_agent.agent.events import Event, EventStream, JsonlLog
+from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
 from repoos_agent.agent.search import optimize
 from repoos_agent.agent.search_report import backend_spec
@@ -36,6 +36,7 @@ from repoos_agent.search_options import (
     positive_float,
     positive_int,
     search_config,
+    search_events,
     search_target,
 )
 from repoos_agent.store import open_store
@@ -175,27 +176,17 @@ def command_cache(args: argparse.Namespace) -> int:
 def command_optimize(args: argparse.Namespace) -> int:
     target = search_target(args)
     config = search_config(args)
-    events = EventStream()
-    try:
-        log = JsonlLog(args.log) if args.log else None
-    except OSError as error:
-        raise RepoosError(f"--log {args.log}: {error.strerror}") from None
-    if log:
-        events.subscribe(log)
-    display = LiveLeaderboard(target.label) if not args.json and sys.stderr.isatty() else None
-    if display:
-        events.subscribe(display)
-    elif not args.json:
-        events.subscribe(_progress_line)
-    try:
+    with search_events(args) as events:
+        display = LiveLeaderboard(target.label) if not args.json and sys.stderr.isatty() else None
+        if display:
+            events.subscribe(display)
+        elif not args.json:
+            events.subscribe(_progress_line)
         if display:
             with display:
                 result = optimize(target, config, events)
         else:
             result = optimize(target, config, events)
-    finally:
-        if log:
-            log.close()
     contract = _record(args, record_search, target, result, config)
     best = result.best.evaluation if result.best else None
     payload = {
@@ -401,15 +392,15 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(build_parser().parse_args(argv))
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Run a parsed command; a user's mistake becomes one line on stderr and exit code 2, never a traceback."""
+def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
+    """Run a parsed command; a user's mistake becomes one line on stderr, `prog: error: …`, and exit code 2, never a traceback."""
     try:
         return args.run(args)
     except RepoosError as exc:
-        print(f"repoos: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("repoos: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
+from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.target import Target, resolve_target
 
@@ -81,3 +85,21 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         allow_reassociation=args.allow_reassociation,
         timeout_s=args.timeout,
     )
+
+
+@contextmanager
+def search_events(args: argparse.Namespace) -> Iterator[EventStream]:
+    """The search's event stream; with `--log`, every event is appended to that file until the block ends."""
+    events = EventStream()
+    if not args.log:
+        yield events
+        return
+    try:
+        log = JsonlLog(args.log)
+    except OSError as error:
+        raise RepoosError(f"--log {args.log}: {error.strerror}") from None
+    events.subscribe(log)
+    try:
+        yield events
+    finally:
+        log.close()

@@ -106,27 +106,31 @@ def test_float32_input_falls_back_when_the_contract_is_float64(graph: str):
     _expect_fallback(swapped, values, "argument `A` is float32; the native kernel takes float64")
 
 
-def test_a_non_contiguous_view_falls_back(graph: str):
-    swapped = repoos_agent.swap(gemm_module.gemm, graph=graph)
-    values = _gemm_inputs(8, 9, 10)
-    wide = np.random.default_rng(3).random((10, 18))
-    want = _copy(values) | {"B": wide[:, ::2]}
-    gemm_module.gemm(**want)
-    got = _copy(values) | {"B": wide[:, ::2]}  # every other column: a strided view, no copy
-    with pytest.warns(SwapFallbackWarning, match="argument `B` is not C-contiguous"):
-        swapped(**got)
-    np.testing.assert_array_equal(got["C"], want["C"])
+def _strided_b(values: dict) -> dict:
+    """B as every other column of a wider array: a strided view, no copy."""
+    rows, columns = values["B"].shape
+    return values | {"B": np.random.default_rng(3).random((rows, 2 * columns))[:, ::2]}
 
 
-def test_aliased_arguments_fall_back(graph: str):
+def _a_is_c(values: dict) -> dict:
+    """A and C one buffer: the kernel writes C while reading A."""
+    return values | {"A": values["C"]}
+
+
+@pytest.mark.parametrize(
+    ("layout", "sizes", "match"),
+    [
+        (_strided_b, (8, 9, 10), "argument `B` is not C-contiguous"),
+        (_a_is_c, (6, 6, 6), "arguments `C` and `A` share memory"),
+    ],
+    ids=["non-contiguous view", "aliased arguments"],
+)
+def test_memory_the_native_kernel_cannot_take_falls_back(graph: str, layout, sizes, match):
     swapped = repoos_agent.swap(gemm_module.gemm, graph=graph)
-    values = _gemm_inputs(6, 6, 6)
-    want = _copy(values)
-    want["A"] = want["C"]
+    values = _gemm_inputs(*sizes)
+    want, got = layout(_copy(values)), layout(_copy(values))
     gemm_module.gemm(**want)
-    got = _copy(values)
-    got["A"] = got["C"]  # the kernel writes C while reading A
-    with pytest.warns(SwapFallbackWarning, match="arguments `C` and `A` share memory"):
+    with pytest.warns(SwapFallbackWarning, match=match):
         swapped(**got)
     np.testing.assert_array_equal(got["C"], want["C"])
 

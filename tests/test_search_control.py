@@ -21,12 +21,18 @@ def _run_in_thread(config: SearchConfig, events: EventStream, control: SearchCon
     return thread, results
 
 
-def test_cancel_stops_the_search_and_keeps_its_best():
+def _past_its_first_evaluation(config: SearchConfig):
+    """A search running in its own thread, once its first evaluation is in: (thread, results, events, control)."""
     events, control = EventStream(), SearchControl()
     first = threading.Event()
     events.subscribe(lambda e: first.set() if e.kind == "evaluation" else None)
-    thread, results = _run_in_thread(SearchConfig(iters=50, candidates=2, size="MINI"), events, control)
+    thread, results = _run_in_thread(config, events, control)
     assert first.wait(120)
+    return thread, results, events, control
+
+
+def test_cancel_stops_the_search_and_keeps_its_best():
+    thread, results, events, control = _past_its_first_evaluation(SearchConfig(iters=50, candidates=2, size="MINI"))
     control.cancel()
     thread.join(60)
     assert not thread.is_alive()
@@ -37,11 +43,7 @@ def test_cancel_stops_the_search_and_keeps_its_best():
 
 
 def test_pause_holds_evaluations_until_resumed():
-    events, control = EventStream(), SearchControl()
-    first = threading.Event()
-    events.subscribe(lambda e: first.set() if e.kind == "evaluation" else None)
-    thread, _ = _run_in_thread(SearchConfig(iters=50, candidates=1, size="MINI"), events, control)
-    assert first.wait(120)
+    thread, _, events, control = _past_its_first_evaluation(SearchConfig(iters=50, candidates=1, size="MINI"))
     control.pause()
     time.sleep(1.0)  # let an evaluation already past its checkpoint finish
     paused_at = sum(e.kind == "evaluation" for e in events.events)

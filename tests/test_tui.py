@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
@@ -107,6 +108,8 @@ async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_s
         await pilot.press("escape")
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        shown = "\n".join(str(text.content) for text in app.screen.query(Static))
+        assert "↑ ↓" in shown and "?" in shown and "cancel the search cleanly and quit" in shown
         await pilot.press("escape")
 
         await pilot.press("s")

@@ -71,13 +71,13 @@ class SearchMonitor(App[SearchResult | None]):
 
     CSS_PATH = "monitor.tcss"
     TITLE = "repoos tui"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit_search", "quit"),
-        Binding("p", "toggle_pause", "pause"),
-        Binding("s", "save_best", "save best"),
-        Binding("enter", "details", "details"),
-        Binding("c", "toggle_language", "C/MLIR"),
-        Binding("question_mark", "help", "help"),
+    BINDINGS: ClassVar[list[BindingType]] = [  # the tooltips are the help screen's text
+        Binding("q", "quit_search", "quit", tooltip="cancel the search cleanly and quit"),
+        Binding("p", "toggle_pause", "pause", tooltip="pause or resume (an evaluation under way finishes first)"),
+        Binding("s", "save_best", "save best", tooltip="save the best schedule as the function's VerifiedKernel (graph store)"),
+        Binding("enter", "details", "details", tooltip="the row in full, with its generated code"),
+        Binding("c", "toggle_language", "C/MLIR", tooltip="generated code in C or MLIR"),
+        Binding("question_mark", "help", "help", tooltip="this help"),
     ]
 
     def __init__(self, feed: LiveSearch | Replay, show_code: CodeSource | None = None, save_best: SaveBest | None = None) -> None:
@@ -201,7 +201,7 @@ class SearchMonitor(App[SearchResult | None]):
         self.notify(f"generated code: {'MLIR' if self.language == 'mlir' else 'C'} (enter shows a row's code)")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.BINDINGS))
 
     def action_toggle_pause(self) -> None:
         if self.state == "paused":

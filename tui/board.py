@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from repoos_agent.agent.display import speedup_cell, spread_cell
 from repoos_agent.agent.events import Event
+from repoos_agent.agent.ranking import beats_baseline, by_speedup
 
 LOG_LINES = 200
 
@@ -114,8 +115,8 @@ class Board:
         return self.log[-1]
 
     def ranked(self) -> list[Row]:
-        """Rows by speedup, fastest first (unmeasured rows last, in arrival order), as the CLI ranks them."""
-        return sorted(self.rows, key=lambda row: -row.speedup)
+        """Rows fastest first, by the ranking every leaderboard uses (`by_speedup`)."""
+        return by_speedup(self.rows)
 
     @property
     def best_speedup(self) -> float:
@@ -168,5 +169,5 @@ class Board:
         """The schedule `s` saves: the raced winner once the run finished, else the best correct measurement above 1x."""
         if self.finished is not None:
             return self.finished if self.finished.schedule else None
-        measured = [row for row in self.rows if row.event.verdict == "legal" and row.event.schedule and row.speedup > 1.0]
+        measured = [row for row in self.rows if row.event.schedule and beats_baseline(row.event.verdict, row.speedup)]
         return max(measured, key=lambda row: row.speedup).event if measured else None

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.errors import ArgumentSpecError, RepoosError
-from repoos_agent.search_options import add_search_options, positive_float, search_config, search_target
+from repoos_agent.search_options import add_search_options, positive_float, search_config, search_events, search_target
 from repoos_agent.target import resolve_target
 from tui.replay import read_run_log
 from tui.target_actions import TargetActions
@@ -38,20 +37,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     target, config = search_target(args), search_config(args)
     target.size_class(config.size)  # a bad --size is a one-line error here, not a failed run on screen
-    events = EventStream()
-    try:
-        run_log = JsonlLog(args.log) if args.log else None
-    except OSError as error:
-        raise RepoosError(f"--log {args.log}: {error.strerror}") from None
-    if run_log:
-        events.subscribe(run_log)
-    actions = TargetActions(target, config, args.graph)
-    app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.save_best)
-    try:
+    with search_events(args) as events:
+        actions = TargetActions(target, config, args.graph)
+        app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.save_best)
         result = app.run()
-    finally:
-        if run_log:
-            run_log.close()
     if app.failure is not None:
         raise RepoosError(app.failure)
     if result is not None:

@@ -1,7 +1,8 @@
-"""The `?` screen: what each key does."""
+"""The `?` screen: what each key does, read from the app's own bindings so the help and the keys cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -10,23 +11,23 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEYS = (
-    ("↑ ↓", "select a row; the pane below shows its feedback"),
-    ("enter", "the row in full, with its generated code"),
-    ("c", "generated code in C or MLIR"),
-    ("p", "pause or resume (an evaluation under way finishes first)"),
-    ("s", "save the best schedule as the function's VerifiedKernel (graph store)"),
-    ("q", "cancel the search cleanly and quit"),
-    ("?", "this help"),
-)
+SELECTING = ("↑ ↓", "select a row; the pane below shows its feedback")
+"""The leaderboard's cursor keys: the table's own bindings, not the app's, so listed here."""
 
 
 class HelpScreen(ModalScreen[None]):
+    """Lists `bindings` (each binding's tooltip, else its footer description) after the cursor keys."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "dismiss", "close")]
 
+    def __init__(self, bindings: Iterable[BindingType]) -> None:
+        super().__init__()
+        self._app_bindings = tuple(Binding.make_bindings(bindings))
+
     def compose(self) -> ComposeResult:
-        width = max(len(key) for key, _ in KEYS)
+        keys = [SELECTING, *((self.app.get_key_display(b), b.tooltip or b.description) for b in self._app_bindings)]
+        width = max(len(key) for key, _ in keys)
         with Vertical(id="help"):
             yield Static("[b]Keys[/b]")
-            yield Static("\n".join(f"[b]{key:<{width}}[/b]  {what}" for key, what in KEYS))
+            yield Static("\n".join(f"[b]{key:<{width}}[/b]  {what}" for key, what in keys))
             yield Static("[dim]escape closes[/dim]")

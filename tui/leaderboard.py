@@ -77,7 +77,3 @@ class Leaderboard(DataTable):
         if not self._rows or not 0 <= self.cursor_row < len(self._rows):
             return None
         return self._rows[self.cursor_row]
-
-    @property
-    def ranked(self) -> list[Row]:
-        return list(self._rows)

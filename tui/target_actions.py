@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from repoos_agent.agent import operations
 from repoos_agent.agent.events import Event
-from repoos_agent.agent.search import SearchConfig
+from repoos_agent.agent.search import SearchConfig, evaluate_candidate
 from repoos_agent.errors import RepoosError
-from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.store.recording import save_winner
 from repoos_agent.target import Target
 
@@ -38,15 +37,7 @@ class TargetActions:
         the contract keeps the search's own measurement of it."""
         schedule = best.schedule or ""
         config = self.config
-        evaluation = evaluate_schedule(
-            self.target,
-            schedule,
-            config.size,
-            allow_reassociation=config.allow_reassociation,
-            timeout_s=config.timeout_s,
-            seed=config.seed,
-            compiler=config.compiler,
-        )
+        evaluation = evaluate_candidate(self.target, schedule, config)
         if evaluation.verdict != "legal" or evaluation.correct is False:
             raise RepoosError(f"`{schedule}` was not saved: {evaluation.verdict}: {evaluation.feedback}")
         contract = save_winner(

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repoos_agent.agent.events import Event
+from repoos_agent.agent.ranking import by_speedup
 
 ROWS = 12
 
@@ -53,7 +54,7 @@ class LiveLeaderboard:
         table = Table(expand=True)
         for column in ("#", "agent", "schedule", "verdict", "speedup", "spread", "z3"):
             table.add_column(column, overflow="fold" if column == "schedule" else "ellipsis")
-        ranked = sorted(self.entries, key=lambda e: -(e.speedup or 0))[:ROWS]
+        ranked = by_speedup(self.entries)[:ROWS]
         for rank, event in enumerate(ranked, start=1):
             table.add_row(
                 str(rank),

@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from repoos_agent.agent.control import SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
@@ -23,6 +24,7 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
+from repoos_agent.agent.ranking import beats_baseline, by_speedup
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
@@ -109,6 +111,21 @@ def optimize(
         raise
 
 
+def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **measuring: Any) -> Evaluation:
+    """`schedule` evaluated as the search evaluates its candidates: at the config's size, with its compiler, seed,
+    timeout and reassociation rule. `measuring` passes `evaluate_schedule`'s `repeats` or `stop_below_speedup` on."""
+    return evaluate_schedule(
+        target,
+        schedule,
+        config.size,
+        allow_reassociation=config.allow_reassociation,
+        timeout_s=config.timeout_s,
+        seed=config.seed,
+        compiler=config.compiler,
+        **measuring,
+    )
+
+
 def _search(target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str) -> SearchResult:
     start = time.perf_counter()
     seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
@@ -126,16 +143,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         if not owner:
             return pending.result()
         try:
-            evaluation = evaluate_schedule(
-                target,
-                text,
-                config.size,
-                allow_reassociation=config.allow_reassociation,
-                timeout_s=config.timeout_s,
-                seed=config.seed,
-                compiler=config.compiler,
-                stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION,
-            )
+            evaluation = evaluate_candidate(target, text, config, stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION)
         except BaseException as error:
             pending.set_exception(error)
             raise
@@ -253,7 +261,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         best=best,
         best_speedup=speedup,
         best_spread=spread,
-        leaderboard=tuple(sorted(leaderboard, key=lambda e: -e.speedup)),
+        leaderboard=tuple(by_speedup(leaderboard)),
         evaluations=len(leaderboard),
         verdicts=dict(verdicts),
         wall_s=time.perf_counter() - start,
@@ -363,7 +371,7 @@ def _complexity(schedule: str) -> int:
 
 def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
     """A cancelled search's answer: its best correct measurement, or the identity when nothing beat the baseline."""
-    measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 1.0]
+    measured = [e for e in leaderboard if beats_baseline(e.evaluation.verdict, e.speedup)]
     if not measured:
         return None, 1.0, 0.0
     best = max(measured, key=lambda e: e.speedup)
@@ -379,21 +387,11 @@ def _racing_finish(
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
-    finalists = sorted(unique.values(), key=lambda e: -e.speedup)[:RACE_FINALISTS]
+    finalists = by_speedup(unique.values())[:RACE_FINALISTS]
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
         control.checkpoint()
-        evaluation = evaluate_schedule(
-            target,
-            entry.schedule,
-            config.size,
-            True,
-            config.allow_reassociation,
-            config.timeout_s,
-            config.seed,
-            config.compiler,
-            repeats=RACE_REPEATS,
-        )
+        evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
         if evaluation.verdict == "legal" and evaluation.speedup:
             raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
         race = Event(

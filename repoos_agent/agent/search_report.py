@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, replace
 
 from repoos_agent.agent.events import Event
+from repoos_agent.agent.ranking import by_speedup
 from repoos_agent.agent.search import SearchResult
 
 
@@ -106,7 +107,7 @@ class RunBoard:
                 row = LeaderboardRow(
                     event.schedule or "", event.agent or "", event.verdict or "", event.speedup, event.spread, event.verified or ""
                 )
-                rows = tuple(sorted((*current.rows, row), key=lambda r: -(r.speedup or 0.0)))
+                rows = tuple(by_speedup((*current.rows, row)))
                 self._snapshot = replace(current, rows=rows)
             elif event.kind == "run_finished" and event.run == current.run:
                 status = "failed" if event.detail.get("failed") else "cancelled" if event.detail.get("cancelled") else "finished"

@@ -51,13 +51,10 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `repoos-mcp` entry point: `repoos mcp` under its own name."""
+    from repoos_agent.cli import run_command  # the CLI registers this module's command: a top-level import would be circular
+
     parser = argparse.ArgumentParser(prog="repoos-mcp", description="RepoOS Agent's MCP server for coding assistants.")
     add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return serve(args)
-    except RepoosError as error:
-        print(f"repoos-mcp: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    parser.set_defaults(run=serve)
+    return run_command(parser.parse_args(argv), prog=parser.prog)

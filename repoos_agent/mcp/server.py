@@ -13,7 +13,8 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Annotated
 
@@ -92,8 +93,13 @@ class TargetResolver:
         return target
 
 
-def tool_error(error: RepoosError) -> ToolError:
-    return ToolError(str(error))
+@contextmanager
+def engine_errors_as_tool_errors() -> Iterator[None]:
+    """A user's mistake inside the block (a `RepoosError`) reaches the client as a tool error with the engine's message."""
+    try:
+        yield
+    except RepoosError as error:
+        raise ToolError(str(error)) from None
 
 
 def served(name: str, operation: Callable[..., object], resolver: TargetResolver, takes_inputs: bool) -> Callable[..., object]:
@@ -107,10 +113,8 @@ def served(name: str, operation: Callable[..., object], resolver: TargetResolver
         parameters.append(inspect.Parameter("args", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ArgumentSpecs))
 
     def tool(target: str, args: list[str] | None = None, **arguments: object) -> object:
-        try:
+        with engine_errors_as_tool_errors():
             return operation(resolver.resolve(target, args), **arguments)
-        except RepoosError as error:
-            raise tool_error(error) from None
 
     tool.__name__ = name
     tool.__doc__ = operation.__doc__
@@ -129,10 +133,8 @@ def build_server(roots: AllowedRoots) -> MCPServer:
 
     @server.tool(description=inspect.getdoc(operations.ingest))
     def ingest(path: operations.PythonFile) -> IngestReport:
-        try:
+        with engine_errors_as_tool_errors():
             report = operations.ingest(str(roots.python_file(path)))
-        except RepoosError as error:
-            raise tool_error(error) from None
         # Read from the checked file; reported in the caller's own words, ready to pass back as targets.
         functions = tuple(replace(f, target=f"{path}:{f.name}") for f in report.functions)
         return replace(report, path=path, functions=functions)
@@ -162,7 +164,7 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         minutes; reports progress on every evaluation and stops cleanly when cancelled (returning nothing).
 
         The result's `schedule` is the winner ("" when nothing beat the source order), with its speedup and spread."""
-        try:
+        with engine_errors_as_tool_errors():
             resolved = resolver.resolve(target, args)
             config = SearchConfig(
                 backend=backend_spec(backend, model),
@@ -174,8 +176,6 @@ def build_server(roots: AllowedRoots) -> MCPServer:
                 size=size,
             )
             return await run_search(resolved, config, board, ctx)
-        except RepoosError as error:
-            raise tool_error(error) from None
 
     server.add_tool(optimize, description=inspect.getdoc(optimize))
 

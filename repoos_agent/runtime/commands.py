@@ -9,6 +9,7 @@ import sys
 from repoos_agent.errors import RepoosError
 from repoos_agent.runtime.bench import BenchRequest, format_report, report_json, run_bench
 from repoos_agent.runtime.script import run_script
+from repoos_agent.search_options import positive_int
 from repoos_agent.store import open_store
 
 
@@ -39,16 +40,6 @@ def command_bench(args: argparse.Namespace) -> int:
     return 0 if report.matched else 1
 
 
-def _calls(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_runtime_commands(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run a Python script with its verified kernels swapped in")
     run.add_argument("script")
@@ -59,7 +50,7 @@ def add_runtime_commands(commands: argparse._SubParsersAction) -> None:
     bench = commands.add_parser("bench", help="time a function as plain Python and swapped, each in its own process")
     bench.add_argument("script", help="the file that defines the function")
     bench.add_argument("target", help="the function, as module.function (kernels.polybench.gemm.gemm) or its name")
-    bench.add_argument("calls", type=_calls, metavar="N", help="calls per leg")
+    bench.add_argument("calls", type=positive_int, metavar="N", help="calls per leg")
     bench.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help="inputs: n=512, a=f64[512,512]")
     bench.add_argument("--size", help="size class of a bundled kernel's inputs (default SMALL)")
     bench.add_argument("--seed", type=int, default=0)

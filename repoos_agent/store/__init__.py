@@ -10,12 +10,11 @@ import os
 from pathlib import Path
 
 from repoos_agent.store.graph import GraphStore, StoreError
-from repoos_agent.store.identity import function_key, live_identity, source_hash
+from repoos_agent.store.identity import function_key, live_identity
 from repoos_agent.store.records import (
     Array,
     Batch,
     Dependence,
-    Edge,
     Function,
     Loop,
     Measurement,
@@ -30,9 +29,8 @@ DEFAULT_PATH = Path(".repoos") / "graph.sqlite"
 SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 
 __all__ = [
-    "DEFAULT_PATH", "Array", "Batch", "Dependence", "Edge", "Function", "GraphStore", "Loop", "Measurement", "Module",
-    "SQLiteStore", "Schedule", "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity",
-    "open_store", "source_hash", "store_location",
+    "Array", "Batch", "Dependence", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore", "Schedule",
+    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "open_store", "store_location",
 ]  # fmt: skip
 
 
