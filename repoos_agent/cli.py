@@ -221,13 +221,25 @@ def command_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
+UNRECORDED_EXIT = 3
+"""Exit code of a command that did its work and printed it, but could not record it in the graph store."""
+
+
 def _record(args: argparse.Namespace, write, *values):
-    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite)."""
-    store = open_store(args.graph)
+    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite).
+
+    The work is done by then (a search may have taken hours): a store that cannot be
+    opened or written is a warning and exit code 3, never the loss of the result."""
     try:
-        return write(store, *values)
-    finally:
-        store.close()
+        store = open_store(args.graph)
+        try:
+            return write(store, *values)
+        finally:
+            store.close()
+    except RepoosError as error:
+        print(f"repoos: warning: not recorded in the graph store: {error}", file=sys.stderr)
+        args.unrecorded = True
+        return None
 
 
 def _progress_line(event: Event) -> None:
@@ -395,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
     """Run a parsed command; a user's mistake becomes one line on stderr, `prog: error: …`, and exit code 2, never a traceback."""
     try:
-        return args.run(args)
+        code = args.run(args)
+        return UNRECORDED_EXIT if code == 0 and getattr(args, "unrecorded", False) else code
     except RepoosError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, find_bundled
 from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetError
@@ -99,10 +100,19 @@ class ModuleFunction:
         return self.imported()(*args, **kwargs)
 
 
-@cache
 def _import_function(path: Path, function: str) -> Callable[..., object]:
-    """Import the user's file as a module to run its function as the oracle."""
-    module_name = f"repoos_user_{abs(hash(str(path.resolve())))}"
+    """The user's function, to run as the oracle; its module runs once per version of the file."""
+    resolved = path.resolve()
+    module = _import_module(resolved, resolved.stat().st_mtime_ns if resolved.exists() else 0)
+    found = getattr(module, function)
+    # Under `@accelerate` (or a swap) the oracle is still the Python function itself.
+    return found.python if isinstance(found, (Accelerated, SwappedFunction)) else found
+
+
+@cache
+def _import_module(path: Path, modified_ns: int) -> ModuleType:
+    """Import the user's file as a module (`modified_ns` keys the cache: an edited file is imported afresh)."""
+    module_name = f"repoos_user_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise SourceError(str(path), "cannot be imported as a Python module")
@@ -112,6 +122,4 @@ def _import_function(path: Path, function: str) -> Callable[..., object]:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's module failing to import is a report, not a crash
         raise SourceError(str(path), f"importing it raised {type(exc).__name__}: {exc}") from None
-    found = getattr(module, function)
-    # Under `@accelerate` (or a swap) the oracle is still the Python function itself.
-    return found.python if isinstance(found, (Accelerated, SwappedFunction)) else found
+    return module

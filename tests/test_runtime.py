@@ -143,6 +143,14 @@ def test_a_shape_the_kernel_cannot_index_falls_back(graph: str):
         swapped(**values)  # the Python original raises, as it would unswapped
 
 
+def test_an_integer_too_large_for_the_kernel_falls_back(graph: str):
+    swapped = repoos_agent.swap(gemm_module.gemm, graph=graph)
+    values = _gemm_inputs(4, 4, 4)
+    values["ni"] = 2**64 + 4  # ctypes would pass 4; Python indexes past the arrays and raises
+    with pytest.warns(SwapFallbackWarning, match="does not fit the native kernel's 64-bit integer"), pytest.raises(IndexError):
+        swapped(**values)
+
+
 def _load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(f"runtime_test_{abs(hash(path))}_{path.stat().st_mtime_ns}", path)
     module = importlib.util.module_from_spec(spec)
@@ -257,6 +265,20 @@ def test_repoos_run_swaps_functions_in_the_script_and_its_imports(repoos_command
     assert result.stdout.split("[")[0].split() == ["SwappedFunction", "SwappedFunction"]
     assert "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0] ['2.0', '--flag']" in result.stdout
     assert "runs as Python" not in result.stderr
+
+
+def test_repoos_run_falls_back_when_the_function_changed_since_its_contract(repoos_command, tmp_path: Path):
+    script = tmp_path / "app.py"
+    script.write_text(SCRIPT)
+    graph = str(tmp_path / "graph.sqlite")
+    target = resolve_target(f"{script}:scale", [parse_arg_spec(a) for a in ("n=8", "alpha=2.0", "a=f64[8]", "b=f64[8]")])
+    record_winner(SQLiteStore(graph), target, None)
+    script.write_text(SCRIPT.replace("alpha * a[i] + 1.0", "alpha * a[i] - 1.0"))  # the old kernel would add 1
+    result = subprocess.run([*repoos_command, "run", str(script), "2.0"], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "REPOOS_GRAPH": graph})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "[-1.0, 1.0, 3.0, 5.0, 7.0, 9.0]" in result.stdout
+    assert "the source of `scale` changed since its VerifiedKernel was recorded" in result.stderr
 
 
 def test_repoos_bench_on_gemm_succeeds_with_a_gain(repoos_command, graph: str):

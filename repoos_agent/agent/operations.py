@@ -11,6 +11,7 @@ message says what to fix; each caller turns it into its own kind of error result
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -243,9 +244,13 @@ def show_code(
     return GeneratedCode(verdict.schedule, language, code[:CODE_LIMIT], len(code) > CODE_LIMIT)
 
 
-def evaluate_measured(target: Target, schedule: str, size: str | None, compiler: str) -> Evaluation:
-    """The engine's full evaluation of a schedule that parses and applies (others raise, as in `check_legality`)."""
-    evaluation = evaluate_schedule(target, schedule, size, compiler=compiler)
+def evaluate_measured(
+    target: Target, schedule: str, size: str | None, compiler: str, measure: Callable[[str], Evaluation] | None = None
+) -> Evaluation:
+    """The engine's full evaluation of a schedule that parses and applies (others raise, as in `check_legality`).
+
+    `measure` evaluates the way a caller must (the search: its seed, timeout and reassociation rule)."""
+    evaluation = measure(schedule) if measure else evaluate_schedule(target, schedule, size, compiler=compiler)
     if evaluation.verdict == "invalid":
         raise ScheduleError(_invalid_message(evaluation.schedule, evaluation.feedback))
     return evaluation

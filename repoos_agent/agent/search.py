@@ -233,7 +233,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
             control.checkpoint()
             on_call(name, arguments)
 
-        tools = agent_tools(target, config.size, config.compiler, record)
+        tools = agent_tools(
+            target, config.size, config.compiler, record, measure=lambda schedule: evaluate_candidate(target, schedule, config)
+        )
         try:
             run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=checked_call)
         except SearchCancelled:

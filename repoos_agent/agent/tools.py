@@ -77,11 +77,18 @@ def bind(
     return Tool(spec, run)
 
 
-def agent_tools(target: Target, size: str | None, compiler: str, on_evaluation: Callable[[str, Evaluation], None]) -> list[Tool]:
-    """The tools bound to one target; `on_evaluation` sees every measured schedule (the leaderboard)."""
+def agent_tools(
+    target: Target,
+    size: str | None,
+    compiler: str,
+    on_evaluation: Callable[[str, Evaluation], None],
+    measure: Callable[[str], Evaluation] | None = None,
+) -> list[Tool]:
+    """The tools bound to one target; `on_evaluation` sees every measured schedule (the leaderboard), and
+    `measure`, when given, is how `evaluate` measures (the search's own settings)."""
 
     def evaluate_and_record(target: Target, schedule: str, size: str | None, compiler: str) -> EvaluationReport:
-        evaluation = evaluate_measured(target, schedule, size, compiler)
+        evaluation = evaluate_measured(target, schedule, size, compiler, measure)
         on_evaluation(schedule, evaluation)
         return report_evaluation(evaluation)
 

@@ -21,6 +21,7 @@ from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 from repoos_agent.store.records import VerifiedKernel
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _address_of = ctypes.addressof
 _char_view = ctypes.c_char.from_buffer
 
@@ -130,6 +131,8 @@ class CallPlan:
             if kind == "int":
                 if not isinstance(value, (int, np.integer)):
                     return f"argument `{name}` is a {type(value).__name__}; the native kernel takes an integer"
+                if not INT64_MIN <= value <= INT64_MAX:  # ctypes would wrap it round silently
+                    return f"argument `{name}` = {value} does not fit the native kernel's 64-bit integer"
             elif not isinstance(value, (float, int, np.floating, np.integer)):
                 return f"argument `{name}` is a {type(value).__name__}; the native kernel takes a number"
         prepared: list[object] = []

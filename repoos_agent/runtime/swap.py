@@ -51,7 +51,7 @@ def find_contract(func: Callable[..., object], graph: str | None = None) -> tupl
     name = getattr(func, "__qualname__", repr(func))
     if identity is None:
         return None, f"the source of `{name}` cannot be found, so it cannot be matched with a VerifiedKernel"
-    key, current_hash = identity
+    key, _ = identity
     try:
         store = _store(graph)
         if store is None:
@@ -61,9 +61,22 @@ def find_contract(func: Callable[..., object], graph: str | None = None) -> tupl
         return None, str(error)
     if contract is None:
         return None, f"{store.location} has no VerifiedKernel for {key} (run `repoos optimize` on it)"
-    if contract.source_hash != current_hash:
-        return None, f"the source of `{name}` changed since its VerifiedKernel was recorded ({contract.recorded_at})"
-    return contract, ""
+    stale = _stale(func, contract)
+    return (None, stale) if stale else (contract, "")
+
+
+def _stale(func: Callable[..., object], contract: VerifiedKernel) -> str:
+    """Why `contract` no longer holds for `func` as its source reads now ("" when it holds).
+
+    Checked on every swap, however the contract was found: a kernel built from an older
+    body would compute the old function."""
+    identity = live_identity(func)
+    name = getattr(func, "__qualname__", repr(func))
+    if identity is None:
+        return f"the source of `{name}` cannot be found, so it cannot be matched with its VerifiedKernel"
+    if identity[1] != contract.source_hash:
+        return f"the source of `{name}` changed since its VerifiedKernel was recorded ({contract.recorded_at})"
+    return ""
 
 
 class SwappedFunction:
@@ -123,7 +136,9 @@ def swap(func: Callable[..., object], *, graph: str | None = None, contract: Ver
     reason = ""
     if contract is None:
         contract, reason = find_contract(python, graph)
-    if contract is not None:
+    if contract is not None and not reason:
+        reason = _stale(python, contract)
+    if contract is not None and not reason:
         try:
             native = load_contract(contract)
             plan = CallPlan(python, KernelInterface.of_contract(contract), native)

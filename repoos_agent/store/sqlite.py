@@ -47,15 +47,24 @@ class SQLiteStore:
             self._check(existed)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            if not existed:
-                with self._transaction():
-                    for statement in SCHEMA.split(";"):
-                        if statement.strip():
-                            self._db.execute(statement)
-                    self._db.execute("INSERT OR REPLACE INTO repoos_meta VALUES ('format', ?)", (FORMAT,))
-        except sqlite3.DatabaseError as error:
+            # Always, idempotently: a second process may be creating the same new store right now, or a
+            # first one may have died between the WAL header and its schema.
+            with self._transaction():
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute("INSERT OR IGNORE INTO repoos_meta VALUES ('format', ?)", (FORMAT,))
+        except (sqlite3.DatabaseError, StoreError) as error:
             self._db.close()
-            raise StoreError(self._damaged(str(error))) from None
+            if isinstance(error, StoreError):
+                raise
+            raise self._unusable(error) from None
+
+    def _unusable(self, error: sqlite3.DatabaseError) -> StoreError:
+        """A lock, a read-only file or a full disk is said as such; only other database errors mean damage."""
+        if isinstance(error, sqlite3.OperationalError):
+            return StoreError(f"graph store {self.path}: cannot use it now: {error}")
+        return StoreError(self._damaged(str(error)))
 
     def _damaged(self, reason: str) -> str:
         return (
@@ -71,6 +80,8 @@ class SQLiteStore:
         if result is None or result[0] != "ok":
             raise StoreError(self._damaged(f"integrity check: {result[0] if result else 'no answer'}"))
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return  # a database with nothing in it yet (being created, or its creator died): the schema follows
         if "repoos_meta" not in tables:
             raise StoreError(self._damaged("it has no RepoOS tables"))
         row = self._db.execute("SELECT value FROM repoos_meta WHERE name = 'format'").fetchone()
@@ -138,7 +149,7 @@ class SQLiteStore:
             with self._lock:
                 return self._db.execute(sql, parameters).fetchall()
         except sqlite3.DatabaseError as error:
-            raise StoreError(self._damaged(str(error))) from None
+            raise self._unusable(error) from None
 
     def close(self) -> None:
         self._db.close()
@@ -151,17 +162,25 @@ class _Transaction:
         self._db = db
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as failure:  # another writer held the lock past the timeout
+            raise StoreError(f"graph store write failed: {failure}") from None
 
     def __exit__(self, kind, error, traceback) -> bool:
         if error is None:
             try:
                 self._db.execute("COMMIT")
             except sqlite3.Error as failure:  # a full disk, say: nothing of the batch is kept
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise StoreError(f"graph store write failed: {failure}") from None
             return False
-        self._db.execute("ROLLBACK")
+        self._rollback()
         if isinstance(error, sqlite3.Error):
             raise StoreError(f"graph store write failed: {error}") from None
         return False
+
+    def _rollback(self) -> None:
+        """Roll back what is still open: after a full disk or an I/O error SQLite has often rolled back itself."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
