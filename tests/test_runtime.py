@@ -281,6 +281,17 @@ def test_repoos_run_falls_back_when_the_function_changed_since_its_contract(repo
     assert "the source of `scale` changed since its VerifiedKernel was recorded" in result.stderr
 
 
+def test_repoos_run_without_a_store_runs_the_program_unswapped(repoos_command, tmp_path: Path):
+    script = tmp_path / "app.py"
+    script.write_text(SCRIPT)
+    missing = tmp_path / "nowhere" / "graph.sqlite"
+    result = subprocess.run([*repoos_command, "run", str(script), "2.0"], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "REPOOS_GRAPH": str(missing)})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]" in result.stdout and "nothing is swapped" in result.stderr
+    assert not missing.parent.exists()  # reading contracts never creates a store
+
+
 def test_repoos_bench_on_gemm_succeeds_with_a_gain(repoos_command, graph: str):
     result = subprocess.run(
         [*repoos_command, "bench", "kernels/polybench/gemm.py", "kernels.polybench.gemm.gemm", "3", "--size", "MINI",

@@ -10,11 +10,12 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.runtime.bench import BenchRequest, format_report, report_json, run_bench
 from repoos_agent.runtime.script import run_script
 from repoos_agent.search_options import positive_int
-from repoos_agent.store import open_store
+from repoos_agent.store import open_store, store_exists, store_location
+from repoos_agent.store.graph import GraphStore
 
 
 def command_run(args: argparse.Namespace) -> int:
-    store = open_store(args.graph)
+    store = _contracts_store(args.graph)
     try:
         run_script(args.script, args.script_args, store)
     except SystemExit as exit_:  # the script's own sys.exit(): its code, and its message as Python would print it
@@ -23,8 +24,22 @@ def command_run(args: argparse.Namespace) -> int:
         print(exit_.code, file=sys.stderr)
         return 1
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     return 0
+
+
+def _contracts_store(graph: str | None) -> GraphStore | None:
+    """The store to read contracts from; a program must run even where there is none or it cannot be read
+    (a fresh checkout, a read-only directory): then nothing is swapped, and a warning says why."""
+    if not store_exists(graph):
+        print(f"repoos: warning: no graph store at {store_location(graph)}: nothing is swapped", file=sys.stderr)
+        return None
+    try:
+        return open_store(graph)
+    except RepoosError as error:
+        print(f"repoos: warning: nothing is swapped: {error}", file=sys.stderr)
+        return None
 
 
 def command_bench(args: argparse.Namespace) -> int:

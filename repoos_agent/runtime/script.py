@@ -88,11 +88,12 @@ class _SwappingFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def run_script(path: str, argv: list[str], store: GraphStore) -> None:
-    """Run `path` as `__main__` with `argv`, swapped as the module docstring says. The script's exceptions propagate."""
+def run_script(path: str, argv: list[str], store: GraphStore | None) -> None:
+    """Run `path` as `__main__` with `argv`, swapped as the module docstring says (nothing is swapped without a
+    store). The script's exceptions propagate."""
     source = read_source(path)
     resolved = str(Path(path).resolve())
-    contracts = contracts_by_file(store)
+    contracts = contracts_by_file(store) if store is not None else {}
     try:
         code = swapping_code(source, path, set(contracts.get(resolved, {})))
     except SyntaxError as error:

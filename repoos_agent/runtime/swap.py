@@ -14,7 +14,6 @@ import inspect
 import threading
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 from repoos_agent.backends.build import build_baseline
 from repoos_agent.errors import RepoosError
@@ -22,7 +21,7 @@ from repoos_agent.ingest import load_kernel
 from repoos_agent.model.signature import Signature
 from repoos_agent.runtime.contract import load_contract
 from repoos_agent.runtime.plan import CallPlan, KernelInterface
-from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, open_store, store_location
+from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, open_store, store_exists, store_location
 from repoos_agent.store.graph import StoreError
 
 
@@ -39,7 +38,7 @@ def _store(graph: str | None) -> GraphStore | None:
     location = store_location(graph)
     with _STORES_LOCK:
         if location not in _STORES:
-            if "://" not in location and not Path(location).exists():
+            if not store_exists(location):
                 return None  # not cached: a later `repoos optimize` in this directory creates it
             _STORES[location] = open_store(location)
         return _STORES[location]

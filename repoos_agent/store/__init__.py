@@ -30,13 +30,20 @@ SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://
 
 __all__ = [
     "Array", "Batch", "Dependence", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore", "Schedule",
-    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "open_store", "store_location",
+    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "open_store", "store_exists", "store_location",
 ]  # fmt: skip
 
 
 def store_location(location: str | None = None) -> str:
     """`location`, else `$REPOOS_GRAPH`, else `.repoos/graph.sqlite` in the working directory."""
     return location or os.environ.get("REPOOS_GRAPH") or str(DEFAULT_PATH)
+
+
+def store_exists(location: str | None = None) -> bool:
+    """Whether there is a store to read at `store_location(location)` (a server is assumed to be there; a file
+    must exist). Readers ask first, so that reading never creates an empty store as a side effect."""
+    where = store_location(location)
+    return where.startswith(SERVER_SCHEMES) or Path(where).exists()
 
 
 def open_store(location: str | None = None) -> GraphStore:
