@@ -322,8 +322,9 @@ def _cost(proposers: list) -> float | None:
     return total
 
 
-def _evaluation_event(run: str, entry: Entry) -> Event:
-    evaluation = entry.evaluation
+def _evaluation_event(run: str, entry: Entry, race: Evaluation | None = None) -> Event:
+    """The event of `entry`'s evaluation, or of its re-measurement `race` in the racing finish."""
+    evaluation = race or entry.evaluation
     return Event(
         "evaluation",
         run,
@@ -343,6 +344,7 @@ def _evaluation_event(run: str, entry: Entry) -> Event:
             **({"candidate_s": evaluation.candidate_s, "baseline_s": evaluation.baseline_s} if evaluation.candidate_s else {}),
         },
         timed=evaluation.timed,
+        detail={"race": True} if race else {},
     )
 
 
@@ -396,19 +398,7 @@ def _racing_finish(
         evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
         if evaluation.verdict == "legal" and evaluation.speedup:
             raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
-        race = Event(
-            "evaluation",
-            run,
-            schedule=entry.schedule,
-            verdict=evaluation.verdict,
-            speedup=evaluation.speedup,
-            spread=evaluation.spread,
-            verified=evaluation.verified,
-            feedback=evaluation.feedback,
-            timed=evaluation.timed,
-            detail={"race": True},
-        )
-        events.emit(race)
+        events.emit(_evaluation_event(run, entry, race=evaluation))
     contenders = [(None, 1.0, 0.0), *raced]
     fastest = max(contenders, key=lambda c: c[1])
     # Everything the fastest does not beat by more than the spread is a tie; among ties, the simplest wins.
