@@ -40,7 +40,11 @@ variable; where several loops share a name, qualify it with a statement: `S1.j`.
   parallelize(i)             OpenMP parallel loop (must carry no dependence)
   vectorize(j, width)        SIMD on an innermost loop
   unroll(k, factor)          exact unrolling
+  promote(k)                 keep the elements k's body updates in registers across k
+                             (register tiling: the loops inside k must be a tile of the target)
 Example: distribute(S0, S1); interchange(S1.j, S1.k); parallelize(S0.i)
+Register tiling of C[i][j] += A[i][k]*B[k][j] (loops i, k, j):
+  tile(i, k, j, 6, 128, 32); interchange(i_t, k_t); interchange(i, k); parallelize(i_t); promote(k)
 
 Verdicts you will see: legal (with speedup and spread), invalid (did not parse or apply;
 the reason names the token), illegal (breaks the named dependence; often with a

@@ -107,6 +107,7 @@ class HeuristicProposer:
                         if r
                     )
                     candidates.append(Idea(text, score + self.random.random() * 0.1, reason))
+        candidates += self._register_tilings(orders)
         if not parallel:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         innermost = self._vectorizable()
@@ -192,6 +193,74 @@ class HeuristicProposer:
             texts.append("; ".join(p for p in [order_text, tile] if p))
         return [t.split("; ")[-1] for t in texts]
 
+    def _register_tilings(self, orders: list[tuple[str, str]]) -> list[Idea]:
+        """For `T[a][b] += ...` inside a loop `r` that `T` does not use (a matrix product, a rank-k
+        update): a block of `T` kept in registers while `r` runs, as a BLAS micro-kernel does. Each
+        such statement gets loops of its own, `a, r, b` become its innermost three, and they are tiled
+        so that blocks of rows of `T` run in parallel and `r` sweeps a panel that stays in L2. Every
+        eligible statement is tiled in one schedule, on top of the source order or the stride fixes."""
+        lanes = self.machine.simd_doubles
+        ideas = []
+        for order_text in dict.fromkeys([orders[0][0], orders[-1][0]]):
+            for sizes in ((6, 128, 4 * lanes), (4, 256, 3 * lanes)):
+                for parallel in (True, False):
+                    text, blocks = order_text, []
+                    for statement in self.kernel.statements:
+                        steps = self._register_tile(statement, text, sizes, parallel)
+                        if steps is not None:
+                            text = "; ".join(p for p in [text, steps] if p)
+                            blocks.append(f"{statement.target.array} in {statement.name}")
+                    if blocks:
+                        reason = f"register tiles ({sizes[0]} x {sizes[2]} blocks of {', '.join(blocks)} in registers)"
+                        reason += ", rows of blocks on all cores" if parallel else ""
+                        ideas.append(Idea(text, (3.2 if parallel else 1.2) + 0.1 * len(blocks), reason))
+        return ideas
+
+    def _register_tile(self, statement: Statement, prefix: str, sizes: tuple[int, int, int], parallel: bool) -> str | None:
+        """The steps (after `prefix`) that register-tile `statement`, or None where it has no such block
+        or the steps are not legal."""
+        target = statement.target
+        if len(statement.loops) < 3 or not isinstance(target, ArrayRef) or len(target.indices) < 2:
+            return None
+        row, column = (_loop_of(index, statement) for index in target.indices[-2:])
+        used = {name for index in target.indices for name, _ in index.terms}
+        reductions = [n for n in statement.iterators if n not in used]
+        if row is None or column is None or not reductions:
+            return None
+        steps = self._isolating(statement.name, prefix)
+        order = _loop_order_after(self.kernel, statement, "; ".join(p for p in [prefix, *steps] if p))
+        if order is None:
+            return None
+        wanted = [row, reductions[-1], column]
+        for position, name in zip(range(len(order) - 3, len(order)), wanted, strict=True):
+            if order[position] != name:
+                steps.append(f"interchange({statement.name}.{order[position]}, {statement.name}.{name})")
+                other = order.index(name)
+                order[position], order[other] = order[other], order[position]
+        a, r, b = (f"{statement.name}.{name}" for name in wanted)
+        steps.append(f"tile({a}, {r}, {b}, {', '.join(map(str, sizes))}); interchange({a}_t, {r}_t); interchange({a}, {r})")
+        if parallel:
+            steps.append(f"parallelize({a}_t)")
+        steps.append(f"promote({r})")
+        text = "; ".join(steps)
+        return text if self._legal("; ".join(p for p in [prefix, text] if p)) else None
+
+    def _isolating(self, name: str, prefix: str) -> list[str]:
+        """The `distribute`s (after `prefix`) that give statement `name` loops of its own, where legal."""
+        steps: list[str] = []
+        progress = True
+        while progress:
+            progress = False
+            for other in self.kernel.statements:
+                if other.name == name:
+                    continue
+                first, second = sorted((other.name, name), key=lambda n: int(n[1:]))
+                text = "; ".join(p for p in [prefix, *steps, f"distribute({first}, {second})"] if p)
+                if self._legal(text):
+                    steps.append(f"distribute({first}, {second})")
+                    progress = True
+        return steps
+
     def _wavefronts(self) -> list[Idea]:
         """Where the outer loops all carry dependences: skew so a loop becomes parallel."""
         ideas = []
@@ -267,6 +336,12 @@ def _stride_one_loop(statement: Statement) -> str | None:
     if not votes:
         return None
     return max(votes, key=lambda n: (votes[n], statement.iterators.index(n)))
+
+
+def _loop_of(index, statement: Statement) -> str | None:
+    """The one loop of `statement` a subscript walks, or None if it uses none or several."""
+    loops = [name for name, _ in index.terms if name in statement.iterators]
+    return loops[0] if len(loops) == 1 else None
 
 
 def _loop_order_after(kernel: Kernel, statement: Statement, schedule: str) -> list[str] | None:

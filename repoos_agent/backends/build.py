@@ -117,7 +117,7 @@ def file_digest(path: Path) -> str:
 def _schedule_text(schedule: LoweredSchedule | None) -> str:
     if schedule is None:
         return "original"
-    marks = (sorted(schedule.parallel), sorted(schedule.vector.items()), sorted(schedule.unroll.items()))
+    marks = (sorted(schedule.parallel), sorted(schedule.vector.items()), sorted(schedule.unroll.items()), sorted(schedule.promote))
     return f"{schedule.schedule}|{schedule.loop_ids}|{marks}"
 
 

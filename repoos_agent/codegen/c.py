@@ -11,7 +11,7 @@ size never turns into a wild memory access.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from repoos_agent.codegen.loopnest import (
     Block,
@@ -26,10 +26,12 @@ from repoos_agent.codegen.loopnest import (
     Op,
     Var,
     build_loop_nest,
+    mentions,
     substitute,
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.codegen.promotion import Promotion, plan_promotion
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
@@ -314,6 +316,10 @@ class _Printer:
         condition = _unparenthesised(self._expr(node.cond))
         if marks and node.unroll:
             return self._unrolled(node, depth, emit)
+        if marks and node.promote:
+            plan = plan_promotion(node, self.kernel)
+            if plan is not None:
+                return self._promoted(plan, depth, emit)
         body = self._node(node.body, depth + 1, emit, marks)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
         loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
@@ -364,6 +370,53 @@ class _Printer:
             condition = _unparenthesised(self._expr(node.cond))
             lines += [f"{pad}    for (; {condition}; {iterator} += {step}) {{", *remainder, f"{pad}    }}"]
         return lines + [f"{pad}}}"]
+
+    def _promoted(self, plan: Promotion, depth: int, emit) -> list[str]:
+        """The promoted loop: where the box inside it is full, its target elements are loaded into
+        `rp_acc` before the loop, updated there and stored after; elsewhere the loop as generated."""
+        pad = "    " * depth
+        loop, points = plan.loop, plan.points
+        c_type = C_TYPES[self.signature.array_type(plan.target.array)]
+        cell = "rp_acc" + "".join(f"[rp_p{k}]" for k in range(len(points)))
+        target = self._value(plan.target)
+        full = [substitute(loop.cond, loop.iterator, loop.init)] + [
+            substitute(p.cond, p.iterator, Op("+", (Var(f"rp_lo{k}"), IntConst(p.extent - 1)))) for k, p in enumerate(points)
+        ]
+        fixed = [
+            f"const int64_t {self.c_names[name]} = {self._expr(arg)};"
+            for name, arg in zip(plan.statement.iterators, plan.call.args, strict=True)
+            if not mentions(arg, {loop.iterator})
+        ]
+        instance = [line for line in emit(plan.statement, [self._expr(a) for a in plan.call.args])]
+        in_registers = [re.sub(r"(?<!\w)" + re.escape(target), cell, line) for line in instance]
+
+        def box(body: list[str]) -> list[str]:
+            lines = [f"{'    ' * k}for (int64_t rp_p{k} = 0; rp_p{k} < {p.extent}; rp_p{k}++) {{" for k, p in enumerate(points)]
+            inner = "    " * len(points)
+            lines += [f"{inner}const int64_t {p.iterator} = rp_lo{k} + rp_p{k};" for k, p in enumerate(points)]
+            lines += [inner + line for line in body]
+            return lines + [f"{'    ' * k}}}" for k in reversed(range(len(points)))]
+
+        condition = _unparenthesised(self._expr(loop.cond))
+        header = f"for (int64_t {loop.iterator} = {self._expr(loop.init)}; {condition}; {loop.iterator} += {loop.step}) {{"
+        promoted = [
+            f"{c_type} rp_acc{''.join(f'[{p.extent}]' for p in points)};",
+            *box(["{", *("    " + line for line in fixed), f"    {cell} = {target};", "}"]),
+            header,
+            *("    " + line for line in box(in_registers)),
+            "}",
+            *box(["{", *("    " + line for line in fixed), f"    {target} = {cell};", "}"]),
+        ]
+        return [
+            f"{pad}{{",
+            *(f"{pad}    const int64_t rp_lo{k} = {self._expr(p.init)};" for k, p in enumerate(points)),
+            f"{pad}    if ({' && '.join(self._expr(c) for c in full)}) {{",
+            *(f"{pad}        {line}" for line in promoted),
+            f"{pad}    }} else {{",
+            *self._for(replace(loop, promote=False), depth + 2, emit, True),
+            f"{pad}    }}",
+            f"{pad}}}",
+        ]
 
     def _statement(self, statement: Statement, args: list[str]) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]

@@ -3,9 +3,10 @@
 isl's AST generator decides the loops; this module turns its AST into plain
 dataclasses (integer expressions, `for`, `if`, blocks, statement calls) with the
 schedule's marks resolved: which loops run in parallel, which are vectorized,
-which are unrolled and by how much. The C and MLIR printers translate this tree
-mechanically, and `verify` proves properties of this same tree, so the proof
-covers the code we emit rather than the schedule we meant.
+which are unrolled and by how much, across which the updated elements stay in
+registers. The C and MLIR printers translate this tree mechanically, and `verify`
+proves properties of this same tree, so the proof covers the code we emit rather
+than the schedule we meant.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class For:
     vector: int | None = None
     unroll: int | None = None
     remainder: bool = True  # an unrolled loop finishes the last iterations one by one
+    promote: bool = False  # the body's updated elements stay in locals across this loop (`codegen.promotion`)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ def _node(node: isl.AstNode, lowered: LoweredSchedule, inside_parallel: bool) ->
             parallel=parallel,
             vector=lowered.vector.get(loop_id) if loop_id else None,
             unroll=lowered.unroll.get(loop_id) if loop_id else None,
+            promote=loop_id in lowered.promote,
         )
     raise NotImplementedError(f"isl AST node {kind}")
 
@@ -259,3 +262,12 @@ def substitute(expr: IntExpr, name: str, value: IntExpr) -> IntExpr:
     if isinstance(expr, Op):
         return Op(expr.op, tuple(substitute(a, name, value) for a in expr.args))
     return expr
+
+
+def mentions(expr: IntExpr, names: set[str]) -> bool:
+    """Whether `expr` reads any of the variables `names`."""
+    if isinstance(expr, Var):
+        return expr.name in names
+    if isinstance(expr, Op):
+        return any(mentions(arg, names) for arg in expr.args)
+    return False

@@ -94,6 +94,7 @@ SIGNATURES: dict[str, str] = {
     "parallelize": "L",
     "vectorize": "LN",
     "unroll": "LN",
+    "promote": "L",
 }
 USAGE = {
     "interchange": "interchange(i, j)",
@@ -106,6 +107,7 @@ USAGE = {
     "parallelize": "parallelize(i)",
     "vectorize": "vectorize(j, width)",
     "unroll": "unroll(k, factor)",
+    "promote": "promote(k)",
 }
 
 _PRIMITIVE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.S)

@@ -48,6 +48,7 @@ class LoweredSchedule:
     parallel: frozenset[str]
     vector: dict[str, int]
     unroll: dict[str, int]
+    promote: frozenset[str] = frozenset()  # loops whose body's updated elements live in registers across them
     marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
@@ -79,6 +80,7 @@ class ScheduleState:
         self.parallel: set[str] = set()
         self.vector: dict[str, int] = {}
         self.unroll: dict[str, int] = {}
+        self.promote: set[str] = set()
         self.marked_by: dict[str, Primitive] = {}
         self._fresh = 0
 
@@ -320,6 +322,9 @@ class ScheduleState:
     def _unroll(self, primitive: Primitive) -> None:
         self.unroll[self._mark(primitive)] = primitive.numbers()[0]
 
+    def _promote(self, primitive: Primitive) -> None:
+        self.promote.add(self._mark(primitive))
+
     # -- lowering ---------------------------------------------------------------------------------
 
     def lower(self) -> LoweredSchedule:
@@ -346,6 +351,8 @@ class ScheduleState:
                 str(primitive),
                 primitive.index,
             )
+        for loop_id in sorted(self.promote):
+            self._check_promotion(loop_id)
         loop_names = {d.id: d.name for s in self.statements.values() for d in s.dims}
         return LoweredSchedule(
             schedule=result,
@@ -355,8 +362,27 @@ class ScheduleState:
             parallel=frozenset(self.parallel),
             vector=dict(self.vector),
             unroll=dict(self.unroll),
+            promote=frozenset(self.promote),
             marked_by=dict(self.marked_by),
         )
+
+    def _check_promotion(self, loop_id: str) -> None:
+        """`promote(k)` keeps one statement's target elements in registers across `k`: the loop must hold
+        that one statement inside further loops, and run in order (not parallel, vectorized or unrolled)."""
+        primitive = self.marked_by[loop_id]
+        members = self.statements_with(loop_id)
+        name = primitive.loops()[0]
+        if len(members) != 1:
+            self._fail(primitive, f"`{name}` holds {', '.join(members)}; promote needs a loop around one statement")
+        dims = self.statements[members[0]].dims
+        if dims[-1].id == loop_id:
+            self._fail(
+                primitive,
+                f"`{name}` is the innermost loop around {members[0]}; promote the loop outside the ones that "
+                "walk the updated elements, e.g. tile(i, k, j, 6, 64, 24); interchange(i, k); promote(k)",
+            )
+        if loop_id in self.parallel or loop_id in self.vector or loop_id in self.unroll:
+            self._fail(primitive, f"`{name}` is also parallel, vectorized or unrolled; promote a loop that runs in order")
 
 
 def apply_schedule(kernel: Kernel, schedule: Schedule) -> LoweredSchedule:
