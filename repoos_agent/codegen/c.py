@@ -327,7 +327,8 @@ class _Printer:
         if marks and node.parallel:
             # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
             # vectorizing it): the region re-declares the views from the raw pointers.
-            worksharing = f"#pragma omp for {simd} schedule(static)".replace("  ", " ")
+            chunks = "schedule(static, 1)" if _triangular(node) else "schedule(static)"
+            worksharing = f"#pragma omp for {simd} {chunks}".replace("  ", " ")
             views = [f"{pad}    {line}" for line in self._array_views()]
             return [
                 f"{pad}#pragma omp parallel",
@@ -528,6 +529,27 @@ class _Printer:
         args = ", ".join(self._as(a, "float") for a in expr.args)
         result = f"{expr.function}({args})"
         return f"((float) {result})" if C_TYPE[kind] == "float" else result
+
+
+def _triangular(loop: For) -> bool:
+    """Whether the work of `loop`'s iterations varies with the iterator (an inner bound depends on it):
+    then iterations are dealt out round-robin, not in halves, so each core gets a similar share."""
+
+    def varies(node: Node) -> bool:
+        if isinstance(node, For):
+            bound = {loop.iterator}
+            return mentions(node.init, bound) or mentions(node.cond, bound) or varies(node.body)
+        if isinstance(node, Block):
+            return any(varies(child) for child in node.children)
+        if isinstance(node, If):
+            return (
+                mentions(node.cond, {loop.iterator}) or varies(node.then) or (node.otherwise is not None and varies(node.otherwise))
+            )
+        if isinstance(node, Let):
+            return varies(node.body)
+        return False
+
+    return varies(loop.body)
 
 
 def _unparenthesised(text: str) -> str:
