@@ -25,7 +25,12 @@ SCHEDULES: dict[str, str] = {
         "tile(k, S5.j, 512, 32); interchange(k_t, j_t); parallelize(j_t)"
     ),
     # linear-algebra/blas
-    "gemm": "parallelize(i)",  # i carries nothing: rows of C on both cores; k,j order keeps j stride-1 (MEDIUM fits in cache)
+    "gemm": (
+        # register tiles: a 6 x 32 block of C stays in registers while k sweeps a 128-row panel of B (in L2);
+        # blocks of rows on both cores, as a BLAS micro-kernel does it
+        "distribute(S0, S1); tile(S1.i, S1.k, S1.j, 6, 128, 32); interchange(S1.i_t, S1.k_t); interchange(S1.i, S1.k); "
+        "parallelize(S1.i_t); promote(S1.k)"
+    ),
     "gemver": (
         # A's update and w's row products are parallel over i; x's transposed product is made j-outer/i-inner
         # (stride-1 along A's rows) and its i tiles run on both cores
@@ -41,14 +46,20 @@ SCHEDULES: dict[str, str] = {
     ),
     # linear-algebra/kernels
     "2mm": (
-        # split the zeroing from each product so k can go outside j (stride-1 B and C rows); rows i on both cores
-        "distribute(S0, S1); interchange(S1.j, S1.k); distribute(S2, S3); interchange(S3.j, S3.k); "
-        "parallelize(S0.i); parallelize(S2.i)"
+        # each product split off its zeroing (twice: out of j, then out of i), made i,k,j and register-tiled as gemm
+        "distribute(S0, S1); distribute(S0, S1); interchange(S1.j, S1.k); tile(S1.i, S1.k, S1.j, 6, 128, 32); "
+        "interchange(S1.i_t, S1.k_t); interchange(S1.i, S1.k); parallelize(S1.i_t); promote(S1.k); "
+        "distribute(S2, S3); distribute(S2, S3); interchange(S3.j, S3.k); tile(S3.i, S3.k, S3.j, 6, 128, 32); "
+        "interchange(S3.i_t, S3.k_t); interchange(S3.i, S3.k); parallelize(S3.i_t); promote(S3.k)"
     ),
     "3mm": (
         # as 2mm, for each of the three products
-        "distribute(S0, S1); interchange(S1.j, S1.k); distribute(S2, S3); interchange(S3.j, S3.k); "
-        "distribute(S4, S5); interchange(S5.j, S5.k); parallelize(S0.i); parallelize(S2.i); parallelize(S4.i)"
+        "distribute(S0, S1); distribute(S0, S1); interchange(S1.j, S1.k); tile(S1.i, S1.k, S1.j, 6, 128, 32); "
+        "interchange(S1.i_t, S1.k_t); interchange(S1.i, S1.k); parallelize(S1.i_t); promote(S1.k); "
+        "distribute(S2, S3); distribute(S2, S3); interchange(S3.j, S3.k); tile(S3.i, S3.k, S3.j, 6, 128, 32); "
+        "interchange(S3.i_t, S3.k_t); interchange(S3.i, S3.k); parallelize(S3.i_t); promote(S3.k); "
+        "distribute(S4, S5); distribute(S4, S5); interchange(S5.j, S5.k); tile(S5.i, S5.k, S5.j, 6, 128, 32); "
+        "interchange(S5.i_t, S5.k_t); interchange(S5.i, S5.k); parallelize(S5.i_t); promote(S5.k)"
     ),
     "atax": (
         # tmp's row products run over i in parallel; y's accumulation is split off and its j halves run on both cores

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.errors import RepoosError
 from repoos_agent.target import resolve_target
@@ -67,18 +68,20 @@ def test_bad_backend_specs_are_clear_errors(spec):
 
 def test_mixture_of_agents_pools_mixed_backends_and_dedupes(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    replies = [openai_answer("<schedule>parallelize(i)</schedule><schedule>interchange(j, k)</schedule>", prompt_tokens=10)]
+    target = resolve_target("gemm")
+    shared = HeuristicProposer(target.kernel).propose([], 3)[0].schedule  # what the heuristic proposes first
+    replies = [openai_answer(f"<schedule>{shared}</schedule><schedule>interchange(j, k)</schedule>", prompt_tokens=10)]
     with FakeLLMServer(replies) as server:
         config = SearchConfig(
             moa=("heuristic",), aggregator="openai:aggregator", base_url=f"{server.url}/v1", iters=1, candidates=3, size="MINI"
         )
-        result = optimize(resolve_target("gemm"), config)
+        result = optimize(target, config)
     agents = {e.schedule: e.agent for e in result.leaderboard}
-    assert agents["parallelize(i)"] == "heuristic"  # proposed by both; the first proposer keeps it, measured once
+    assert agents[shared] == "heuristic"  # proposed by both; the first proposer keeps it, measured once
     assert agents["interchange(j, k)"] == "openai:aggregator"
     assert len(result.leaderboard) == len(agents)
     aggregator_prompt = user_messages(server.requests[0])[-1]
-    assert "Other agents propose" in aggregator_prompt and "heuristic: `parallelize(i)`" in aggregator_prompt
+    assert "Other agents propose" in aggregator_prompt and f"heuristic: `{shared}`" in aggregator_prompt
 
 
 def openai_tool_calls(*calls: tuple[str, dict], prompt_tokens: int = 5):

@@ -305,16 +305,22 @@ def _vectorizes(schedule: str) -> bool:
 
 
 def _resize_tiles(schedule: str, factor: float) -> str | None:
-    """The schedule with every tile size scaled by `factor` (at least 2), other primitives untouched."""
+    """The schedule with every tile size scaled by `factor` (at least 2), other primitives untouched.
+    Register tiles keep their block (it is sized for the registers) and scale only the panel of the
+    promoted loop, the middle of `tile(a, r, b, ...)`."""
     try:
         parsed = parse_schedule(schedule)
     except ScheduleError:
         return None
+    promoted = {str(p.loops()[0]) for p in parsed.primitives if p.name == "promote"}
     texts = []
     for primitive in parsed.primitives:
         if primitive.name == "tile":
             loops = [str(loop) for loop in primitive.loops()]
-            sizes = [str(max(2, int(size * factor))) for size in primitive.numbers()]
+            scaled = [str(loop) in promoted for loop in primitive.loops()] if promoted & set(loops) else [True] * len(loops)
+            sizes = [
+                str(max(2, int(size * factor)) if scale else size) for size, scale in zip(primitive.numbers(), scaled, strict=True)
+            ]
             texts.append(f"tile({', '.join(loops + sizes)})")
         else:
             texts.append(str(primitive))
