@@ -1,0 +1,98 @@
+"""Privatization: scalar temporaries each thread of a parallel loop may keep a copy of.
+
+A local scalar that every iteration of a loop writes before it reads it (`temp2 = 0.0`
+at the top of the body) makes the loop carry memory-based anti and output
+dependences, since all iterations reuse one variable, although no value passes
+from one iteration to the next. With one copy per thread those dependences vanish.
+
+The test is value-based: isl's dataflow analysis (`compute_flow`, every write of a
+scalar a must-write that kills the earlier ones) on the schedule being proved,
+which computes what the source computes once its memory-based dependences are kept
+in order. A scalar is private to loop L when each read inside L takes its value from
+a write inside L in the same iteration, and no read outside L takes a value written
+inside it (not live-out). Kernel arguments and the returned scalar are never
+privatized: their value is visible outside the kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from repoos_agent.model.kernel import Kernel
+from repoos_agent.schedule import LoweredSchedule
+
+
+@dataclass(frozen=True)
+class Privatization:
+    """Which scalars loop `loop_id` may privatize, and why the others may not."""
+
+    loop_id: str
+    private: frozenset[str]
+    refused: dict[str, str]  # scalar -> the reason it cannot be private to the loop
+
+
+def privatize(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, scalars: set[str]) -> Privatization:
+    """Decide, for each of `scalars`, whether loop `loop_id` of `lowered` may give each thread a copy."""
+    members = _members(kernel, lowered, loop_id)
+    private, refused = set(), {}
+    for name in sorted(scalars):
+        reason = _obstacle(kernel, lowered, loop_id, members, name)
+        if reason is None:
+            private.add(name)
+        else:
+            refused[name] = reason
+    return Privatization(loop_id, frozenset(private), refused)
+
+
+def is_local_scalar(kernel: Kernel, name: str) -> bool:
+    """A 0-d array the kernel itself declares: the only kind privatization considers."""
+    array = kernel.array(name)
+    return array.rank == 0 and not array.is_argument
+
+
+def _members(kernel: Kernel, lowered: LoweredSchedule, loop_id: str) -> isl.UnionSet:
+    result = isl.UnionSet.empty(isl.Space.params_alloc(kernel.ctx, 0))
+    for name in lowered.statements_in(loop_id):
+        result = result.union(isl.UnionSet.from_set(kernel.statement(name).domain))
+    return result
+
+
+def _accesses(kernel: Kernel, kind: str, name: str) -> isl.UnionMap:
+    result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
+    for statement in kernel.statements:
+        for access in statement.reads if kind == "read" else statement.writes:
+            if access.array == name:
+                result = result.union(isl.UnionMap.from_map(access.relation))
+    return result
+
+
+def _obstacle(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, members: isl.UnionSet, name: str) -> str | None:
+    """Why scalar `name` cannot be private to the loop, or None when it can."""
+    if not is_local_scalar(kernel, name) or kernel.returns == name:
+        return "its value is visible outside the kernel"
+    schedule = lowered.schedule.intersect_domain(kernel.domains)
+    access = isl.UnionAccessInfo.from_sink(_accesses(kernel, "read", name))
+    flow = access.set_must_source(_accesses(kernel, "write", name)).set_schedule_map(schedule).compute_flow()
+    if not flow.get_may_no_source().domain().intersect(members).is_empty():
+        return "a read inside the loop takes a value from before the kernel"
+    values = flow.get_may_dependence()  # writing instance -> reading instance
+    into_loop = values.intersect_range(members)
+    in_time = into_loop.intersect_domain(members).apply_domain(schedule).apply_range(schedule)
+    if not in_time.subtract(isl.UnionMap.from_map(_same_iteration(lowered, loop_id, kernel.ctx))).is_empty():
+        return "a value flows from one iteration to a later one"
+    if not into_loop.subtract_domain(members).is_empty():
+        return "a read inside the loop takes a value written before the loop"
+    if not values.intersect_domain(members).subtract_range(members).is_empty():
+        return "a value written inside the loop is read after it (live-out)"
+    return None
+
+
+def _same_iteration(lowered: LoweredSchedule, loop_id: str, ctx: isl.Context) -> isl.Map:
+    """Pairs of times in one iteration of the loop: equal up to and including its dimension."""
+    width, dim = lowered.width, 2 * lowered.level_of(loop_id) + 1
+    a = ", ".join(f"t{k}" for k in range(width))
+    b = ", ".join(f"u{k}" for k in range(width))
+    equal = " and ".join(f"t{k} = u{k}" for k in range(dim + 1))
+    return isl.Map.read_from_str(ctx, f"{{ [{a}] -> [{b}] : {equal} }}")
