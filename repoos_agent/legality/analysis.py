@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
+from repoos_agent.legality.privatization import ScalarFlows
 from repoos_agent.legality.prove import carried_dependences, parallel_obstacles
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
@@ -50,11 +51,11 @@ def _analyze(kernel: Kernel) -> Analysis:
     deps = dependences(kernel)
     lowered = ScheduleState(kernel).lower()
     ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))
-    loops = []
+    loops, flows = [], ScalarFlows(kernel, lowered)
     for loop_id in ids:
         members = lowered.statements_in(loop_id)
         carried = carried_dependences(kernel, deps, lowered, loop_id)
-        obstacles, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1) if carried else ([], None)
+        obstacles, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, 1, flows) if carried else ([], None)
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
         loops.append(
             LoopReport(

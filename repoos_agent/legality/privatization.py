@@ -33,12 +33,32 @@ class Privatization:
     refused: dict[str, str]  # scalar -> the reason it cannot be private to the loop
 
 
-def privatize(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, scalars: set[str]) -> Privatization:
-    """Decide, for each of `scalars`, whether loop `loop_id` of `lowered` may give each thread a copy."""
-    members = _members(kernel, lowered, loop_id)
+class ScalarFlows:
+    """Where each read of a scalar takes its value from under one schedule, computed once per scalar:
+    every loop of the schedule asks the same question of it."""
+
+    def __init__(self, kernel: Kernel, lowered: LoweredSchedule) -> None:
+        self.kernel = kernel
+        self.lowered = lowered
+        self.schedule = lowered.schedule.intersect_domain(kernel.domains)
+        self._flows: dict[str, tuple[isl.UnionSet, isl.UnionMap]] = {}
+
+    def of(self, name: str) -> tuple[isl.UnionSet, isl.UnionMap]:
+        """The reading instances with no write before them, and writing instance -> reading instance."""
+        if name not in self._flows:
+            access = isl.UnionAccessInfo.from_sink(_accesses(self.kernel, "read", name))
+            access = access.set_must_source(_accesses(self.kernel, "write", name)).set_schedule_map(self.schedule)
+            flow = access.compute_flow()
+            self._flows[name] = (flow.get_may_no_source().domain(), flow.get_may_dependence())
+        return self._flows[name]
+
+
+def privatize(flows: ScalarFlows, loop_id: str, scalars: set[str]) -> Privatization:
+    """Decide, for each of `scalars`, whether loop `loop_id` may give each thread a copy."""
+    members = _members(flows.kernel, flows.lowered, loop_id)
     private, refused = set(), {}
     for name in sorted(scalars):
-        reason = _obstacle(kernel, lowered, loop_id, members, name)
+        reason = _obstacle(flows, loop_id, members, name)
         if reason is None:
             private.add(name)
         else:
@@ -68,16 +88,14 @@ def _accesses(kernel: Kernel, kind: str, name: str) -> isl.UnionMap:
     return result
 
 
-def _obstacle(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, members: isl.UnionSet, name: str) -> str | None:
+def _obstacle(flows: ScalarFlows, loop_id: str, members: isl.UnionSet, name: str) -> str | None:
     """Why scalar `name` cannot be private to the loop, or None when it can."""
+    kernel, lowered, schedule = flows.kernel, flows.lowered, flows.schedule
     if not is_local_scalar(kernel, name) or kernel.returns == name:
         return "its value is visible outside the kernel"
-    schedule = lowered.schedule.intersect_domain(kernel.domains)
-    access = isl.UnionAccessInfo.from_sink(_accesses(kernel, "read", name))
-    flow = access.set_must_source(_accesses(kernel, "write", name)).set_schedule_map(schedule).compute_flow()
-    if not flow.get_may_no_source().domain().intersect(members).is_empty():
+    unwritten, values = flows.of(name)
+    if not unwritten.intersect(members).is_empty():
         return "a read inside the loop takes a value from before the kernel"
-    values = flow.get_may_dependence()  # writing instance -> reading instance
     into_loop = values.intersect_range(members)
     in_time = into_loop.intersect_domain(members).apply_domain(schedule).apply_range(schedule)
     if not in_time.subtract(isl.UnionMap.from_map(_same_iteration(lowered, loop_id, kernel.ctx))).is_empty():

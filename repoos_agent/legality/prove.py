@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
-from repoos_agent.legality.privatization import Privatization, privatize
+from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, isl_lock
@@ -215,22 +215,28 @@ def carried_dependences(
 
 
 def parallel_obstacles(
-    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str, limit: int | None = None
+    kernel: Kernel,
+    deps: tuple[Dependence, ...],
+    lowered: LoweredSchedule,
+    loop_id: str,
+    limit: int | None = None,
+    flows: ScalarFlows | None = None,
 ) -> tuple[list[Dependence], Privatization]:
-    """The dependences that keep loop `loop_id` from running in parallel once the scalars it may
-    privatize are private (at most `limit`), and that privatization. Scalars are only considered
-    when they are all that stops the loop: otherwise the array dependences are the ones to show."""
+    """The dependences that keep loop `loop_id` from running in parallel once the scalars written in it
+    that it may privatize are private (at most `limit`), and that privatization. Scalars are only
+    considered when they are all that stops the loop: otherwise the array dependences are the ones to
+    show. `flows` shares the dataflow of one schedule between its loops."""
     nothing = Privatization(loop_id, frozenset(), {})
     if not loop_carries(kernel, deps, lowered, loop_id):
         return [], nothing
-    on_scalars = tuple(d for d in deps if kernel.array(d.array).rank == 0)
     on_arrays = tuple(d for d in deps if kernel.array(d.array).rank > 0)
     if loop_carries(kernel, on_arrays, lowered, loop_id):
         return carried_dependences(kernel, on_arrays, lowered, loop_id, limit), nothing
-    carried = carried_dependences(kernel, on_scalars, lowered, loop_id)
-    privatization = privatize(kernel, lowered, loop_id, {d.array for d in carried})
-    remaining = [d for d in carried if d.array not in privatization.private]
-    return remaining[:limit] if limit is not None else remaining, privatization
+    written = {a.array for name in lowered.statements_in(loop_id) for a in kernel.statement(name).writes}
+    scalars = {name for name in written if kernel.array(name).rank == 0}
+    privatization = privatize(flows or ScalarFlows(kernel, lowered), loop_id, scalars)
+    shared = tuple(d for d in deps if kernel.array(d.array).rank == 0 and d.array not in privatization.private)
+    return carried_dependences(kernel, shared, lowered, loop_id, limit), privatization
 
 
 def _parallel_violations(
@@ -239,13 +245,14 @@ def _parallel_violations(
     """Dependences the parallel and vector marks break, and the scalars each legal parallel loop privatizes.
     A vectorized loop gets no private copies: its lanes share one variable."""
     violations, private = [], {}
+    flows = ScalarFlows(kernel, lowered)
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
         if loop_id in lowered.vector:
             carried, refused = carried_dependences(kernel, deps, lowered, loop_id, limit=3), {}
         else:
-            carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3)
+            carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3, flows=flows)
             refused = privatization.refused
             if not carried and privatization.private:
                 private[loop_id] = privatization.private
@@ -266,9 +273,9 @@ def _parallel_loops(
     """The loops of this schedule that could run in parallel, outermost first, each with the scalars
     it would privatize."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
-    free = []
+    free, flows = [], ScalarFlows(kernel, lowered)
     for loop_id in sorted(ids, key=lowered.level_of):
-        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1)
+        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows)
         if not carried:
             free.append((lowered.qualified_name(loop_id), privatization.private))
     return tuple(free)
