@@ -25,8 +25,9 @@ DERICHE_ROWS = "parallelize(S13.i); parallelize(S20.i); parallelize(S30.j); para
 SCALARS = "tests/fixtures/scalar_temporaries.py"
 
 
-def user_target(function: str, *arrays: str):
-    specs = ["n=300", *(f"{name}=f64[n]" for name in arrays)]
+def user_target(function: str, *arguments: str):
+    """A kernel of the fixture file: `n` is 300, a bare name is an f64 array of length n."""
+    specs = ["n=300", *(name if "=" in name else f"{name}=f64[n]" for name in arguments)]
     return resolve_target(f"{SCALARS}:{function}", [parse_arg_spec(spec) for spec in specs])
 
 
@@ -89,6 +90,7 @@ def test_durbin_sum_carries_a_value_between_iterations():
         ("running_sum", ("a", "b"), "s", "a value flows from one iteration to a later one"),
         ("guarded_write", ("a", "b"), "t", "a value flows from one iteration to a later one"),
         ("last_value", ("a", "b", "last"), "t", "a value written inside the loop is read after it (live-out)"),
+        ("overwritten_argument", ("scale=1.5", "a", "b"), "scale", "it is an argument of the kernel"),
     ],
 )
 def test_a_scalar_that_carries_a_value_keeps_its_loop_sequential(function, arrays, scalar, reason):

@@ -10,8 +10,8 @@ scalar a must-write that kills the earlier ones) on the schedule being proved,
 which computes what the source computes once its memory-based dependences are kept
 in order. A scalar is private to loop L when each read inside L takes its value from
 a write inside L in the same iteration, and no read outside L takes a value written
-inside it (not live-out). Kernel arguments and the returned scalar are never
-privatized: their value is visible outside the kernel.
+inside it (not live-out). Scalar arguments are never privatized: their value comes
+from the caller (and ingest lets a kernel return only an array).
 """
 
 from __future__ import annotations
@@ -66,12 +66,6 @@ def privatize(flows: ScalarFlows, loop_id: str, scalars: set[str]) -> Privatizat
     return Privatization(loop_id, frozenset(private), refused)
 
 
-def is_local_scalar(kernel: Kernel, name: str) -> bool:
-    """A 0-d array the kernel itself declares: the only kind privatization considers."""
-    array = kernel.array(name)
-    return array.rank == 0 and not array.is_argument
-
-
 def _members(kernel: Kernel, lowered: LoweredSchedule, loop_id: str) -> isl.UnionSet:
     result = isl.UnionSet.empty(isl.Space.params_alloc(kernel.ctx, 0))
     for name in lowered.statements_in(loop_id):
@@ -91,8 +85,8 @@ def _accesses(kernel: Kernel, kind: str, name: str) -> isl.UnionMap:
 def _obstacle(flows: ScalarFlows, loop_id: str, members: isl.UnionSet, name: str) -> str | None:
     """Why scalar `name` cannot be private to the loop, or None when it can."""
     kernel, lowered, schedule = flows.kernel, flows.lowered, flows.schedule
-    if not is_local_scalar(kernel, name) or kernel.returns == name:
-        return "its value is visible outside the kernel"
+    if kernel.array(name).is_argument:
+        return "it is an argument of the kernel"
     unwritten, values = flows.of(name)
     if not unwritten.intersect(members).is_empty():
         return "a read inside the loop takes a value from before the kernel"
