@@ -5,11 +5,12 @@ Independently of isl's dependence analysis, for all parameter values:
     repeated, none lost), (b) whenever two instances touch the same element and one
     writes, they run in the source's order, and (c) no two iterations of a parallel
     loop touch the same element with a write, other than the loop's private scalars,
-    each read of which must see its own iteration's write (`verify.privatization`). The source semantics come from the
-    model (Python `range` bounds, guards, subscripts); the generated side is the
-    `LoopNest` both backends print. Only the "none lost" check uses isl's schedule,
-    as a witness of *where* each instance should run, after proving that isl's domain
-    holds every instance the source runs; a wrong witness can only make the check fail.
+    each read of which must see its own iteration's write (`verify.privatization`).
+The source semantics come from the model (Python `range` bounds, guards,
+subscripts); the generated side is the `LoopNest` both backends print. Only the
+"none lost" check uses isl's schedule, as a witness of *where* each instance should
+run, after proving that isl's domain holds every instance the source runs; a wrong
+witness can only make the check fail.
 """
 
 from __future__ import annotations
