@@ -301,7 +301,8 @@ def command_analyze(args: argparse.Namespace) -> int:
         print(f"  {dependence}")
     print("loops:")
     for loop in analysis.loops:
-        can = [word for word, yes in (("parallel", loop.parallelizable), ("vector", loop.vectorizable)) if yes]
+        parallel = f"parallel with {', '.join(loop.private)} private" if loop.private else "parallel"
+        can = [word for word, yes in ((parallel, loop.parallelizable), ("vector", loop.vectorizable)) if yes]
         print(f"  {'  ' * loop.depth}{loop.name}: {', '.join(can) or 'carries ' + str(len(loop.carries)) + ' dependences'}")
     return 0
 

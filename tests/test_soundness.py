@@ -27,9 +27,9 @@ from .conftest import EXAMPLES
 
 KERNELS = [
     "gemm", "2mm", "syrk", "lu", "cholesky", "jacobi-2d", "seidel-2d", "heat-3d", "floyd-warshall", "covariance",
-    "adi", f"{EXAMPLES / 'user_kernels.py'}:back_substitution",
+    "adi", f"{EXAMPLES / 'user_kernels.py'}:back_substitution", "symm", "deriche",
 ]  # fmt: skip
-EXAMPLES_PER_KERNEL = int(os.environ.get("REPOOS_SOUNDNESS_EXAMPLES", "40"))  # 12 kernels x 40 = 480 schedules
+EXAMPLES_PER_KERNEL = int(os.environ.get("REPOOS_SOUNDNESS_EXAMPLES", "40"))  # 14 kernels x 40 = 560 schedules
 HUNT = "REPOOS_SOUNDNESS_EXAMPLES" in os.environ  # a longer, randomised bug hunt instead of CI's fixed draw
 MIN_LEGAL_PER_KERNEL = 2
 
@@ -75,7 +75,7 @@ def schedules(kernel) -> st.SearchStrategy[str]:
     return st.lists(primitive(), min_size=1, max_size=4).map("; ".join)
 
 
-MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", "2mm"]
+MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", "2mm", "symm"]
 MLIR_EXAMPLES_PER_KERNEL = 20
 
 

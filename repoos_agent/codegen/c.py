@@ -271,6 +271,11 @@ class _Printer:
                 lines.append(f"{c_type} {self.c_names[array.name]} = {initial};")
         return lines
 
+    def _private_locals(self, scalars: frozenset[str]) -> list[str]:
+        """Each thread's own copy of the scalars legality privatized: every iteration writes them before
+        reading them, so they need no initial value, and no value leaves the loop."""
+        return [f"{C_TYPE[self.kinds.names[name]]} {self.c_names[name]};" for name in sorted(scalars)]
+
     def _bounds_checks(self, nest: LoopNest) -> tuple[tuple[BoundsCheck, ...], list[str]]:
         """Return codes for every array extent the loop nest could overrun."""
         checks: list[BoundsCheck] = []
@@ -326,10 +331,11 @@ class _Printer:
         simd = f"simd simdlen({node.vector})" if marks and node.vector else ""
         if marks and node.parallel:
             # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
-            # vectorizing it): the region re-declares the views from the raw pointers.
+            # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
+            # are declared in the region too, shadowing the function's: one copy per thread.
             chunks = "schedule(static, 1)" if _triangular(node) else "schedule(static)"
             worksharing = f"#pragma omp for {simd} {chunks}".replace("  ", " ")
-            views = [f"{pad}    {line}" for line in self._array_views()]
+            views = [f"{pad}    {line}" for line in self._array_views() + self._private_locals(node.private)]
             return [
                 f"{pad}#pragma omp parallel",
                 f"{pad}{{",

@@ -4,9 +4,10 @@ isl's AST generator decides the loops; this module turns its AST into plain
 dataclasses (integer expressions, `for`, `if`, blocks, statement calls) with the
 schedule's marks resolved: which loops run in parallel, which are vectorized,
 which are unrolled and by how much, across which the updated elements stay in
-registers. The C and MLIR printers translate this tree mechanically, and `verify`
-proves properties of this same tree, so the proof covers the code we emit rather
-than the schedule we meant.
+registers, which scalars each thread of a parallel loop keeps a copy of. The C and
+MLIR printers translate this tree mechanically, and `verify` proves properties of
+this same tree, so the proof covers the code we emit rather than the schedule we
+meant.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class For:
     unroll: int | None = None
     remainder: bool = True  # an unrolled loop finishes the last iterations one by one
     promote: bool = False  # the body's updated elements stay in locals across this loop (`codegen.promotion`)
+    private: frozenset[str] = frozenset()  # scalars each thread of this parallel loop keeps a copy of
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ def _node(node: isl.AstNode, lowered: LoweredSchedule, inside_parallel: bool) ->
             vector=lowered.vector.get(loop_id) if loop_id else None,
             unroll=lowered.unroll.get(loop_id) if loop_id else None,
             promote=loop_id in lowered.promote,
+            private=lowered.private.get(loop_id, frozenset()) if parallel and loop_id not in lowered.vector else frozenset(),
         )
     raise NotImplementedError(f"isl AST node {kind}")
 

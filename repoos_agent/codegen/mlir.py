@@ -145,12 +145,14 @@ class _Emitter:
     def outlined_call(self, node: For, env: dict[str, str], iv: str, depth: int) -> None:
         """The body of a parallel loop as a function of its own, whose memref arguments are `noalias`:
         OpenMP's outlining passes captured values through memory, which would otherwise hide from
-        LLVM that the arrays do not overlap (and stop it vectorizing the body)."""
+        LLVM that the arrays do not overlap (and stop it vectorizing the body). A private scalar is
+        not passed: each call allocates its own, which every iteration writes before reading it."""
         self.outlined += 1
         name = f"repoos_parallel_{self.outlined}"
         outer = sorted(env)
         arrays = [a for a in self.kernel.arrays if a.is_argument and a.rank > 0]
-        locals_ = [a for a in self.kernel.arrays if a.rank == 0]
+        locals_ = [a for a in self.kernel.arrays if a.rank == 0 and a.name not in node.private]
+        private = [a for a in self.kernel.arrays if a.rank == 0 and a.name in node.private]
         args = [f"%{a.name}" for a in arrays] + [f"%local.{a.name}" for a in locals_] + [env[n] for n in outer] + [iv]
         types = [self.memref_type(a.name) for a in arrays] + [f"memref<{MLIR_TYPES[self.kinds.names[a.name]]}>" for a in locals_]
         types += ["index"] * (len(outer) + 1)
@@ -162,6 +164,8 @@ class _Emitter:
         self.lines = []
         inner_env = {n: f"%outer.{k}" for k, n in enumerate(outer)}
         inner_env[node.iterator] = "%iteration."
+        for array in private:
+            self.emit(2, f"%local.{array.name} = memref.alloca() : memref<{MLIR_TYPES[self.kinds.names[array.name]]}>")
         self.node(node.body, inner_env, 2)
         params = [f"%{a.name}: {self.memref_type(a.name)} {{llvm.noalias}}" for a in arrays]
         params += [f"%local.{a.name}: memref<{MLIR_TYPES[self.kinds.names[a.name]]}>" for a in locals_]

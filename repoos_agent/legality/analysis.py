@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
-from repoos_agent.legality.prove import carried_dependences
+from repoos_agent.legality.privatization import ScalarFlows
+from repoos_agent.legality.prove import carried_dependences, parallel_obstacles
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
 
@@ -16,9 +17,10 @@ class LoopReport:
     depth: int
     statements: tuple[str, ...]
     carries: tuple[str, ...]  # descriptions of the dependences it carries
-    parallelizable: bool
+    parallelizable: bool  # carries nothing once the scalars in `private` are private to each thread
     vectorizable: bool  # innermost for all its statements and carries nothing
     innermost: bool
+    private: tuple[str, ...] = ()  # scalar temporaries a parallel run gives each thread a copy of
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,11 @@ def _analyze(kernel: Kernel) -> Analysis:
     deps = dependences(kernel)
     lowered = ScheduleState(kernel).lower()
     ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))
-    loops = []
+    loops, flows = [], ScalarFlows(kernel, lowered)
     for loop_id in ids:
         members = lowered.statements_in(loop_id)
         carried = carried_dependences(kernel, deps, lowered, loop_id)
+        obstacles, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, 1, flows) if carried else ([], None)
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
         loops.append(
             LoopReport(
@@ -60,9 +63,10 @@ def _analyze(kernel: Kernel) -> Analysis:
                 depth=lowered.level_of(loop_id),
                 statements=members,
                 carries=tuple(d.describe() for d in carried),
-                parallelizable=not carried,
+                parallelizable=not obstacles,
                 vectorizable=innermost and not carried,
                 innermost=innermost,
+                private=tuple(sorted(privatization.private)) if privatization and not obstacles else (),
             )
         )
     statements = tuple(StatementReport(s.name, s.line, s.text, s.iterators, s.is_reduction) for s in kernel.statements)

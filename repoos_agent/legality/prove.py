@@ -8,11 +8,12 @@ one is cheap to find, a legal alternative.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
+from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, isl_lock
@@ -63,8 +64,10 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     reduction_violations = _order_violations(kernel, reduction_candidates, lowered)
     reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
     broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
-    parallel = _parallel_violations(kernel, deps, lowered)
-    parallel_loops = _parallel_loops(kernel, deps, lowered) if explain else ()
+    parallel, private = _parallel_violations(kernel, deps, lowered)
+    lowered = replace(lowered, private=private)
+    free_loops = _parallel_loops(kernel, deps, lowered) if explain else ()
+    parallel_loops = tuple(name for name, _ in free_loops)
     canonical = str(parsed)
     if broken or parallel or (reordered and not allow_reassociation):
         violations = tuple(_explain(kernel, parsed, d, lowered) for d in broken)
@@ -83,8 +86,10 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
             lines.append(f"suggestion: {suggestion}")
         return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
     note = " (reorders a reduction: reassociation allowed)" if reordered else ""
-    parallel_text = ", ".join(parallel_loops) if parallel_loops else "none"
+    parallel_text = ", ".join(_with_private(name, scalars) for name, scalars in free_loops) if free_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
+    for loop_id, scalars in sorted(private.items()):
+        feedback += f" `{lowered.qualified_name(loop_id)}` runs in parallel with {', '.join(sorted(scalars))} private."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, bool(reordered))
@@ -209,25 +214,75 @@ def carried_dependences(
     return found
 
 
-def _parallel_violations(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> list[Violation]:
-    violations = []
+def parallel_obstacles(
+    kernel: Kernel,
+    deps: tuple[Dependence, ...],
+    lowered: LoweredSchedule,
+    loop_id: str,
+    limit: int | None = None,
+    flows: ScalarFlows | None = None,
+) -> tuple[list[Dependence], Privatization]:
+    """The dependences that keep loop `loop_id` from running in parallel once the scalars written in it
+    that it may privatize are private (at most `limit`), and that privatization. Scalars are only
+    considered when they are all that stops the loop: otherwise the array dependences are the ones to
+    show. `flows` shares the dataflow of one schedule between its loops."""
+    nothing = Privatization(loop_id, frozenset(), {})
+    if not loop_carries(kernel, deps, lowered, loop_id):
+        return [], nothing
+    on_arrays = tuple(d for d in deps if kernel.array(d.array).rank > 0)
+    if loop_carries(kernel, on_arrays, lowered, loop_id):
+        return carried_dependences(kernel, on_arrays, lowered, loop_id, limit), nothing
+    written = {a.array for name in lowered.statements_in(loop_id) for a in kernel.statement(name).writes}
+    scalars = {name for name in written if kernel.array(name).rank == 0}
+    privatization = privatize(flows or ScalarFlows(kernel, lowered), loop_id, scalars)
+    shared = tuple(d for d in deps if kernel.array(d.array).rank == 0 and d.array not in privatization.private)
+    return carried_dependences(kernel, shared, lowered, loop_id, limit), privatization
+
+
+def _parallel_violations(
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule
+) -> tuple[list[Violation], dict[str, frozenset[str]]]:
+    """Dependences the parallel and vector marks break, and the scalars each legal parallel loop privatizes.
+    A vectorized loop gets no private copies: its lanes share one variable."""
+    violations, private = [], {}
+    flows = ScalarFlows(kernel, lowered)
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
-        for dependence in carried_dependences(kernel, deps, lowered, loop_id, limit=3):
+        if loop_id in lowered.vector:
+            carried, refused = carried_dependences(kernel, deps, lowered, loop_id, limit=3), {}
+        else:
+            carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3, flows=flows)
+            refused = privatization.refused
+            if not carried and privatization.private:
+                private[loop_id] = privatization.private
+        for dependence in carried:
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
             description = f"loop `{name}` cannot run {what}: it carries the {dependence.describe()}"
+            if dependence.array in refused:
+                description += f"; `{dependence.array}` cannot be private to it: {refused[dependence.array]}"
             if primitive:
                 description += f" (broken by `{primitive}`)"
             violations.append(_violation(dependence, "parallel", primitive, "", description))
-    return violations
+    return violations, private
 
 
-def _parallel_loops(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule) -> tuple[str, ...]:
-    """Names of the loops of this schedule that carry no dependence, outermost first."""
+def _parallel_loops(
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule
+) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The loops of this schedule that could run in parallel, outermost first, each with the scalars
+    it would privatize."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
-    free = [i for i in ids if not loop_carries(kernel, deps, lowered, i)]
-    return tuple(lowered.qualified_name(loop_id) for loop_id in sorted(free, key=lowered.level_of))
+    free, flows = [], ScalarFlows(kernel, lowered)
+    for loop_id in sorted(ids, key=lowered.level_of):
+        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows)
+        if not carried:
+            free.append((lowered.qualified_name(loop_id), privatization.private))
+    return tuple(free)
+
+
+def _with_private(name: str, scalars: frozenset[str]) -> str:
+    return f"{name} (with {', '.join(sorted(scalars))} private)" if scalars else name
 
 
 def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered: LoweredSchedule) -> Violation:

@@ -50,6 +50,7 @@ class LoweredSchedule:
     unroll: dict[str, int]
     promote: frozenset[str] = frozenset()  # loops whose body's updated elements live in registers across them
     marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
+    private: dict[str, frozenset[str]] = field(default_factory=dict)  # parallel loop id -> scalars each thread copies (legality)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)

@@ -4,11 +4,13 @@ Independently of isl's dependence analysis, for all parameter values:
 (a) every statement instance of the source runs exactly once (none spurious, none
     repeated, none lost), (b) whenever two instances touch the same element and one
     writes, they run in the source's order, and (c) no two iterations of a parallel
-    loop touch the same element with a write. The source semantics come from the
-    model (Python `range` bounds, guards, subscripts); the generated side is the
-    `LoopNest` both backends print. Only the "none lost" check uses isl's schedule,
-    as a witness of *where* each instance should run, after proving that isl's domain
-    holds every instance the source runs; a wrong witness can only make the check fail.
+    loop touch the same element with a write, other than the loop's private scalars,
+    each read of which must see its own iteration's write (`verify.privatization`).
+The source semantics come from the model (Python `range` bounds, guards,
+subscripts); the generated side is the `LoopNest` both backends print. Only the
+"none lost" check uses isl's schedule, as a witness of *where* each instance should
+run, after proving that isl's domain holds every instance the source runs; a wrong
+witness can only make the check fail.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from repoos_agent.legality.prove import accumulates_only
 from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
+from repoos_agent.verify.privatization import stale_read
 from repoos_agent.verify.smt import (
     Execution,
     affine,
@@ -145,6 +148,7 @@ class _Checker:
             for sink in self.kernel.statements:
                 self._dependences(source, sink)
         self._parallel_loops(self.nest.root)
+        self._private_scalars()
 
     def _solve(self, formula: z3.BoolRef) -> z3.ModelRef | None:
         solver = z3.Solver()
@@ -221,7 +225,25 @@ class _Checker:
         if model is not None:
             raise _Refuted(f"the loop nest never runs an instance of {statement.name}", self._describe(model, (statement, x)))
 
-    def _conflict(self, source: Statement, sink: Statement, x: list, y: list, order_matters: bool = False) -> z3.BoolRef:
+    def _private_scalars(self) -> None:
+        """Private scalars are left out of the race check: prove each read sees a value the sequential nest would."""
+        read = stale_read(self.kernel, self.nest.root)
+        if read is not None:
+            raise _Refuted(
+                f"private scalar `{read.scalar}` may be read before its thread's copy is written",
+                f"{read.statement.name} (line {read.statement.line}) reads `{read.scalar}`",
+            )
+
+    def _conflict(
+        self,
+        source: Statement,
+        sink: Statement,
+        x: list,
+        y: list,
+        order_matters: bool = False,
+        private: frozenset[str] = frozenset(),
+    ) -> z3.BoolRef:
+        """Instances x of `source` and y of `sink` touch one element, one writing (`private` scalars aside)."""
         x_env, y_env = instance_env(source, x, self.params), instance_env(sink, y, self.params)
         reordered_reduction = (
             order_matters and self.reassociates and source is sink and source.is_reduction and accumulates_only(source)
@@ -230,7 +252,7 @@ class _Checker:
         clauses = []
         for a in _accesses(source, self.locals):
             for b in _accesses(sink, self.locals):
-                if a.array != b.array or not (a.write or b.write):
+                if a.array != b.array or not (a.write or b.write) or a.array in private:
                     continue
                 if reordered_reduction and a.array == accumulator:
                     continue  # updates of one accumulator may be reordered: reassociation was allowed
@@ -269,21 +291,22 @@ class _Checker:
                 + f": {sink.name} must run after {source.name} but runs before it",
             )
 
-    def _conflicting(self, source: Statement, sink: Statement) -> bool:
+    def _conflicting(self, source: Statement, sink: Statement, private: frozenset[str] = frozenset()) -> bool:
         for a in _accesses(source, self.locals):
             for b in _accesses(sink, self.locals):
-                if a.array == b.array and (a.write or b.write):
+                if a.array == b.array and (a.write or b.write) and a.array not in private:
                     return True
         return False
 
     def _parallel_loops(self, node: Node) -> None:
         for loop in _parallel_fors(node):
+            private = loop.private if loop.parallel and not loop.vector else frozenset()
             under = [o for o in self.occurrences if any(kind == "for" and n is loop for kind, n in o.path)]
             for first_occurrence in under:
                 for second_occurrence in under:
                     source = self.kernel.statement(first_occurrence.statement)
                     sink = self.kernel.statement(second_occurrence.statement)
-                    if not self._conflicting(source, sink):
+                    if not self._conflicting(source, sink, private):
                         continue
                     first = instantiate(first_occurrence, self.params)
                     second = instantiate(second_occurrence, self.params)
@@ -296,7 +319,7 @@ class _Checker:
                             second.condition,
                             *same_outer,
                             different,
-                            self._conflict(source, sink, first.instance, second.instance),
+                            self._conflict(source, sink, first.instance, second.instance, private=private),
                         )
                     )
                     if model is not None:
