@@ -7,15 +7,13 @@ first thing every later stage relies on, so it is measured, not assumed.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
 
 from repoos_agent.backends import NativeKernel, build_native
 from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure import compare_outputs, time_runs
+from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 
@@ -47,10 +45,6 @@ class CheckReport:
     def speedup(self) -> float:
         """Python over native, both at the size where outputs were compared."""
         return self.python_s / self.native_compare_s if self.native_compare_s > 0 else float("inf")
-
-
-def fresh_copy(values: Mapping[str, object]) -> dict[str, object]:
-    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}
 
 
 def written_arrays(target: Target) -> list[str]:

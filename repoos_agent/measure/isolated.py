@@ -19,12 +19,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen import CSource
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.compare import Comparison, compare_outputs
+from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.measure.lock import measurement_lock
 from repoos_agent.measure.timing import Timing
 from repoos_agent.model.signature import Signature
@@ -81,10 +80,6 @@ class HeadToHead:
         return self.baseline.median_s / self.candidate.median_s
 
 
-def _copy(values: Mapping[str, object]) -> dict[str, object]:
-    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}
-
-
 def race_in_process(
     baseline: NativeKernel,
     candidate: Callable[[Mapping[str, object]], object],
@@ -96,7 +91,7 @@ def race_in_process(
 
     `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build)."""
     report = report or (lambda _stage: None)
-    want, got = _copy(values), _copy(values)
+    want, got = fresh_copy(values), fresh_copy(values)
     first: dict[str, float] = {}
     timed: list[tuple[float, float]] = []
     for name, kernel, arguments in (("baseline", baseline, want), ("candidate", candidate, got)):
@@ -116,12 +111,12 @@ def race_in_process(
         return HeadToHead("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]), tuple(timed))
     report("timing")
     for _ in range(rules.warmups):
-        baseline(_copy(values))
-        candidate(_copy(values))
+        baseline(fresh_copy(values))
+        candidate(fresh_copy(values))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
     while True:
         for name, kernel in (("baseline", baseline), ("candidate", candidate)):
-            inputs = _copy(values)
+            inputs = fresh_copy(values)
             with measurement_lock():
                 wall = time.time()
                 start = time.perf_counter()
