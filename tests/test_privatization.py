@@ -63,8 +63,9 @@ def test_each_thread_declares_its_own_copy_in_the_parallel_region():
     target = resolve_target("symm")
     verdict = prove_legal(target.kernel, "parallelize(j)")
     text = generate_c(target.kernel, Signature.of_values(target.kernel, target.inputs("MINI")), verdict.lowered).text
-    region = text[text.index("#pragma omp parallel") : text.index("#pragma omp for")]
+    region = text[text.index("static void rp_region_0(") : text.index("#pragma omp for")]  # what each thread runs
     assert "double temp2;" in region
+    assert "temp2" not in region[: region.index(")")]  # not a parameter: no thread sees another's copy
 
 
 def test_the_heuristic_proposes_the_newly_parallel_loops():

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import fresh_copy, written_arrays
 from repoos_agent.codegen.c import generate_c
+from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure import compare_outputs
 from repoos_agent.model import Signature
@@ -156,3 +158,14 @@ def test_every_legal_random_register_tiling_computes_the_baseline_output(name):
     assert seen["legal"] >= 3, dict(seen)
     if name in ("gemm", "2mm", "3mm", "syrk"):
         assert seen["promoted"] >= 1, dict(seen)
+
+
+def test_a_target_named_by_iterators_that_move_with_the_promoted_loop_is_not_promoted():
+    """After skew(k, j, 1), `C[i][j + k]` is one element across k, but the copies before and after
+    k could not name it (j and k are not defined there): the loop runs as generated, and builds."""
+    target = resolve_target(
+        "tests/fixtures/tricky_kernels.py:skewed_product",
+        [parse_arg_spec(s) for s in ["n=8", "m=8", "A=f64[n,m]", "B=f64[m,24]", "C=f64[n,24]"]],
+    )
+    evaluation = evaluate_schedule(target, "skew(k, j, 1); promote(k)", measure=True)
+    assert evaluation.verdict == "legal" and evaluation.correct, evaluation.feedback

@@ -118,6 +118,7 @@ def _schedule_text(schedule: LoweredSchedule | None) -> str:
     if schedule is None:
         return "original"
     marks = (sorted(schedule.parallel), sorted(schedule.vector.items()), sorted(schedule.unroll.items()), sorted(schedule.promote))
+    marks += (sorted((loop, sorted(scalars)) for loop, scalars in schedule.private.items()),)
     return f"{schedule.schedule}|{schedule.loop_ids}|{marks}"
 
 

@@ -31,7 +31,7 @@ from repoos_agent.codegen.loopnest import (
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
-from repoos_agent.codegen.promotion import Promotion, plan_promotion
+from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
@@ -151,6 +151,7 @@ class _Printer:
         self.schedule = schedule.schedule.intersect_domain(kernel.domains)
         self.c_names = _c_names(kernel)
         self.kinds = kind_environment(kernel, signature)
+        self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
 
     def source(self, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
@@ -161,6 +162,7 @@ class _Printer:
         lines = [PRELUDE]
         if mlir_call:
             lines += self._mlir_declaration()
+        entry_at = len(lines)
         lines += [f"int {ENTRY}({parameters})", "{"]
         if mlir_call:
             lines += ["    " + line for line in self._shape_definitions()]
@@ -171,6 +173,7 @@ class _Printer:
             lines += ["    " + line for line in check_lines]
             lines += ["    " + line for line in self._locals()]
             lines += self._node(nest.root, 1, self._statement, marks=True)
+            lines[entry_at:entry_at] = [line for region in self.regions for line in region]
         lines += ["    return 0;", "}", ""]
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
@@ -325,10 +328,12 @@ class _Printer:
             plan = plan_promotion(node, self.kernel)
             if plan is not None:
                 return self._promoted(plan, depth, emit)
-        body = self._node(node.body, depth + 1, emit, marks)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
-        loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
         simd = f"simd simdlen({node.vector})" if marks and node.vector else ""
+        if marks and node.parallel and not self._writes_shared_scalar(node):
+            return self._region_call(node, depth, emit, header, simd)
+        body = self._node(node.body, depth + 1, emit, marks)
+        loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
         if marks and node.parallel:
             # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
             # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
@@ -347,6 +352,45 @@ class _Printer:
         if simd:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
+
+    def _region_call(self, node: For, depth: int, emit, header: str, simd: str) -> list[str]:
+        """A parallel loop as a function of its own, called by every thread of the region.
+
+        Inside the function OpenMP outlines for an inline region, the arrays come from a shared
+        struct and gcc no longer knows they do not alias: a row sum `tmp[i] += A[i][j] * x[j]`
+        then goes through memory on every `j` (gesummv ran at half the speed on two threads than
+        on one). As `restrict` parameters of a function of ours they are known apart again; the
+        loop's `omp for` binds to the region of the caller."""
+        name = f"rp_region_{len(self.regions)}"
+        free = sorted(_free_iterators(node) - set(self.kernel.parameters))
+        scalars = [a.name for a in self.kernel.arrays if a.rank == 0 and a.name not in node.private]
+        parameters = [f"{a.c_type} {self._argument_c_name(a)}" for a in self._arguments()]
+        parameters += [f"int64_t {iterator}" for iterator in free]
+        parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
+        arguments = [self._argument_c_name(a) for a in self._arguments()] + free + [self.c_names[s] for s in scalars]
+        chunks = "schedule(static, 1)" if _triangular(node) else "schedule(static)"
+        body = self._node(node.body, 2, emit, True)
+        self.regions.append(
+            [
+                f"static void {name}({', '.join(parameters)})",
+                "{",
+                *("    " + line for line in self._shape_definitions() + self._array_views() + self._private_locals(node.private)),
+                "    " + f"#pragma omp for {simd} {chunks}".replace("  ", " "),
+                f"    {header} {{",
+                *body,
+                "    }",
+                "}",
+                "",
+            ]
+        )
+        pad = "    " * depth
+        return [f"{pad}#pragma omp parallel", f"{pad}{name}({', '.join(arguments)});"]
+
+    def _writes_shared_scalar(self, node: For) -> bool:
+        """Whether the loop writes a scalar it does not privatize (then the region stays inline,
+        where the scalar is the caller's variable, not a copy passed by value)."""
+        shared = {a.name for a in self.kernel.arrays if a.rank == 0} - node.private
+        return any(_written(self.kernel.statement(call.statement)) in shared for call in _calls(node))
 
     def _unrolled(self, node: For, depth: int, emit) -> list[str]:
         """Exact unrolling: `unroll` copies while the last copy is in range, then the remainder one by one."""
@@ -537,14 +581,55 @@ class _Printer:
         return f"((float) {result})" if C_TYPE[kind] == "float" else result
 
 
+def _written(statement: Statement) -> str:
+    """The array or scalar a statement assigns."""
+    target = statement.target
+    return target.array if isinstance(target, ArrayRef) else target.name
+
+
+def _calls(node: Node) -> list[Call]:
+    """Every statement instance call under `node`."""
+    if isinstance(node, Call):
+        return [node]
+    if isinstance(node, Block):
+        return [call for child in node.children for call in _calls(child)]
+    if isinstance(node, If):
+        return _calls(node.then) + (_calls(node.otherwise) if node.otherwise is not None else [])
+    return _calls(node.body)
+
+
+def _free_iterators(node: Node) -> set[str]:
+    """The variables `node` reads but does not bind: iterators of enclosing loops (and parameters)."""
+
+    def names(expr: IntExpr) -> set[str]:
+        if isinstance(expr, Var):
+            return {expr.name}
+        if isinstance(expr, Op):
+            return {name for arg in expr.args for name in names(arg)}
+        return set()
+
+    if isinstance(node, Call):
+        return {name for arg in node.args for name in names(arg)}
+    if isinstance(node, Block):
+        return {name for child in node.children for name in _free_iterators(child)}
+    if isinstance(node, If):
+        inside = _free_iterators(node.then) | (_free_iterators(node.otherwise) if node.otherwise is not None else set())
+        return names(node.cond) | inside
+    if isinstance(node, Let):
+        return names(node.value) | (_free_iterators(node.body) - {node.iterator})
+    return names(node.init) | ((names(node.cond) | _free_iterators(node.body)) - {node.iterator})
+
+
 def _triangular(loop: For) -> bool:
-    """Whether the work of `loop`'s iterations varies with the iterator (an inner bound depends on it):
-    then iterations are dealt out round-robin, not in halves, so each core gets a similar share."""
+    """Whether the work of `loop`'s iterations varies with the iterator (an inner loop's trip count
+    depends on it, not just its start, as a tile's point loop does): then iterations are dealt out
+    round-robin, not in halves, so each core gets a similar share."""
 
     def varies(node: Node) -> bool:
         if isinstance(node, For):
             bound = {loop.iterator}
-            return mentions(node.init, bound) or mentions(node.cond, bound) or varies(node.body)
+            moves = mentions(node.init, bound) or mentions(node.cond, bound)
+            return (moves and constant_extent(node) is None) or varies(node.body)
         if isinstance(node, Block):
             return any(varies(child) for child in node.children)
         if isinstance(node, If):

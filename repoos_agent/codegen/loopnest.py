@@ -7,7 +7,8 @@ which are unrolled and by how much, across which the updated elements stay in
 registers, which scalars each thread of a parallel loop keeps a copy of. The C and
 MLIR printers translate this tree mechanically, and `verify` proves properties of
 this same tree, so the proof covers the code we emit rather than the schedule we
-meant.
+meant. (Register promotion rewrites the printed C and keeps the tree's order; the
+property tests in tests/test_promotion.py cover it.)
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def plan_promotion(loop: For, kernel: Kernel) -> Promotion | None:
         upper, _ = iterators_upper(point.cond, point.iterator)
         if mentions(point.init, bound) or mentions(upper, bound):
             return None
-        extent = _extent(point)
+        extent = constant_extent(point)
         if extent is None:
             return None
         boxed.append(PointLoop(point.iterator, point.init, point.cond, extent))
@@ -82,7 +82,9 @@ def plan_promotion(loop: For, kernel: Kernel) -> Promotion | None:
 def _one_element_per_point(statement: Statement, call: Call, target: ArrayRef, across: str, points: list[str]) -> bool:
     """Whether the target is the same element for every iteration of `across` and a different one
     for each point of the box: each subscript uses at most one point iterator, each point iterator
-    exactly one subscript, and none uses `across`."""
+    exactly one subscript, and no iterator of the statement that the target uses moves with `across`
+    (even where the moves cancel, as in `C[j + k]` after a skew: the copies outside `across` could
+    not name that element)."""
     arguments = {name: _linear(arg) for name, arg in zip(statement.iterators, call.args, strict=True)}
     seen: list[str] = []
     for index in target.indices:
@@ -91,8 +93,8 @@ def _one_element_per_point(statement: Statement, call: Call, target: ArrayRef, a
             if name not in arguments:
                 continue  # a kernel parameter: the same everywhere
             form = arguments[name]
-            if form is None:
-                return False
+            if form is None or across in form:
+                return False  # the load and store before and after `across` could not compute it
             for variable, value in form.items():
                 combined[variable] = combined.get(variable, 0) + coefficient * value
         used = {v for v, c in combined.items() if c != 0}
@@ -105,8 +107,9 @@ def _one_element_per_point(statement: Statement, call: Call, target: ArrayRef, a
     return sorted(seen) == sorted(points)
 
 
-def _extent(point: For) -> int | None:
-    """The constant trip count of a full box side: an upper bound of the form `init + constant`."""
+def constant_extent(point: For) -> int | None:
+    """The trip count of a loop whose upper bound has the form `init + constant` (where it is not cut
+    short by another bound): a tile's point loop, a box side."""
     bound, inclusive = iterators_upper(point.cond, point.iterator)
     start = _linear(point.init)
     if start is None:

@@ -20,7 +20,10 @@ def fresh_copy(values: Mapping[str, object]) -> dict[str, object]:
     """Fresh copies of the inputs, each array page-aligned and staggered by its place in the argument list."""
     copies: dict[str, object] = {}
     for index, (name, value) in enumerate(values.items()):
-        copies[name] = _aligned_copy(value, index * STAGGER % PAGE) if isinstance(value, np.ndarray) else value
+        if isinstance(value, np.ndarray):
+            copies[name] = value.copy() if value.dtype.hasobject else _aligned_copy(value, index * STAGGER % PAGE)
+        else:
+            copies[name] = value
     return copies
 
 
