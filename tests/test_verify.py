@@ -14,7 +14,7 @@ from repoos_agent.codegen.loopnest import Block, For, If, IntConst, Let, LoopNes
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.legality import prove_legal
 from repoos_agent.target import resolve_target
-from repoos_agent.verify import verify_loop_nest
+from repoos_agent.verify import translation, verify_loop_nest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from schedules_table import SCHEDULES
@@ -41,7 +41,10 @@ def rewrite(node, change):
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
-def test_every_hand_written_benchmark_schedule_is_verified(name):
+def test_every_hand_written_benchmark_schedule_is_verified(name, monkeypatch):
+    # seidel-2d's skewed wavefront takes ~3.6 s of the 5 s per-query budget on a quiet machine; this
+    # test is about what Z3 can prove, not about the search's time budget, so it gets more time.
+    monkeypatch.setattr(translation, "QUERY_TIMEOUT_MS", 30_000)
     kernel, lowered, nest = nest_for(name, SCHEDULES[name])
     verification = verify_loop_nest(kernel, lowered, nest)
     assert verification.verified is True, (verification.reason, verification.counterexample)
