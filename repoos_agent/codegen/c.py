@@ -438,7 +438,7 @@ class _Printer:
             for name, arg in zip(plan.statement.iterators, plan.call.args, strict=True)
             if not mentions(arg, {loop.iterator})
         ]
-        instance = [line for line in emit(plan.statement, [self._expr(a) for a in plan.call.args])]
+        instance = emit(plan.statement, [self._expr(a) for a in plan.call.args])
         in_registers = [re.sub(r"(?<!\w)" + re.escape(target), cell, line) for line in instance]
 
         def box(body: list[str]) -> list[str]:
