@@ -338,8 +338,7 @@ class _Printer:
             # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
             # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
             # are declared in the region too, shadowing the function's: one copy per thread.
-            chunks = "schedule(static, 1)" if _triangular(node) else "schedule(static)"
-            worksharing = f"#pragma omp for {simd} {chunks}".replace("  ", " ")
+            worksharing = _worksharing(node, simd)
             views = [f"{pad}    {line}" for line in self._array_views() + self._private_locals(node.private)]
             return [
                 f"{pad}#pragma omp parallel",
@@ -368,14 +367,13 @@ class _Printer:
         parameters += [f"int64_t {iterator}" for iterator in free]
         parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
         arguments = [self._argument_c_name(a) for a in self._arguments()] + free + [self.c_names[s] for s in scalars]
-        chunks = "schedule(static, 1)" if _triangular(node) else "schedule(static)"
         body = self._node(node.body, 2, emit, True)
         self.regions.append(
             [
                 f"static void {name}({', '.join(parameters)})",
                 "{",
                 *("    " + line for line in self._shape_definitions() + self._array_views() + self._private_locals(node.private)),
-                "    " + f"#pragma omp for {simd} {chunks}".replace("  ", " "),
+                f"    {_worksharing(node, simd)}",
                 f"    {header} {{",
                 *body,
                 "    }",
@@ -618,6 +616,12 @@ def _free_iterators(node: Node) -> set[str]:
     if isinstance(node, Let):
         return names(node.value) | (_free_iterators(node.body) - {node.iterator})
     return names(node.init) | ((names(node.cond) | _free_iterators(node.body)) - {node.iterator})
+
+
+def _worksharing(loop: For, simd: str) -> str:
+    """The `omp for` of a parallel loop: round-robin where its iterations' work varies, halves elsewhere."""
+    chunks = "schedule(static, 1)" if _triangular(loop) else "schedule(static)"
+    return f"#pragma omp for {simd} {chunks}".replace("  ", " ")
 
 
 def _triangular(loop: For) -> bool:
