@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from itertools import pairwise
 
@@ -11,6 +12,7 @@ import pytest
 from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
 from repoos_agent.target import resolve_target
@@ -91,3 +93,19 @@ def test_a_clearly_slower_candidate_is_not_timed_further():
     assert evaluation.verdict == "legal" and evaluation.correct
     assert "stopped after one run" in evaluation.feedback and evaluation.speedup < 0.5
     assert len(evaluation.timed) == 2  # one baseline run, one candidate run
+
+
+@pytest.mark.parametrize("name", ["atax", "bicg", "mvt", "gemver"])
+def test_column_sums_run_on_all_cores_in_strips_and_compute_the_same_output(name):
+    # Each of these kernels has a sum whose only free loop is the innermost (atax's y[j] += A[i][j] *
+    # tmp[i]), after a stride fix for mvt and gemver. The heuristic strips that loop, moves the strips
+    # outermost and runs them in parallel; the arithmetic order per element is the source's.
+    target = resolve_target(name)
+    ideas = [i.schedule for i in HeuristicProposer(target.kernel).ideas if "strips of" in i.reason]
+    assert ideas, name
+    for schedule in ideas:
+        proof = prove_legal(target.kernel, schedule)
+        assert proof.legal and any(loop.endswith("_t") for loop in proof.parallel_loops), schedule
+        narrow = re.sub(r"(tile\(S\d+\.\w+), \d+\)", r"\1, 5)", schedule)  # partial strips at MINI size
+        evaluation = evaluate_schedule(target, narrow, "MINI", repeats=1)
+        assert evaluation.verdict == "legal" and evaluation.correct and evaluation.verified == "true", narrow

@@ -52,6 +52,7 @@ class HeuristicProposer:
 
     def __post_init__(self) -> None:
         self.random = random.Random(self.seed)
+        self.verdicts: dict[str, bool] = {}  # schedule text -> legal; ideas re-check the same prefixes often
         self.ideas = self._ideas()
         self.proposed: set[str] = set()
 
@@ -85,7 +86,9 @@ class HeuristicProposer:
             return None
 
     def _legal(self, text: str) -> bool:
-        return prove_legal(self.kernel, text, self.allow_reassociation, explain=False).legal
+        if text not in self.verdicts:
+            self.verdicts[text] = prove_legal(self.kernel, text, self.allow_reassociation, explain=False).legal
+        return self.verdicts[text]
 
     def _ideas(self) -> list[Idea]:
         parallel = self._parallel_marks()
@@ -96,8 +99,8 @@ class HeuristicProposer:
             for tile_text in ["", *tiles]:
                 for with_parallel in (True, False):
                     parts = [order_text, tile_text]
-                    marks = self._parallel_marks(prefix="; ".join(p for p in parts if p)) if with_parallel else []
-                    text = "; ".join(p for p in [*parts, *marks] if p)
+                    marks = self._parallel_marks(prefix=_joined(*parts)) if with_parallel else []
+                    text = _joined(*parts, *marks)
                     if not text:
                         continue
                     score = (2.0 if marks else 0) + (1.5 if order_text else 0) + (0.5 if tile_text else 0)
@@ -108,6 +111,7 @@ class HeuristicProposer:
                     )
                     candidates.append(Idea(text, score + self.random.random() * 0.1, reason))
         candidates += self._register_tilings(orders)
+        candidates += self._strip_minings(orders)
         if not parallel:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         innermost = self._vectorizable()
@@ -190,7 +194,7 @@ class HeuristicProposer:
                 continue
             outer, middle = state_names[-3], state_names[-2]
             tile = f"tile({deepest.name}.{outer}, {deepest.name}.{middle}, {side}, {side})"
-            texts.append("; ".join(p for p in [order_text, tile] if p))
+            texts.append(_joined(order_text, tile))
         return [t.split("; ")[-1] for t in texts]
 
     def _register_tilings(self, orders: list[tuple[str, str]]) -> list[Idea]:
@@ -208,7 +212,7 @@ class HeuristicProposer:
                     for statement in self.kernel.statements:
                         steps = self._register_tile(statement, text, sizes, parallel)
                         if steps is not None:
-                            text = "; ".join(p for p in [text, steps] if p)
+                            text = _joined(text, steps)
                             blocks.append(f"{statement.target.array} in {statement.name}")
                     if blocks:
                         reason = f"register tiles ({sizes[0]} x {sizes[2]} blocks of {', '.join(blocks)} in registers)"
@@ -228,7 +232,7 @@ class HeuristicProposer:
         if row is None or column is None or not reductions:
             return None
         steps = self._isolating(statement.name, prefix)
-        order = _loop_order_after(self.kernel, statement, "; ".join(p for p in [prefix, *steps] if p))
+        order = _loop_order_after(self.kernel, statement, _joined(prefix, *steps))
         if order is None:
             return None
         wanted = [row, reductions[-1], column]
@@ -243,7 +247,54 @@ class HeuristicProposer:
             steps.append(f"parallelize({a}_t)")
         steps.append(f"promote({r})")
         text = "; ".join(steps)
-        return text if self._legal("; ".join(p for p in [prefix, text] if p)) else None
+        return text if self._legal(_joined(prefix, text)) else None
+
+    def _strip_minings(self, orders: list[tuple[str, str]]) -> list[Idea]:
+        """Where a statement's innermost loop is its only free one (a column sum such as
+        `y[j] += A[i][j] * tmp[i]`, whose `i` carries the sum): strips of the innermost loop run on
+        the cores. Exact arithmetic: each element still accumulates in source order; only which
+        thread does it changes. Every such statement is strip-mined in one schedule, the other
+        statements keep their outermost free loops parallel."""
+        ideas = []
+        for order_text in dict.fromkeys([orders[0][0], orders[-1][0]]):
+            for width in (128, 512):
+                text, strips = order_text, []
+                for statement in self.kernel.statements:
+                    steps = self._strip(statement, text, width)
+                    if steps is not None:
+                        text = _joined(text, steps)
+                        strips.append(statement.name)
+                if strips:
+                    reason = f"strips of {width} of the free innermost loop of {', '.join(strips)} on all cores"
+                    ideas.append(Idea(_joined(text, *self._parallel_marks(prefix=text)), 3.0, reason))
+        return ideas
+
+    def _strip(self, statement: Statement, prefix: str, width: int) -> str | None:
+        """The steps (after `prefix`) that tile `statement`'s innermost loop by `width` and move the
+        strip loop as far out as stays legal with it parallel; None where an outer loop is free
+        already (parallelizing that is cheaper) or the innermost loop is not free."""
+        order = _loop_order_after(self.kernel, statement, prefix)
+        if order is None or len(order) < 2:
+            return None
+        names = [f"{statement.name}.{name}" for name in order]
+        if any(self._legal(_joined(prefix, f"parallelize({name})")) for name in names[:-1]):
+            return None
+        steps = self._isolating(statement.name, prefix)
+        base = _joined(prefix, *steps)
+        if (
+            _loop_order_after(self.kernel, statement, base) != order
+            or not self._legal(_joined(base, f"parallelize({names[-1]})"))
+            or any(self._legal(_joined(base, f"parallelize({name})")) for name in names[:-1])
+        ):
+            return None
+        strip = f"{names[-1]}_t"
+        moves = [f"tile({names[-1]}, {width})"]
+        moves += [f"interchange({name}, {strip})" for name in reversed(names[:-1])]
+        for outward in range(len(names) - 1, 0, -1):
+            text = _joined(*steps, *moves[: outward + 1])
+            if self._legal(_joined(prefix, text, f"parallelize({strip})")):
+                return text
+        return None
 
     def _isolating(self, name: str, prefix: str) -> list[str]:
         """The `distribute`s (after `prefix`) that give statement `name` loops of its own, where legal."""
@@ -255,7 +306,7 @@ class HeuristicProposer:
                 if other.name == name:
                     continue
                 first, second = sorted((other.name, name), key=lambda n: int(n[1:]))
-                text = "; ".join(p for p in [prefix, *steps, f"distribute({first}, {second})"] if p)
+                text = _joined(prefix, *steps, f"distribute({first}, {second})")
                 if self._legal(text):
                     steps.append(f"distribute({first}, {second})")
                     progress = True
@@ -294,6 +345,11 @@ class HeuristicProposer:
             for vector in self._vectorizable()[:1]:
                 variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
         return [v for v in variations if self._legal(v.schedule)]
+
+
+def _joined(*parts: str) -> str:
+    """Schedule fragments joined into one schedule, empty ones skipped."""
+    return "; ".join(part for part in parts if part)
 
 
 def _vectorizes(schedule: str) -> bool:
