@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import islpy as isl
 import pytest
 
+from repoos_agent.codegen.c import generate_c
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 
 
@@ -133,3 +137,26 @@ def test_an_update_that_reads_its_accumulator_is_never_reassociation():
     kernel = resolve_target(f"{TRICKY}:self_feeding").kernel
     verdict = prove_legal(kernel, "reverse(k)", allow_reassociation=True)
     assert verdict.verdict == "illegal"
+
+
+def test_fused_sweeps_get_an_innermost_loop_without_statement_guards():
+    # isl splits the innermost loop where a statement starts or stops (its `separate` option) rather
+    # than testing each statement inside it, so gcc sees a plain loop it can vectorize.
+    target = resolve_target("jacobi-2d")
+    verdict = prove_legal(target.kernel, "shift(S1.i, 1); shift(S1.j, 1); fuse(S0, S1, 3)")
+    code = generate_c(target.kernel, Signature.of_values(target.kernel, target.inputs("MINI")), verdict.lowered).text
+    kernel_body = code[code.index("int repoos_kernel(") : code.index("int64_t repoos_instances(")]
+    innermost = [_loop_body(kernel_body, start.start()) for start in re.finditer(r"for \(int64_t c5 ", kernel_body)]
+    assert len(innermost) == 3 and not any("if (" in body for body in innermost), code
+    evaluation = evaluate_schedule(target, verdict.schedule, "MINI", repeats=1)
+    assert evaluation.verdict == "legal" and evaluation.correct
+
+
+def _loop_body(code: str, start: int) -> str:
+    """The text of the braced body of the loop whose `for` begins at `start`."""
+    depth, opened = 0, code.index("{", start)
+    for position in range(opened, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[position], 0)
+        if depth == 0:
+            return code[opened : position + 1]
+    raise AssertionError("unbalanced braces")

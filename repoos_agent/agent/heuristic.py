@@ -114,6 +114,7 @@ class HeuristicProposer:
         candidates += self._strip_minings(orders)
         if not parallel:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
+        candidates += self._time_tilings()
         innermost = self._vectorizable()
         if parallel:
             base = "; ".join(parallel)
@@ -311,6 +312,51 @@ class HeuristicProposer:
                     steps.append(f"distribute({first}, {second})")
                     progress = True
         return steps
+
+    def _time_tilings(self) -> list[Idea]:
+        """Stencils: sweeps inside a time loop `t`. Each later sweep is shifted by the fewest rows that
+        let it run in the first sweep's row loop, so a row is finished by every sweep while it is still
+        in cache; then rows are skewed against time and tiled in (t, row) blocks that run as a
+        wavefront on all cores. Each block reuses its rows for several time steps."""
+        statements = self.kernel.statements
+        first = statements[0]
+        if (
+            len(first.loops) < 2
+            or any(
+                len(s.loops) < 2 or (s.positions[0], s.loops[0].name) != (first.positions[0], first.loops[0].name)
+                for s in statements
+            )
+            or self._legal(f"parallelize({first.name}.{first.loops[0].name})")
+        ):
+            return []
+        time, row = f"{first.name}.{first.loops[0].name}", f"{first.name}.{first.loops[1].name}"
+        text = ""
+        for statement in statements[1:]:
+            fused = (
+                _joined(
+                    text,
+                    f"shift({statement.name}.{statement.loops[1].name}, {rows})" if rows else "",
+                    f"fuse({first.name}, {statement.name}, 2)",
+                )
+                for rows in range(4)
+            )
+            text = next((t for t in fused if self._legal(t)), None)
+            if text is None:
+                return []
+        ideas = []
+        for factor in range(1, 5):
+            for steps, rows in ((16, 32), (32, 64)):
+                tiled = _joined(
+                    text,
+                    f"skew({time}, {row}, {factor}); tile({time}, {row}, {steps}, {rows})",
+                    f"skew({time}_t, {row}_t, 1); interchange({time}_t, {row}_t); parallelize({time}_t)",
+                )
+                if self._legal(tiled):
+                    reason = f"time tiles of {steps} steps x {rows} rows, sweeps fused, run as a wavefront on all cores"
+                    ideas.append(Idea(tiled, 3.6, reason))
+            if ideas:
+                return ideas
+        return ideas
 
     def _wavefronts(self) -> list[Idea]:
         """Where the outer loops all carry dependences: skew so a loop becomes parallel."""

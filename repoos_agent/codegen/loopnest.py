@@ -116,8 +116,23 @@ class LoopNest:
 def build_loop_nest(kernel: Kernel, lowered: LoweredSchedule) -> LoopNest:
     """The kernel's loop nest for `lowered`, with the marks of the schedule applied."""
     build = isl.AstBuild.from_context(isl.Set.universe(isl.Space.params_alloc(kernel.ctx, 0)))
-    tree = build.node_from_schedule_map(lowered.schedule.intersect_domain(kernel.domains))
+    schedule = lowered.schedule.intersect_domain(kernel.domains)
+    tree = _separating_innermost(build, schedule).node_from_schedule_map(schedule)
     return LoopNest(_node(tree, lowered, inside_parallel=False), _array_bounds(kernel, build))
+
+
+def _separating_innermost(build: isl.AstBuild, schedule: isl.UnionMap) -> isl.AstBuild:
+    """`build` asked to split the innermost loop where statements start or stop, instead of testing
+    each statement inside it: fused or shifted statements (a stencil's two sweeps in one nest) then
+    get a guard-free loop gcc can vectorize, with the edges peeled before and after it."""
+    maps = schedule.get_map_list()
+    if maps.n_map() == 0:
+        return build
+    width = maps.get_at(0).dim(isl.dim_type.out)
+    if width < 2:
+        return build
+    dims = ", ".join(f"c{d}" for d in range(width))
+    return build.set_options(isl.UnionMap(f"{{ [{dims}] -> separate[{width - 2}] }}", context=build.get_ctx()))
 
 
 def _node(node: isl.AstNode, lowered: LoweredSchedule, inside_parallel: bool) -> Node:
