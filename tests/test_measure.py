@@ -52,6 +52,17 @@ def test_a_correct_candidate_is_timed_against_the_baseline(gemm, worker):
     assert result.speedup > 0
 
 
+def test_long_runs_skip_the_warm_up_and_take_half_the_repeats(gemm, worker):
+    # A call of a second or more (here: any call, long_run_s=0) is warm after the checked run.
+    target, values, baseline = gemm
+    short = replace(rules(target), min_repeats=6)
+    result = worker.race(baseline, baseline, values, short, timeout_s=60)
+    assert len(result.baseline.samples) >= 6
+    result = worker.race(baseline, baseline, values, replace(short, long_run_s=0.0), timeout_s=60)
+    assert len(result.baseline.samples) == len(result.candidate.samples) == 3
+    assert len(result.timed) == 2 + 2 * 3  # the checked pair, then three timed pairs
+
+
 def test_wrong_output_is_incorrect_before_any_timing(gemm, worker):
     target, values, baseline = gemm
     wrong = sabotaged(baseline, "C[i][j] * beta", "C[i][j] * (beta + 1.0)")

@@ -60,6 +60,16 @@ class RaceRules:
     max_repeats: int = 30
     min_total_s: float = 0.3
     stop_below_speedup: float | None = None  # a first run slower than this is not timed further
+    long_run_s: float = 1.0  # runs at least this long: the checked run warmed them up, half the repeats do
+
+    def schedule_for(self, first_s: float) -> tuple[int, int]:
+        """Warm-ups and minimum repeats after a first (checked) run of `first_s` seconds. A run of a
+        second or more has warm caches and pages after the checked run and a median over half the
+        repeats (at least three) is as steady as a short run's; the full count would make a study
+        of slow kernels (adi at LARGE: 8 s a call) take hours."""
+        if first_s < self.long_run_s:
+            return self.warmups, self.min_repeats
+        return 0, max(3, (self.min_repeats + 1) // 2)
 
 
 @dataclass(frozen=True)
@@ -110,7 +120,8 @@ def race_in_process(
         message = f"stopped after one run: about {estimate:.2f}x, far behind the best so far"
         return HeadToHead("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]), tuple(timed))
     report("timing")
-    for _ in range(rules.warmups):
+    warmups, min_repeats = rules.schedule_for(min(first.values()))
+    for _ in range(warmups):
         baseline(fresh_copy(values))
         candidate(fresh_copy(values))
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
@@ -125,7 +136,7 @@ def race_in_process(
                 timed.append((wall, time.time()))
         count = len(samples["baseline"])
         total = sum(samples["baseline"]) + sum(samples["candidate"])
-        if count >= rules.max_repeats or (count >= rules.min_repeats and total >= rules.min_total_s):
+        if count >= rules.max_repeats or (count >= min_repeats and total >= rules.min_total_s):
             break
     return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]), tuple(timed))
 
