@@ -86,6 +86,14 @@ def test_tile_names_tile_loops_with_t_and_keeps_point_names():
     assert later.verdict == "legal"
 
 
+def test_a_loop_tiled_twice_gets_a_numbered_tile_loop(gemm):
+    # Two-level tiling (a cache block, then a register block) must not give two loops one name.
+    text = "distribute(S0, S1); tile(S1.j, 512); interchange(S1.i, S1.j_t); tile(S1.k, S1.i, S1.j, 128, 6, 32)"
+    state = ScheduleState(gemm).apply_all(parse_schedule(text))
+    assert [d.name for d in state.statements["S1"].dims] == ["j_t", "k_t", "i_t", "j_t2", "k", "i", "j"]
+    verdict = prove_legal(gemm, f"{text}; parallelize(S1.i_t); promote(S1.k)")
+    assert verdict.verdict == "legal" and {"j_t", "j_t2"} <= set(verdict.parallel_loops)
+
 def test_tile_of_loops_not_adjacent_is_invalid():
     kernel = resolve_target("heat-3d").kernel
     verdict = prove_legal(kernel, "tile(S0.i, S0.k, 8, 8)")

@@ -31,7 +31,7 @@ original and times it against the native baseline (already gcc -O3 -march=native
 Schedule language: primitives separated by `;`. Loops are named by their Python loop
 variable; where several loops share a name, qualify it with a statement: `S1.j`.
   interchange(i, j)          swap two loops of a perfect band
-  tile(i, j, 32, 32)         tile 1-3 adjacent loops; tile loops are named i_t, j_t
+  tile(i, j, 32, 32)         tile 1-3 adjacent loops; tile loops are named i_t, j_t (j_t2 if tiled twice)
   skew(i, j, f)              j += f*i
   reverse(i)                 run a loop backwards
   shift(S1.i, d)             offset one statement inside a loop

@@ -202,10 +202,12 @@ class ScheduleState:
         members = [self.statements[name] for name in self.statements_with(ids[0])]
         if len({tuple(m.positions[first + 1 : first + len(ids)]) for m in members}) > 1:
             self._fail(primitive, "the loops are not perfectly nested: statements sit between them")
+        taken = {d.name for m in members for d in m.dims}
         for schedule in members:
             band = schedule.dims[first : first + len(ids)]
             tiles = [
-                LoopDim(tile_ids[d.id], f"{d.name}_t", f"floor(({d.expr})/{size})") for d, size in zip(band, sizes, strict=True)
+                LoopDim(tile_ids[d.id], _tile_name(d.name, taken), f"floor(({d.expr})/{size})")
+                for d, size in zip(band, sizes, strict=True)
             ]
             schedule.dims[first : first + len(ids)] = tiles + band
             schedule.positions[first + 1 : first + 1] = [Fraction(0)] * len(ids)
@@ -389,3 +391,9 @@ class ScheduleState:
 def apply_schedule(kernel: Kernel, schedule: Schedule) -> LoweredSchedule:
     """Apply every primitive in order; a primitive that does not apply raises `ScheduleError`."""
     return ScheduleState(kernel).apply_all(schedule).lower()
+
+
+def _tile_name(name: str, taken: set[str]) -> str:
+    """`i_t` for the tile loop of `i`; `i_t2`, `i_t3`, ... when `i` is tiled again (two-level tiling)."""
+    candidates = (f"{name}_t{suffix}" for suffix in ["", *map(str, range(2, 100))])
+    return next(candidate for candidate in candidates if candidate not in taken)
