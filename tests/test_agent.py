@@ -95,7 +95,7 @@ def test_a_clearly_slower_candidate_is_not_timed_further():
     assert len(evaluation.timed) == 2  # one baseline run, one candidate run
 
 
-@pytest.mark.parametrize("name", ["atax", "bicg", "mvt", "gemver"])
+@pytest.mark.parametrize("name", ["atax", "bicg", "mvt", "gemver", "gramschmidt"])
 def test_column_sums_run_on_all_cores_in_strips_and_compute_the_same_output(name):
     # Each of these kernels has a sum whose only free loop is the innermost (atax's y[j] += A[i][j] *
     # tmp[i]), after a stride fix for mvt and gemver. The heuristic strips that loop, moves the strips

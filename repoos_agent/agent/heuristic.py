@@ -152,6 +152,7 @@ class HeuristicProposer:
         """Interchanges (after splitting statements off where needed) that make the innermost loop
         the one walking the last dimension of the statement's arrays."""
         fixes: list[tuple[str, str]] = [("", "")]
+        combined = ""  # every fix that still applies after the earlier ones, its splits only where needed
         for index, statement in enumerate(self.kernel.statements):
             if len(statement.loops) < 2:
                 continue
@@ -174,9 +175,9 @@ class HeuristicProposer:
                 text = "; ".join([*splits, swap])
                 if self._legal(text):
                     fixes.append((text, f"{statement.name} split off, then {reason}" if splits else reason))
+                    combined = next((c for c in (_joined(combined, swap), _joined(combined, text)) if self._legal(c)), combined)
                     break
-        combined = "; ".join(text for text, _ in fixes[1:])
-        if len(fixes) > 2 and self._legal(combined):
+        if len(fixes) > 2 and combined:
             fixes.append((combined, "every statement's stride-1 loop innermost"))
         return fixes
 
@@ -257,7 +258,7 @@ class HeuristicProposer:
         thread does it changes. Every such statement is strip-mined in one schedule, the other
         statements keep their outermost free loops parallel."""
         ideas = []
-        for order_text in dict.fromkeys([orders[0][0], orders[-1][0]]):
+        for order_text in dict.fromkeys(text for text, _ in orders):
             for width in (128, 512):
                 text, strips = order_text, []
                 for statement in self.kernel.statements:
