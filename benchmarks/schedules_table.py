@@ -93,9 +93,18 @@ SCHEDULES: dict[str, str] = {
     # stencils
     "adi": "parallelize(S13.i); parallelize(S20.i)",  # each sweep's lines i are independent: both cores, inside t
     "fdtd-2d": "parallelize(S1.i); parallelize(S2.i); parallelize(S3.i)",  # within a time step each field update is parallel in i
-    "heat-3d": "parallelize(S0.i); parallelize(S1.i)",  # both half-steps are parallel in i inside t; k stays stride-1
+    "heat-3d": (
+        # time tiles: B's and A's sweeps fused plane by plane (A one plane behind), planes skewed against t, and
+        # blocks of 16 steps x 32 planes run as a wavefront on both cores; each block reuses its planes 16 times
+        "shift(S1.i, 1); fuse(S0, S1, 2); skew(t, S0.i, 2); tile(t, S0.i, 16, 32); skew(t_t, S0.i_t, 1); "
+        "interchange(t_t, S0.i_t); parallelize(t_t)"
+    ),
     "jacobi-1d": "vectorize(S0.i, 8); vectorize(S1.i, 8)",  # n=400: a fork per sweep costs more than the sweep; ~1x
-    "jacobi-2d": "parallelize(S0.i); parallelize(S1.i)",  # both half-steps are parallel in i inside t; j stays stride-1
+    "jacobi-2d": (
+        # time tiles as heat-3d, with rows for planes; the rows' j loops stay whole and stride-1
+        "shift(S1.i, 1); fuse(S0, S1, 2); skew(t, S0.i, 2); tile(t, S0.i, 16, 32); skew(t_t, S0.i_t, 1); "
+        "interchange(t_t, S0.i_t); parallelize(t_t)"
+    ),
     "seidel-2d": (
         # skew (t, i+t, j+i+2t) makes all distances non-negative, tile, then a wavefront over (t, i) tiles on both cores
         "skew(i, j, 1); skew(t, j, 2); skew(t, i, 1); tile(t, i, j, 8, 32, 128); skew(t_t, i_t, 1); "

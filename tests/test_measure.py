@@ -61,6 +61,8 @@ def test_long_runs_skip_the_warm_up_and_take_half_the_repeats(gemm, worker):
     result = worker.race(baseline, baseline, values, replace(short, long_run_s=0.0), timeout_s=60)
     assert len(result.baseline.samples) == len(result.candidate.samples) == 3
     assert len(result.timed) == 2 + 2 * 3  # the checked pair, then three timed pairs
+    result = worker.race(baseline, baseline, values, replace(short, long_run_s=0.0, min_repeats=1), timeout_s=60)
+    assert len(result.baseline.samples) == 1  # never more than asked for
 
 
 def test_wrong_output_is_incorrect_before_any_timing(gemm, worker):

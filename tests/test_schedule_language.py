@@ -94,6 +94,7 @@ def test_a_loop_tiled_twice_gets_a_numbered_tile_loop(gemm):
     verdict = prove_legal(gemm, f"{text}; parallelize(S1.i_t); promote(S1.k)")
     assert verdict.verdict == "legal" and {"j_t", "j_t2"} <= set(verdict.parallel_loops)
 
+
 def test_tile_of_loops_not_adjacent_is_invalid():
     kernel = resolve_target("heat-3d").kernel
     verdict = prove_legal(kernel, "tile(S0.i, S0.k, 8, 8)")

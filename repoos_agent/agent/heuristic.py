@@ -19,6 +19,9 @@ from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.schedule import ScheduleError, parse_schedule
 
+STRIP_WIDTHS = (128, 512)
+"""Strip widths of a parallel innermost loop: a few strips per core at MEDIUM, whole cache lines always."""
+
 
 @dataclass(frozen=True)
 class Idea:
@@ -152,7 +155,7 @@ class HeuristicProposer:
         """Interchanges (after splitting statements off where needed) that make the innermost loop
         the one walking the last dimension of the statement's arrays."""
         fixes: list[tuple[str, str]] = [("", "")]
-        combined = ""  # every fix that still applies after the earlier ones, its splits only where needed
+        combined, together = "", []  # every fix that still applies after the earlier ones, its splits only where needed
         for index, statement in enumerate(self.kernel.statements):
             if len(statement.loops) < 2:
                 continue
@@ -175,10 +178,13 @@ class HeuristicProposer:
                 text = "; ".join([*splits, swap])
                 if self._legal(text):
                     fixes.append((text, f"{statement.name} split off, then {reason}" if splits else reason))
-                    combined = next((c for c in (_joined(combined, swap), _joined(combined, text)) if self._legal(c)), combined)
+                    extended = next((c for c in (_joined(combined, swap), _joined(combined, text)) if self._legal(c)), None)
+                    if extended is not None:
+                        combined = extended
+                        together.append(statement.name)
                     break
-        if len(fixes) > 2 and combined:
-            fixes.append((combined, "every statement's stride-1 loop innermost"))
+        if len(together) > 1:
+            fixes.append((combined, f"stride-1 loops innermost in {', '.join(together)}"))
         return fixes
 
     def _tiles(self, orders: list[tuple[str, str]]) -> list[str]:
@@ -228,6 +234,8 @@ class HeuristicProposer:
         target = statement.target
         if len(statement.loops) < 3 or not isinstance(target, ArrayRef) or len(target.indices) < 2:
             return None
+        if statement.op not in ("+=", "-=") and target not in array_refs(statement.value):
+            return None  # not an accumulation: nothing to keep in registers across a loop
         row, column = (_loop_of(index, statement) for index in target.indices[-2:])
         used = {name for index in target.indices for name, _ in index.terms}
         reductions = [n for n in statement.iterators if n not in used]
@@ -259,22 +267,26 @@ class HeuristicProposer:
         statements keep their outermost free loops parallel."""
         ideas = []
         for order_text in dict.fromkeys(text for text, _ in orders):
-            for width in (128, 512):
-                text, strips = order_text, []
-                for statement in self.kernel.statements:
-                    steps = self._strip(statement, text, width)
-                    if steps is not None:
-                        text = _joined(text, steps)
-                        strips.append(statement.name)
-                if strips:
-                    reason = f"strips of {width} of the free innermost loop of {', '.join(strips)} on all cores"
-                    ideas.append(Idea(_joined(text, *self._parallel_marks(prefix=text)), 3.0, reason))
+            text, strips, steps_taken = order_text, [], []
+            for statement in self.kernel.statements:
+                steps = self._strip(statement, text)
+                if steps is not None:
+                    text = _joined(text, steps)
+                    strips.append(statement.name)
+                    steps_taken.append(steps)
+            if not strips:
+                continue
+            for width in STRIP_WIDTHS:
+                sized = _joined(order_text, *(s.replace(f", {STRIP_WIDTHS[0]})", f", {width})") for s in steps_taken))
+                reason = f"strips of {width} of the free innermost loop of {', '.join(strips)} on all cores"
+                ideas.append(Idea(_joined(sized, *self._parallel_marks(prefix=sized)), 3.0, reason))
         return ideas
 
-    def _strip(self, statement: Statement, prefix: str, width: int) -> str | None:
-        """The steps (after `prefix`) that tile `statement`'s innermost loop by `width` and move the
-        strip loop as far out as stays legal with it parallel; None where an outer loop is free
-        already (parallelizing that is cheaper) or the innermost loop is not free."""
+    def _strip(self, statement: Statement, prefix: str) -> str | None:
+        """The steps (after `prefix`) that tile `statement`'s innermost loop in strips of
+        `STRIP_WIDTHS[0]` and move the strip loop as far out as stays legal with it parallel (how far
+        does not depend on the width); None where an outer loop is free already (parallelizing that
+        is cheaper) or the innermost loop is not free."""
         order = _loop_order_after(self.kernel, statement, prefix)
         if order is None or len(order) < 2:
             return None
@@ -290,7 +302,7 @@ class HeuristicProposer:
         ):
             return None
         strip = f"{names[-1]}_t"
-        moves = [f"tile({names[-1]}, {width})"]
+        moves = [f"tile({names[-1]}, {STRIP_WIDTHS[0]})"]
         moves += [f"interchange({name}, {strip})" for name in reversed(names[:-1])]
         for outward in range(len(names) - 1, 0, -1):
             text = _joined(*steps, *moves[: outward + 1])
@@ -305,7 +317,7 @@ class HeuristicProposer:
         while progress:
             progress = False
             for other in self.kernel.statements:
-                if other.name == name:
+                if other.name == name or not _share_outer_loop(other, self.kernel.statement(name)):
                     continue
                 first, second = sorted((other.name, name), key=lambda n: int(n[1:]))
                 text = _joined(prefix, *steps, f"distribute({first}, {second})")
@@ -323,10 +335,7 @@ class HeuristicProposer:
         first = statements[0]
         if (
             len(first.loops) < 2
-            or any(
-                len(s.loops) < 2 or (s.positions[0], s.loops[0].name) != (first.positions[0], first.loops[0].name)
-                for s in statements
-            )
+            or any(len(s.loops) < 2 or not _share_outer_loop(s, first) for s in statements)
             or self._legal(f"parallelize({first.name}.{first.loops[0].name})")
         ):
             return []
@@ -346,18 +355,18 @@ class HeuristicProposer:
                 return []
         ideas = []
         for factor in range(1, 5):
-            for steps, rows in ((16, 32), (32, 64)):
+            for time_steps, rows in ((16, 32), (32, 64)):
                 tiled = _joined(
                     text,
-                    f"skew({time}, {row}, {factor}); tile({time}, {row}, {steps}, {rows})",
+                    f"skew({time}, {row}, {factor}); tile({time}, {row}, {time_steps}, {rows})",
                     f"skew({time}_t, {row}_t, 1); interchange({time}_t, {row}_t); parallelize({time}_t)",
                 )
                 if self._legal(tiled):
-                    reason = f"time tiles of {steps} steps x {rows} rows, sweeps fused, run as a wavefront on all cores"
+                    reason = f"time tiles of {time_steps} steps x {rows} rows, sweeps fused, run as a wavefront on all cores"
                     ideas.append(Idea(tiled, 3.6, reason))
             if ideas:
                 return ideas
-        return ideas
+        return []
 
     def _wavefronts(self) -> list[Idea]:
         """Where the outer loops all carry dependences: skew so a loop becomes parallel."""
@@ -392,6 +401,14 @@ class HeuristicProposer:
             for vector in self._vectorizable()[:1]:
                 variations.append(Idea(f"{best.schedule}; {vector}" if best.schedule else vector, 2.5, "best so far, vectorized"))
         return [v for v in variations if self._legal(v.schedule)]
+
+
+def _share_outer_loop(first: Statement, second: Statement) -> bool:
+    """Whether the two statements sit in the same outermost loop (only then can `distribute` split them)."""
+    return bool(first.loops and second.loops) and (first.positions[0], first.loops[0].name) == (
+        second.positions[0],
+        second.loops[0].name,
+    )
 
 
 def _joined(*parts: str) -> str:

@@ -122,9 +122,10 @@ def build_loop_nest(kernel: Kernel, lowered: LoweredSchedule) -> LoopNest:
 
 
 def _separating_innermost(build: isl.AstBuild, schedule: isl.UnionMap) -> isl.AstBuild:
-    """`build` asked to split the innermost loop where statements start or stop, instead of testing
-    each statement inside it: fused or shifted statements (a stencil's two sweeps in one nest) then
-    get a guard-free loop gcc can vectorize, with the edges peeled before and after it."""
+    """`build` asked to split the deepest loop level where statements start or stop, instead of
+    testing each statement inside it: fused or shifted statements (a stencil's two sweeps in one
+    nest) then get a guard-free loop gcc can vectorize, with the edges peeled before and after it.
+    Only the deepest level: separating every level multiplies the code of tiled nests."""
     maps = schedule.get_map_list()
     if maps.n_map() == 0:
         return build

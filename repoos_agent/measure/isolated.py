@@ -66,10 +66,11 @@ class RaceRules:
         """Warm-ups and minimum repeats after a first (checked) run of `first_s` seconds. A run of a
         second or more has warm caches and pages after the checked run and a median over half the
         repeats (at least three) is as steady as a short run's; the full count would make a study
-        of slow kernels (adi at LARGE: 8 s a call) take hours."""
+        of slow kernels (adi at LARGE: 8 s a call) take hours. `first_s` is the faster contender's
+        run: a fast candidate of a slow baseline keeps the full count, as a short run needs it."""
         if first_s < self.long_run_s:
             return self.warmups, self.min_repeats
-        return 0, max(3, (self.min_repeats + 1) // 2)
+        return 0, min(self.min_repeats, max(3, (self.min_repeats + 1) // 2))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from itertools import chain, count
 from typing import NoReturn
 
 import islpy as isl
@@ -395,5 +396,5 @@ def apply_schedule(kernel: Kernel, schedule: Schedule) -> LoweredSchedule:
 
 def _tile_name(name: str, taken: set[str]) -> str:
     """`i_t` for the tile loop of `i`; `i_t2`, `i_t3`, ... when `i` is tiled again (two-level tiling)."""
-    candidates = (f"{name}_t{suffix}" for suffix in ["", *map(str, range(2, 100))])
+    candidates = chain([f"{name}_t"], (f"{name}_t{number}" for number in count(2)))
     return next(candidate for candidate in candidates if candidate not in taken)
