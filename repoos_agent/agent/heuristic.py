@@ -345,10 +345,10 @@ class HeuristicProposer:
             fused = (
                 _joined(
                     text,
-                    f"shift({statement.name}.{statement.loops[1].name}, {rows})" if rows else "",
+                    f"shift({statement.name}.{statement.loops[1].name}, {offset})" if offset else "",
                     f"fuse({first.name}, {statement.name}, 2)",
                 )
-                for rows in range(4)
+                for offset in range(4)
             )
             text = next((t for t in fused if self._legal(t)), None)
             if text is None:
