@@ -62,7 +62,7 @@ class RaceRules:
     stop_below_speedup: float | None = None  # a first run slower than this is not timed further
     long_run_s: float = 1.0  # runs at least this long: the checked run warmed them up, half the repeats do
 
-    def schedule_for(self, first_s: float) -> tuple[int, int]:
+    def warmups_and_repeats(self, first_s: float) -> tuple[int, int]:
         """Warm-ups and minimum repeats after a first (checked) run of `first_s` seconds. A run of a
         second or more has warm caches and pages after the checked run and a median over half the
         repeats (at least three) is as steady as a short run's; the full count would make a study
@@ -121,7 +121,7 @@ def race_in_process(
         message = f"stopped after one run: about {estimate:.2f}x, far behind the best so far"
         return HeadToHead("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]), tuple(timed))
     report("timing")
-    warmups, min_repeats = rules.schedule_for(min(first.values()))
+    warmups, min_repeats = rules.warmups_and_repeats(min(first.values()))
     for _ in range(warmups):
         baseline(fresh_copy(values))
         candidate(fresh_copy(values))
