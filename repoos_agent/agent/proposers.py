@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -55,24 +56,32 @@ def make_mixture(
     allow_reassociation: bool,
     base_url: str | None,
     baseline_s: float | None = None,
+    extents: Mapping[str, int] | None = None,
 ) -> MixtureOfAgents:
     def build(spec: str, offset: int) -> Proposer:
-        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url, baseline_s)
+        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url, baseline_s, extents)
 
     return MixtureOfAgents([build(spec, n) for n, spec in enumerate(references)], build(aggregator, 100) if aggregator else None)
 
 
 def make_proposer(
-    spec: str, kernel: Kernel, seed: int, allow_reassociation: bool, base_url: str | None = None, baseline_s: float | None = None
+    spec: str,
+    kernel: Kernel,
+    seed: int,
+    allow_reassociation: bool,
+    base_url: str | None = None,
+    baseline_s: float | None = None,
+    extents: Mapping[str, int] | None = None,
 ) -> Proposer:
-    """A fresh proposer for one dialogue."""
+    """A fresh proposer for one dialogue; `extents`, the parameter values of the size being measured,
+    let the heuristic fit its blocks to the arrays."""
     backend, _, model = spec.partition(":")
     if backend not in ("heuristic", "openai", "gemini"):
         raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
     if backend == "heuristic":
         if model:
             raise RepoosError(f"the heuristic backend takes no model (got `{spec}`)")
-        return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation)
+        return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation, extents=dict(extents or {}))
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")
     if backend == "openai":

@@ -153,14 +153,16 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     specs = [*config.moa, *([config.aggregator] if config.aggregator else [])] if config.moa else [config.backend]
     baseline_s = _baseline_seconds(target, config) if any(spec != "heuristic" for spec in specs) else None
 
+    extents = target.kernel.parameter_values(target.inputs(config.size, config.seed))
+
     def proposer_for(number: int):
         seed = config.seed + 1000 * number
         if config.moa:
             moa = list(config.moa)
             return make_mixture(
-                moa, config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s
+                moa, config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s, extents
             )
-        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s)
+        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s, extents)
 
     proposers = [proposer_for(number) for number in range(config.k)]
 

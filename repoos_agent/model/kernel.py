@@ -9,6 +9,7 @@ objects live in one `isl.Context` per kernel (isl forbids mixing contexts).
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from weakref import WeakKeyDictionary
@@ -147,6 +148,16 @@ class Kernel:
             if array.name == name:
                 return array
         raise KeyError(name)
+
+    def parameter_values(self, values: Mapping[str, object]) -> dict[str, int]:
+        """The integer parameters' values in a call with `values`: arguments as given, shape
+        parameters read from their array's shape."""
+        known = {name: int(values[name]) for name in self.parameters if name in self.arguments and name in values}
+        for shape in self.shape_parameters:
+            array = values.get(shape.array)
+            if array is not None:
+                known[shape.name] = int(array.shape[shape.dim])
+        return known
 
     @property
     def param_space(self) -> str:
