@@ -45,7 +45,6 @@ class Dependence:
 
 
 _CACHE: WeakKeyDictionary[Kernel, tuple[Dependence, ...]] = WeakKeyDictionary()
-_UNION_CACHE: WeakKeyDictionary[Kernel, isl.UnionMap] = WeakKeyDictionary()
 
 
 def dependences(kernel: Kernel) -> tuple[Dependence, ...]:
@@ -53,16 +52,6 @@ def dependences(kernel: Kernel) -> tuple[Dependence, ...]:
     if kernel not in _CACHE:
         _CACHE[kernel] = _compute(kernel)
     return _CACHE[kernel]
-
-
-def dependence_union(kernel: Kernel) -> isl.UnionMap:
-    """All of `kernel`'s dependences as one union map (cached): one isl test covers them all."""
-    if kernel not in _UNION_CACHE:
-        result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
-        for dependence in dependences(kernel):
-            result = result.union(isl.UnionMap.from_map(dependence.relation))
-        _UNION_CACHE[kernel] = result
-    return _UNION_CACHE[kernel]
 
 
 def _schedule_of(kernel: Kernel, statement: Statement) -> isl.Map:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import islpy as isl
 
-from repoos_agent.legality.dependences import Dependence, dependence_union, dependences
+from repoos_agent.legality.dependences import Dependence, dependences
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
@@ -64,9 +64,10 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     reduction_violations = _order_violations(kernel, reduction_candidates, lowered)
     reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
     broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
-    parallel, private = _parallel_violations(kernel, deps, lowered)
+    distances = TimeDistances(kernel, lowered)
+    parallel, private = _parallel_violations(kernel, deps, lowered, distances)
     lowered = replace(lowered, private=private)
-    free_loops = _parallel_loops(kernel, deps, lowered) if explain else ()
+    free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
     canonical = str(parsed)
     if broken or parallel or (reordered and not allow_reassociation):
@@ -165,49 +166,72 @@ def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
     return _violated_pairs(dependence, lowered).is_subset(same_element)
 
 
-def _carried_at(width: int, dim: int, ctx: isl.Context) -> isl.Map:
-    """Pairs of times equal before `dim` and different at `dim`."""
-    a = ", ".join(f"t{k}" for k in range(width))
-    b = ", ".join(f"u{k}" for k in range(width))
-    equal = " and ".join([f"t{k} = u{k}" for k in range(dim)] + [f"t{dim} != u{dim}"])
-    return isl.Map.read_from_str(ctx, f"{{ [{a}] -> [{b}] : {equal} }}")
+class TimeDistances:
+    """How far in time each dependence reaches under one schedule, computed once per dependence.
+
+    Whether a loop carries a dependence is then a test on a small set of distance vectors (zero
+    before the loop's dimension, non-zero at it), where mapping every dependence through the
+    schedule again for each loop took most of a legality check."""
+
+    def __init__(self, kernel: Kernel, lowered: LoweredSchedule) -> None:
+        self.kernel, self.lowered = kernel, lowered
+        self._schedules: dict[str, isl.Map] = {}
+        self._distances: dict[Dependence, isl.Set] = {}
+        self._carried: dict[int, isl.Set] = {}
+
+    def carries(self, dependence: Dependence, loop_id: str) -> bool:
+        """Whether some pair of `dependence` runs at different iterations of loop `loop_id` and the same
+        iteration of every loop around it."""
+        dim = 2 * self.lowered.level_of(loop_id) + 1
+        return not self._distances_of(dependence).intersect(self._carried_at(dim)).is_empty()
+
+    def _distances_of(self, dependence: Dependence) -> isl.Set:
+        if dependence not in self._distances:
+            source, sink = self._schedule(dependence.source), self._schedule(dependence.sink)
+            self._distances[dependence] = dependence.relation.apply_domain(source).apply_range(sink).deltas()
+        return self._distances[dependence]
+
+    def _schedule(self, statement) -> isl.Map:
+        if statement.name not in self._schedules:
+            self._schedules[statement.name] = _statement_map(self.lowered, statement)
+        return self._schedules[statement.name]
+
+    def _carried_at(self, dim: int) -> isl.Set:
+        """Distance vectors zero before `dim` and non-zero at `dim`."""
+        if dim not in self._carried:
+            names = ", ".join(f"d{k}" for k in range(self.lowered.width))
+            condition = " and ".join([f"d{k} = 0" for k in range(dim)] + [f"d{dim} != 0"])
+            self._carried[dim] = isl.Set.read_from_str(self.kernel.ctx, f"{{ [{names}] : {condition} }}")
+        return self._carried[dim]
 
 
-def _members_domain(kernel: Kernel, lowered: LoweredSchedule, loop_id: str) -> isl.UnionSet:
-    result = isl.UnionSet.empty(isl.Space.params_alloc(kernel.ctx, 0))
-    for name in lowered.statements_in(loop_id):
-        result = result.union(isl.UnionSet.from_set(kernel.statement(name).domain))
-    return result
-
-
-def loop_carries(kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str) -> bool:
-    """Whether loop `loop_id` carries any dependence (one union test)."""
-    if not deps:
-        return False
-    members = _members_domain(kernel, lowered, loop_id)
-    everything = dependence_union(kernel) if deps is dependences(kernel) else _union(kernel, deps)
-    touching = everything.intersect_domain(members).union(everything.intersect_range(members))
-    in_time = touching.apply_domain(lowered.schedule).apply_range(lowered.schedule)
-    carried = _carried_at(lowered.width, 2 * lowered.level_of(loop_id) + 1, kernel.ctx)
-    return not in_time.intersect(isl.UnionMap.from_map(carried)).is_empty()
+def loop_carries(
+    kernel: Kernel,
+    deps: tuple[Dependence, ...],
+    lowered: LoweredSchedule,
+    loop_id: str,
+    distances: TimeDistances | None = None,
+) -> bool:
+    """Whether loop `loop_id` carries any of `deps`. `distances` shares one schedule's distances between loops."""
+    return bool(carried_dependences(kernel, deps, lowered, loop_id, limit=1, distances=distances))
 
 
 def carried_dependences(
-    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str, limit: int | None = None
+    kernel: Kernel,
+    deps: tuple[Dependence, ...],
+    lowered: LoweredSchedule,
+    loop_id: str,
+    limit: int | None = None,
+    distances: TimeDistances | None = None,
 ) -> list[Dependence]:
-    """The dependences loop `loop_id` carries: its iterations could not run in parallel."""
-    if not loop_carries(kernel, deps, lowered, loop_id):
-        return []
+    """The dependences loop `loop_id` carries (at most `limit`): its iterations could not run in parallel."""
+    distances = distances or TimeDistances(kernel, lowered)
     members = set(lowered.statements_in(loop_id))
-    dim = 2 * lowered.level_of(loop_id) + 1
-    carried = _carried_at(lowered.width, dim, kernel.ctx)
     found = []
     for dependence in deps:
         if dependence.source.name not in members and dependence.sink.name not in members:
             continue
-        source, sink = _statement_map(lowered, dependence.source), _statement_map(lowered, dependence.sink)
-        in_time = dependence.relation.apply_domain(source).apply_range(sink)
-        if not in_time.intersect(carried).is_empty():
+        if distances.carries(dependence, loop_id):
             found.append(dependence)
             if limit is not None and len(found) >= limit:
                 break
@@ -221,26 +245,28 @@ def parallel_obstacles(
     loop_id: str,
     limit: int | None = None,
     flows: ScalarFlows | None = None,
+    distances: TimeDistances | None = None,
 ) -> tuple[list[Dependence], Privatization]:
     """The dependences that keep loop `loop_id` from running in parallel once the scalars written in it
     that it may privatize are private (at most `limit`), and that privatization. Scalars are only
     considered when they are all that stops the loop: otherwise the array dependences are the ones to
-    show. `flows` shares the dataflow of one schedule between its loops."""
+    show. `flows` and `distances` share the dataflow and the time distances of one schedule between its loops."""
     nothing = Privatization(loop_id, frozenset(), {})
-    if not loop_carries(kernel, deps, lowered, loop_id):
+    distances = distances or TimeDistances(kernel, lowered)
+    if not loop_carries(kernel, deps, lowered, loop_id, distances):
         return [], nothing
     on_arrays = tuple(d for d in deps if kernel.array(d.array).rank > 0)
-    if loop_carries(kernel, on_arrays, lowered, loop_id):
-        return carried_dependences(kernel, on_arrays, lowered, loop_id, limit), nothing
+    if loop_carries(kernel, on_arrays, lowered, loop_id, distances):
+        return carried_dependences(kernel, on_arrays, lowered, loop_id, limit, distances), nothing
     written = {a.array for name in lowered.statements_in(loop_id) for a in kernel.statement(name).writes}
     scalars = {name for name in written if kernel.array(name).rank == 0}
     privatization = privatize(flows or ScalarFlows(kernel, lowered), loop_id, scalars)
     shared = tuple(d for d in deps if kernel.array(d.array).rank == 0 and d.array not in privatization.private)
-    return carried_dependences(kernel, shared, lowered, loop_id, limit), privatization
+    return carried_dependences(kernel, shared, lowered, loop_id, limit, distances), privatization
 
 
 def _parallel_violations(
-    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances
 ) -> tuple[list[Violation], dict[str, frozenset[str]]]:
     """Dependences the parallel and vector marks break, and the scalars each legal parallel loop privatizes.
     A vectorized loop gets no private copies: its lanes share one variable."""
@@ -250,9 +276,9 @@ def _parallel_violations(
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
         if loop_id in lowered.vector:
-            carried, refused = carried_dependences(kernel, deps, lowered, loop_id, limit=3), {}
+            carried, refused = carried_dependences(kernel, deps, lowered, loop_id, limit=3, distances=distances), {}
         else:
-            carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3, flows=flows)
+            carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3, flows=flows, distances=distances)
             refused = privatization.refused
             if not carried and privatization.private:
                 private[loop_id] = privatization.private
@@ -268,14 +294,14 @@ def _parallel_violations(
 
 
 def _parallel_loops(
-    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances
 ) -> tuple[tuple[str, frozenset[str]], ...]:
     """The loops of this schedule that could run in parallel, outermost first, each with the scalars
     it would privatize."""
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
     free, flows = [], ScalarFlows(kernel, lowered)
     for loop_id in sorted(ids, key=lowered.level_of):
-        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows)
+        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, 1, flows, distances)
         if not carried:
             free.append((lowered.qualified_name(loop_id), privatization.private))
     return tuple(free)
