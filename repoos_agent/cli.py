@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from repoos_agent.agent.display import LiveLeaderboard
@@ -40,9 +40,15 @@ from repoos_agent.search_options import (
     search_target,
 )
 from repoos_agent.store import open_store
-from repoos_agent.store.recording import record_baseline_check, record_evaluation, record_ingest, record_search
+from repoos_agent.store.recording import (
+    record_baseline_check,
+    record_evaluation,
+    record_ingest,
+    record_search,
+    stored_schedule,
+)
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
-from repoos_agent.target import resolve_target
+from repoos_agent.target import Target, resolve_target
 from tui import command as tui_command
 
 
@@ -176,6 +182,7 @@ def command_cache(args: argparse.Namespace) -> int:
 def command_optimize(args: argparse.Namespace) -> int:
     target = search_target(args)
     config = search_config(args)
+    config = replace(config, incumbent=_stored_incumbent(args, target, config.compiler))
     with search_events(args) as events:
         display = LiveLeaderboard(target.label) if not args.json and sys.stderr.isatty() else None
         if display:
@@ -205,6 +212,8 @@ def command_optimize(args: argparse.Namespace) -> int:
         "cost_usd": result.cost_usd,
         "run": result.run,
         "verified_kernel": contract.key if contract else None,
+        "incumbent": config.incumbent,
+        "incumbent_kept": bool(config.incumbent) and result.best is not None and result.best.agent == "store",
     }
     if args.json:
         _print_json(payload)
@@ -216,9 +225,24 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
+    if payload["incumbent_kept"]:
+        print("  the stored VerifiedKernel's schedule: no schedule of this search beat it in the racing finish")
     if contract:
         print(f"  saved as the VerifiedKernel of {contract.function} (`repoos run` and repoos_agent.swap use it)")
     return 0
+
+
+def _stored_incumbent(args: argparse.Namespace, target: Target, compiler: str) -> str | None:
+    """The stored VerifiedKernel's schedule for this source and backend, raced in the search's finish
+    (`stored_schedule`); a store that cannot be read has none (the search's result is still recorded, or warned about)."""
+    try:
+        store = open_store(args.graph)
+        try:
+            return stored_schedule(store, target, compiler)
+        finally:
+            store.close()
+    except RepoosError:
+        return None
 
 
 UNRECORDED_EXIT = 3
@@ -270,6 +294,7 @@ def command_eval(args: argparse.Namespace) -> int:
         tools=parse_tools(args.compare) if args.compare else (),
         seed=args.seed,
         timeout_s=args.timeout,
+        log_dir=str(Path(args.out) / "logs"),
     )
     tool_names = tuple(spec.name for spec in config.tools)
 
@@ -367,7 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument(
         "--compare", help="tools measured in the same run: numba,graphite,polly (a C tool may name its compiler: polly=/path/clang)"
     )
-    eval_parser.add_argument("--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png")
+    eval_parser.add_argument(
+        "--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png, and logs/ with every search's events"
+    )
     eval_parser.add_argument("--seed", type=int, default=0)
     eval_parser.add_argument("--timeout", type=positive_float, default=120.0, help="seconds per measurement before a timeout")
     eval_parser.set_defaults(run=command_eval)

@@ -16,6 +16,7 @@ from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
+from repoos_agent.schedule import parse_schedule
 from repoos_agent.target import resolve_target
 
 from .conftest import EXAMPLES, ROOT
@@ -145,3 +146,14 @@ def test_register_blocks_are_fitted_to_the_measured_size_and_compute_the_same_ou
 
 def test_the_heuristic_without_a_size_proposes_no_fitted_blocks():
     assert not [i for i in HeuristicProposer(resolve_target("gemm").kernel).ideas if "fitted" in i.reason]
+
+
+def test_the_stored_kernels_schedule_is_raced_in_the_finish():
+    # A rerun must not replace the stored VerifiedKernel with something slower: its schedule is evaluated
+    # like a proposal (as the store's) and always re-measured in the racing finish the winner comes from.
+    incumbent = str(parse_schedule("unroll(S1.j, 2); parallelize(i)"))
+    events = EventStream()
+    optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=4, size="SMALL", incumbent=incumbent), events)
+    evaluations = [e for e in events.events if e.kind == "evaluation" and e.schedule == incumbent]
+    assert [e.agent for e in evaluations if not e.detail.get("race")] == ["store"]
+    assert [e.verdict for e in evaluations if e.detail.get("race")] == ["legal"]

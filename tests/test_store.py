@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.store import (
     Array,
     Dependence,
@@ -21,7 +22,7 @@ from repoos_agent.store import (
     VerifiedKernel,
     function_key,
 )
-from repoos_agent.store.recording import record_evaluation, record_ingest, record_winner
+from repoos_agent.store.recording import record_evaluation, record_ingest, record_winner, stored_schedule
 from repoos_agent.target import resolve_target
 from tests.conftest import ROOT
 from tests.graph_servers import start_falkordb
@@ -129,6 +130,21 @@ def test_check_and_optimize_records_round_trip(store):
     assert contract.schedule == "parallelize(i)" and contract.z3_verdict == "true" and contract.isl_verdict == "legal"
     assert contract.source_hash == gemm.source_hash and contract.signature[-1] == "B:float64"
     assert Path(contract.library).exists() and "-O3" in contract.flags and contract.cpu
+
+
+def test_the_stored_schedule_is_the_incumbent_only_for_the_same_source_and_backend(store, tmp_path: Path):
+    # `repoos optimize` races the stored kernel's schedule in its finish; a kernel built from other
+    # source, or by the other backend, is no incumbent.
+    path = tmp_path / "kernel.py"
+    path.write_text("def scale(n, a, b):\n    for i in range(n):\n        b[i] = 2.0 * a[i]\n")
+    specs = [parse_arg_spec(text) for text in ("n=1000", "a=f64[n]", "b=f64[n]")]
+    target = resolve_target(f"{path}:scale", specs)
+    assert stored_schedule(store, target) is None
+    record_winner(store, target, evaluate_schedule(target, "parallelize(i)", None))
+    assert stored_schedule(store, target) == "parallelize(i)"
+    assert stored_schedule(store, target, compiler="mlir") is None
+    path.write_text("def scale(n, a, b):\n    for i in range(n):\n        b[i] = 3.0 * a[i]\n")
+    assert stored_schedule(store, resolve_target(f"{path}:scale", specs)) is None
 
 
 def test_sqlite_store_survives_reopening(tmp_path: Path):

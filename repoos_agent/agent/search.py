@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,6 +58,7 @@ class SearchConfig:
     allow_reassociation: bool = False
     timeout_s: float = 120.0
     mode: str = "dialogue"  # or "tools": the model calls the engine's tools itself
+    incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish, the winner must beat it
 
 
 @dataclass(frozen=True)
@@ -252,7 +254,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     cancelled = control.cancelled
     if not cancelled:
         try:
-            best, speedup, spread = _racing_finish(target, config, leaderboard, events, run, control)
+            incumbent = _measure_incumbent(config, evaluate, leaderboard, seen_lock, events, run)
+            best, speedup, spread = _racing_finish(target, config, leaderboard, events, run, control, incumbent)
         except SearchCancelled:
             cancelled = True
     if cancelled:
@@ -384,16 +387,49 @@ def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
     return best, best.speedup, best.evaluation.spread or 0.0
 
 
+def _measure_incumbent(
+    config: SearchConfig,
+    evaluate: Callable[[str], Evaluation],
+    leaderboard: list[Entry],
+    lock: threading.Lock,
+    events: EventStream,
+    run: str,
+) -> Entry | None:
+    """The stored VerifiedKernel's schedule evaluated like any proposal (once: a dialogue may have
+    proposed it already), on the leaderboard as the store's; None without one."""
+    if not config.incumbent:
+        return None
+    schedule = _canonical(config.incumbent)
+    with lock:
+        known = next((e for e in leaderboard if e.schedule == schedule), None)
+    if known is not None:
+        return known
+    entry = Entry(schedule, 0, 0, "store", evaluate(schedule))
+    with lock:
+        leaderboard.append(entry)
+    events.emit(_evaluation_event(run, entry))
+    return entry
+
+
 def _racing_finish(
-    target: Target, config: SearchConfig, leaderboard: list[Entry], events: EventStream, run: str, control: SearchControl
+    target: Target,
+    config: SearchConfig,
+    leaderboard: list[Entry],
+    events: EventStream,
+    run: str,
+    control: SearchControl,
+    incumbent: Entry | None = None,
 ):
     """Re-measure the finalists with more repeats; a lead must exceed the spread to count.
 
-    Each finalist waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
+    The incumbent (the stored kernel's schedule) is always a finalist when it is still legal and
+    correct. Each finalist waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
     finalists = by_speedup(unique.values())[:RACE_FINALISTS]
+    if incumbent is not None and incumbent.schedule in unique and unique[incumbent.schedule] not in finalists:
+        finalists.append(unique[incumbent.schedule])
     raced: list[tuple[Entry, float, float]] = []
     for entry in finalists:
         control.checkpoint()

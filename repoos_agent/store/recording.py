@@ -289,6 +289,16 @@ def record_winner(
     return contract
 
 
+def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> str | None:
+    """The schedule of the function's VerifiedKernel, when it was built from this very source by this
+    backend: the incumbent a new search races in its finish, so that a rerun (fewer turns, a noisy
+    moment) never replaces a faster stored kernel with a slower one. None when there is none."""
+    contract = store.get(VerifiedKernel, function_key(target.kernel.path, target.kernel.name))
+    if contract is None or contract.source_hash != source_hash(target.kernel.source) or contract.backend != compiler:
+        return None
+    return contract.schedule or None
+
+
 def record_search(store: GraphStore, target: Target, result: SearchResult, config: SearchConfig) -> VerifiedKernel | None:
     """Every evaluation of an optimize run, then its racing winner as the VerifiedKernel (not for a cancelled run)."""
     for entry in result.leaderboard:
