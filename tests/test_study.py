@@ -88,6 +88,11 @@ def test_eval_measures_our_search_and_the_three_tools_on_the_same_inputs(repoos_
             if tool["status"] == "ok":  # timed only after its outputs matched ours
                 assert tool["max_rel_error"] <= 1e-9 and tool["speedup"] > 0
     assert (out / "eval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Every search's events are kept: which schedule measured what, for an audit or `repoos tui --replay`.
+    for row in rows:
+        log = out / "logs" / f"{row['kernel']}-MINI-seed0.jsonl"
+        kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
+        assert kinds[0] == "run_started" and kinds[-1] == "run_finished" and "evaluation" in kinds
 
 
 def test_kernels_may_carry_their_own_size():

@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, find_bundled
 from repoos_agent.errors import RepoosError
@@ -49,6 +50,7 @@ class StudyConfig:
     tools: tuple[ToolSpec, ...] = ()
     seed: int = 0
     timeout_s: float = 120.0
+    log_dir: str | None = None  # each search's events as JSON lines, `<kernel>-<size>-seed<seed>.jsonl` (`repoos tui` replays them)
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,18 @@ def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[
         timeout_s=config.timeout_s,
     )
     events = EventStream()
-    result = optimize(target, search, events)
+    log = None
+    if config.log_dir:
+        path = Path(config.log_dir) / f"{target.label}-{size}-seed{seed}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)  # a log is one search's: a rerun into the same directory replaces it
+        log = JsonlLog(path)
+        events.subscribe(log)
+    try:
+        result = optimize(target, search, events)
+    finally:
+        if log is not None:
+            log.close()
     return result, list(events.events)
 
 
