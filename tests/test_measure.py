@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import time
 from dataclasses import replace
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +93,61 @@ def test_an_endless_candidate_times_out_and_the_worker_recovers(gemm, worker):
     assert result.outcome == "timeout" and "while running the candidate" in result.message
     assert time.monotonic() - start < 10
     assert worker.race(baseline, baseline, values, rules(target), timeout_s=60).outcome == "ok"
+
+
+def _race_an_endless_candidate(racing) -> None:
+    """An engine whose worker runs a candidate that never ends (the test kills this engine)."""
+    target = resolve_target("gemm")
+    values = target.inputs("MINI")
+    baseline = build_baseline(target.kernel, Signature.of_values(target.kernel, values))
+    endless = sabotaged(baseline, "    return 0;\n}", "    for (volatile int spin = 1; spin;) {}\n    return 0;\n}")
+    racing.set()
+    MeasurementWorker().race(baseline, endless, values, rules(target), timeout_s=600)
+
+
+def _children(parent: int) -> list[int]:
+    """Live processes whose parent is `parent` (zombies count as gone)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_worker_stops_when_the_engine_is_killed_mid_race():
+    # `repoos eval` killed during a long race must not leave its worker spinning on a core for minutes.
+    context = multiprocessing.get_context("spawn")
+    racing = context.Event()
+    engine = context.Process(target=_race_an_endless_candidate, args=(racing,))
+    engine.start()
+    assert racing.wait(120)
+    deadline = time.monotonic() + 30
+    workers = []
+    while not workers and time.monotonic() < deadline:
+        workers = [pid for pid in _children(engine.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        time.sleep(0.1)
+    assert workers, "the engine started no measuring worker"
+    time.sleep(1.0)  # the worker is inside the endless candidate now
+    engine.kill()
+    engine.join(10)
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:  # never leave a spinning process behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not left
 
 
 def _hold_lock(intervals, rounds: int) -> None:

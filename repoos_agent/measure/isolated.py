@@ -10,6 +10,7 @@ endless loop is cut off by the parent's time limit. Either becomes an outcome.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -142,9 +143,10 @@ def race_in_process(
     return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]), tuple(timed))
 
 
-def _serve(connection: Connection) -> None:
+def _serve(connection: Connection, engine: int) -> None:
     """The worker's loop: one job in, stage reports and one result out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with, args=(engine,), daemon=True, name="repoos-measure-watch").start()
     while True:
         try:
             job = connection.recv()
@@ -162,6 +164,15 @@ def _serve(connection: Connection) -> None:
         connection.send(("result", result))
 
 
+def _exit_with(engine: int) -> None:
+    """End the worker once the engine process `engine` that started it is gone (killed in the middle of a
+    study): a race of a slow kernel would otherwise run on for minutes, holding a core and the measurement
+    lock, with nobody to report to. It runs while a kernel does: ctypes releases the GIL around the call."""
+    while os.getppid() == engine:
+        time.sleep(0.2)
+    os._exit(1)
+
+
 class MeasurementWorker:
     """One worker process, restarted after a crash or a time-out; one job at a time."""
 
@@ -173,7 +184,7 @@ class MeasurementWorker:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child,), daemon=True, name="repoos-measure")
+        self._process = self._context.Process(target=_serve, args=(child, os.getpid()), daemon=True, name="repoos-measure")
         self._process.start()
         child.close()
         self._connection = parent
