@@ -213,7 +213,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         "run": result.run,
         "verified_kernel": contract.key if contract else None,
         "incumbent": config.incumbent,
-        "incumbent_kept": bool(config.incumbent) and result.best is not None and result.best.agent == "store",
+        "incumbent_kept": result.kept_incumbent,
     }
     if args.json:
         _print_json(payload)
@@ -226,7 +226,7 @@ def command_optimize(args: argparse.Namespace) -> int:
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
     if payload["incumbent_kept"]:
-        print("  the stored VerifiedKernel's schedule: no schedule of this search beat it in the racing finish")
+        print("  the stored VerifiedKernel's schedule: no schedule of this search beat it beyond the spread")
     if contract:
         print(f"  saved as the VerifiedKernel of {contract.function} (`repoos run` and repoos_agent.swap use it)")
     return 0
@@ -269,10 +269,8 @@ def _record(args: argparse.Namespace, write, *values):
 def _progress_line(event: Event) -> None:
     if event.kind == "evaluation" and not event.detail.get("race"):
         speedup = f"{event.speedup:.2f}x" if event.speedup else "-"
-        print(
-            f"  [d{event.dialogue} t{event.turn}] {event.verdict:<14} {speedup:>7}  {event.schedule or '(identity)'}",
-            file=sys.stderr,
-        )
+        where = f"d{event.dialogue} t{event.turn}" if event.dialogue is not None else event.agent
+        print(f"  [{where}] {event.verdict:<14} {speedup:>7}  {event.schedule or '(identity)'}", file=sys.stderr)
 
 
 def command_eval(args: argparse.Namespace) -> int:

@@ -148,12 +148,30 @@ def test_the_heuristic_without_a_size_proposes_no_fitted_blocks():
     assert not [i for i in HeuristicProposer(resolve_target("gemm").kernel).ideas if "fitted" in i.reason]
 
 
-def test_the_stored_kernels_schedule_is_raced_in_the_finish():
+def _incumbent_events(events: EventStream, schedule: str) -> tuple[list, list]:
+    evaluations = [e for e in events.events if e.kind == "evaluation" and e.schedule == schedule]
+    return [e for e in evaluations if not e.detail.get("race")], [e for e in evaluations if e.detail.get("race")]
+
+
+def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measured_slowly(monkeypatch):
     # A rerun must not replace the stored VerifiedKernel with something slower: its schedule is evaluated
-    # like a proposal (as the store's) and always re-measured in the racing finish the winner comes from.
-    incumbent = str(parse_schedule("unroll(S1.j, 2); parallelize(i)"))
+    # as the store's proposal and re-measured in the racing finish, even when it is not among the fastest.
+    monkeypatch.setattr("repoos_agent.agent.search.RACE_FINALISTS", 1)
+    incumbent = str(parse_schedule("unroll(S1.j, 2)"))  # sequential: slower than the parallel candidates
     events = EventStream()
-    optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=4, size="SMALL", incumbent=incumbent), events)
-    evaluations = [e for e in events.events if e.kind == "evaluation" and e.schedule == incumbent]
-    assert [e.agent for e in evaluations if not e.detail.get("race")] == ["store"]
-    assert [e.verdict for e in evaluations if e.detail.get("race")] == ["legal"]
+    result = optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=4, size="SMALL", incumbent=incumbent), events)
+    proposed, raced = _incumbent_events(events, incumbent)
+    assert [(e.agent, e.dialogue) for e in proposed] == [("store", None)]
+    assert [e.verdict for e in raced] == ["legal"]
+    assert len([e for e in events.events if e.kind == "evaluation" and e.detail.get("race")]) == 2
+    assert result.kept_incumbent == (result.schedule == incumbent)
+
+
+def test_a_stored_schedule_the_search_proposes_again_is_measured_once_and_raced_once():
+    target = resolve_target("gemm")
+    extents = target.kernel.parameter_values(target.inputs("SMALL"))
+    incumbent = HeuristicProposer(target.kernel, extents=extents).propose([], 1)[0].schedule
+    events = EventStream()
+    optimize(target, SearchConfig(iters=1, candidates=2, size="SMALL", incumbent=incumbent), events)
+    proposed, raced = _incumbent_events(events, incumbent)
+    assert [e.agent for e in proposed] == ["heuristic"] and len(raced) == 1

@@ -39,7 +39,8 @@ class Row:
         """Who proposed it: in a Mixture-of-Agents run the agent differs per row, the dialogue tells runs apart."""
         agent = self.event.agent or "?"
         # `openai:gpt-4o-mini` and `openai:gpt-4o` must stay apart in a narrow column: the model says more than the backend.
-        return f"{agent.split(':', 1)[-1]} d{self.event.dialogue}"
+        name = agent.split(":", 1)[-1]
+        return f"{name} d{self.event.dialogue}" if self.event.dialogue is not None else name  # the store's entry: no dialogue
 
     @property
     def speedup_text(self) -> str:

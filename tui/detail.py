@@ -29,7 +29,8 @@ def describe(row: Row) -> Text:
     text.append(row.schedule + "\n", style="bold")
     text.append(f"{event.verdict}", style="green" if event.verdict == "legal" else "red")
     text.append(f"  {row.speedup_text} {row.spread_text}  z3 verified: {event.verified or 'unknown'}\n")
-    text.append(f"proposed by {event.agent} (dialogue {event.dialogue}, turn {event.turn})")
+    where = f" (dialogue {event.dialogue}, turn {event.turn})" if event.dialogue is not None else ""
+    text.append(f"proposed by {event.agent}{where}")
     text.append(f": {row.reason}\n" if row.reason else "\n")
     times = event.times
     if times:

@@ -19,7 +19,7 @@ import islpy as isl
 from repoos_agent.agent.machine import Machine, this_machine
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
-from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import ScheduleError, parse_schedule
 
 RAGGED_EDGE_COST = 8.0
@@ -242,27 +242,29 @@ class HeuristicProposer:
     def _fitted_block(self, statement: Statement, row: str, column: str) -> tuple[int, int, int] | None:
         """Register block and panel for `statement` at the measured size: the rows x columns block
         that wastes least, counting the ragged edges the block leaves (they run as written) and the
-        lanes a row of the block leaves idle in its last vector, counted in half vectors (a row of 44
-        doubles ends in a 256-bit operation, which costs half of a 512-bit one where 512-bit
-        operations are split in two, as on Zen 4: 4 x 44 blocks ran gemm at LARGE in 0.039 s, 6 x 32
-        in 0.042 s and 5 x 32 in 0.044 s). None when the size is unknown."""
+        lanes a row of the block leaves idle in its last vector. With 512-bit vectors that is counted
+        in half vectors: a row of 44 doubles ends in a 256-bit operation, which costs half of a 512-bit
+        one where those are split in two, as on this Zen 4 (4 x 44 blocks ran gemm at LARGE in 0.039 s,
+        6 x 32 in 0.042 s and 5 x 32 in 0.044 s); on a machine with full-width 512-bit units the half
+        costs a whole one and the block is a little worse than it looks. None when the size is unknown
+        or no block fits the loops."""
         rows, columns = self._extent(statement, row), self._extent(statement, column)
         if rows is None or columns is None:
             return None
         lanes = self.machine.simd_doubles
         accumulators = (32 if lanes == 8 else 16) * 3 // 4  # the rest hold a row of the other operand and a broadcast
+        granule = lanes // 2 if lanes == 8 else lanes  # the narrowest operation that costs less than a full vector
 
         def cost(block: tuple[int, int]) -> float:
             height, width = block
             full = (rows // height * height) * (columns // width * width) / (rows * columns)
-            half = max(1, lanes // 2)
-            used = width / (-(-width // half) * half)
+            used = width / (-(-width // granule) * granule)
             return full / used + (1 - full) * RAGGED_EDGE_COST
 
         shapes = [
             (height, width)
             for height in range(2, 9)
-            for width in range(lanes, 8 * lanes + 1, max(1, lanes // 2))
+            for width in range(lanes, 8 * lanes + 1, granule)
             if accumulators * 2 // 3 <= height * -(-width // lanes) <= accumulators and height <= rows and width <= columns
         ]
         if not shapes:
@@ -271,18 +273,20 @@ class HeuristicProposer:
         return height, 256 if height <= 4 else 128, width
 
     def _extent(self, statement: Statement, loop: str) -> int | None:
-        """How many values `statement`'s loop `loop` takes at the measured size (its widest range, for a
-        triangular loop), or None when the size is unknown."""
-        domain = statement.domain
-        for position in range(domain.dim(isl.dim_type.param)):
-            name = domain.get_dim_name(isl.dim_type.param, position)
-            if name not in self.extents:
+        """How many values `statement`'s loop `loop` spans at the measured size (from its smallest to its
+        largest value over the whole domain, for a triangular loop), or None when the size is unknown."""
+        with isl_lock(self.kernel):
+            domain = statement.domain
+            for position in range(domain.dim(isl.dim_type.param)):
+                name = domain.get_dim_name(isl.dim_type.param, position)
+                if name not in self.extents:
+                    return None
+                value = isl.Val.int_from_si(domain.get_ctx(), self.extents[name])
+                domain = domain.fix_val(isl.dim_type.param, position, value)
+            if domain.is_empty():
                 return None
-            domain = domain.fix_val(isl.dim_type.param, position, isl.Val.int_from_si(domain.get_ctx(), self.extents[name]))
-        if domain.is_empty():
-            return None
-        position = statement.iterators.index(loop)
-        return domain.dim_max_val(position).to_python() - domain.dim_min_val(position).to_python() + 1
+            position = statement.iterators.index(loop)
+            return domain.dim_max_val(position).to_python() - domain.dim_min_val(position).to_python() + 1
 
     def _register_tile(self, statement: Statement, prefix: str, sizes: tuple[int, int, int] | None, parallel: bool) -> str | None:
         """The steps (after `prefix`) that register-tile `statement` with blocks of `sizes` (None: the

@@ -58,7 +58,7 @@ class SearchConfig:
     allow_reassociation: bool = False
     timeout_s: float = 120.0
     mode: str = "dialogue"  # or "tools": the model calls the engine's tools itself
-    incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish, the winner must beat it
+    incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish and wins its ties
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ class Entry:
     """One evaluated proposal on the leaderboard."""
 
     schedule: str
-    dialogue: int
-    turn: int
+    dialogue: int | None  # None, with `turn`, for the stored VerifiedKernel's schedule: no dialogue proposed it
+    turn: int | None
     agent: str
     evaluation: Evaluation
 
@@ -91,6 +91,7 @@ class SearchResult:
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None  # None when a model's price is unknown (never guessed)
     cancelled: bool = False  # stopped by its caller: the best so far, without a racing finish
+    kept_incumbent: bool = False  # the stored VerifiedKernel's schedule won the racing finish again
 
     @property
     def schedule(self) -> str:
@@ -155,7 +156,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     specs = [*config.moa, *([config.aggregator] if config.aggregator else [])] if config.moa else [config.backend]
     baseline_s = _baseline_seconds(target, config) if any(spec != "heuristic" for spec in specs) else None
 
-    extents = target.kernel.parameter_values(target.inputs(config.size, config.seed))
+    heuristic = any(spec.strip().partition(":")[0] == "heuristic" for spec in specs)
+    extents = target.kernel.parameter_values(target.inputs(config.size, config.seed)) if heuristic else None
 
     def proposer_for(number: int):
         seed = config.seed + 1000 * number
@@ -251,7 +253,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
         list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
-    cancelled = control.cancelled
+    cancelled, incumbent = control.cancelled, None
     if not cancelled:
         try:
             incumbent = _measure_incumbent(config, evaluate, leaderboard, seen_lock, events, run)
@@ -260,6 +262,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
             cancelled = True
     if cancelled:
         best, speedup, spread = _best_so_far(leaderboard)
+    kept = not cancelled and incumbent is not None and best is not None and best.schedule == incumbent.schedule
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     result = SearchResult(
         run=run,
@@ -275,6 +278,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         tokens=_tokens(proposers),
         cost_usd=_cost(proposers),
         cancelled=cancelled,
+        kept_incumbent=kept,
     )
     events.emit(
         Event(
@@ -404,7 +408,7 @@ def _measure_incumbent(
         known = next((e for e in leaderboard if e.schedule == schedule), None)
     if known is not None:
         return known
-    entry = Entry(schedule, 0, 0, "store", evaluate(schedule))
+    entry = Entry(schedule, None, None, "store", evaluate(schedule))
     with lock:
         leaderboard.append(entry)
     events.emit(_evaluation_event(run, entry))
@@ -423,7 +427,8 @@ def _racing_finish(
     """Re-measure the finalists with more repeats; a lead must exceed the spread to count.
 
     The incumbent (the stored kernel's schedule) is always a finalist when it is still legal and
-    correct. Each finalist waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
+    correct, and wins every tie: only a lead beyond the spread replaces a stored kernel. Each finalist
+    waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
@@ -439,7 +444,8 @@ def _racing_finish(
         events.emit(_evaluation_event(run, entry, race=evaluation))
     contenders = [(None, 1.0, 0.0), *raced]
     fastest = max(contenders, key=lambda c: c[1])
-    # Everything the fastest does not beat by more than the spread is a tie; among ties, the simplest wins.
+    # Everything the fastest does not beat by more than the spread is a tie; among ties the incumbent, else the simplest, wins.
     ties = [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
-    winner = min(ties, key=lambda c: (_complexity(c[0].schedule) if c[0] else 0, -c[1]))
+    stored = incumbent.schedule if incumbent is not None else None
+    winner = min(ties, key=lambda c: (c[0] is None or c[0].schedule != stored, _complexity(c[0].schedule) if c[0] else 0, -c[1]))
     return winner

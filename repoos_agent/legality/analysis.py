@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.legality.privatization import ScalarFlows
-from repoos_agent.legality.prove import carried_dependences, parallel_obstacles
+from repoos_agent.legality.prove import TimeDistances, carried_dependences, parallel_obstacles
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
 
@@ -51,11 +51,13 @@ def _analyze(kernel: Kernel) -> Analysis:
     deps = dependences(kernel)
     lowered = ScheduleState(kernel).lower()
     ids = list(dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids))
-    loops, flows = [], ScalarFlows(kernel, lowered)
+    loops, flows, distances = [], ScalarFlows(kernel, lowered), TimeDistances(kernel, lowered)
     for loop_id in ids:
         members = lowered.statements_in(loop_id)
-        carried = carried_dependences(kernel, deps, lowered, loop_id)
-        obstacles, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, 1, flows) if carried else ([], None)
+        carried = carried_dependences(kernel, deps, lowered, loop_id, distances=distances)
+        obstacles, privatization = (
+            parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows, distances=distances) if carried else ([], None)
+        )
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
         loops.append(
             LoopReport(

@@ -16,7 +16,7 @@ from repoos_agent.legality.dependences import Dependence, dependences
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
-from repoos_agent.model.kernel import Kernel, isl_lock
+from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
 MAX_EXPLAINED = 5
@@ -191,7 +191,7 @@ class TimeDistances:
             self._distances[dependence] = dependence.relation.apply_domain(source).apply_range(sink).deltas()
         return self._distances[dependence]
 
-    def _schedule(self, statement) -> isl.Map:
+    def _schedule(self, statement: Statement) -> isl.Map:
         if statement.name not in self._schedules:
             self._schedules[statement.name] = _statement_map(self.lowered, statement)
         return self._schedules[statement.name]
@@ -226,6 +226,7 @@ def carried_dependences(
 ) -> list[Dependence]:
     """The dependences loop `loop_id` carries (at most `limit`): its iterations could not run in parallel."""
     distances = distances or TimeDistances(kernel, lowered)
+    assert distances.lowered.schedule is lowered.schedule, "time distances of another schedule"
     members = set(lowered.statements_in(loop_id))
     found = []
     for dependence in deps:
@@ -301,7 +302,7 @@ def _parallel_loops(
     ids = dict.fromkeys(i for statement_ids in lowered.loop_ids.values() for i in statement_ids)
     free, flows = [], ScalarFlows(kernel, lowered)
     for loop_id in sorted(ids, key=lowered.level_of):
-        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, 1, flows, distances)
+        carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows, distances=distances)
         if not carried:
             free.append((lowered.qualified_name(loop_id), privatization.private))
     return tuple(free)

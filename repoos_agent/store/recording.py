@@ -291,8 +291,9 @@ def record_winner(
 
 def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> str | None:
     """The schedule of the function's VerifiedKernel, when it was built from this very source by this
-    backend: the incumbent a new search races in its finish, so that a rerun (fewer turns, a noisy
-    moment) never replaces a faster stored kernel with a slower one. None when there is none."""
+    backend: the incumbent a new search races in its finish and keeps on a tie, so that a rerun (fewer
+    turns, a noisy moment) replaces the stored kernel only with one that beats it there by more than the
+    spread. None when there is none."""
     contract = store.get(VerifiedKernel, function_key(target.kernel.path, target.kernel.name))
     if contract is None or contract.source_hash != source_hash(target.kernel.source) or contract.backend != compiler:
         return None

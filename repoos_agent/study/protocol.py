@@ -163,6 +163,11 @@ def run_study(
     """Every kernel at every size (or its own), in order; `report` hears one line per finished step, and
     `finished` gets the instances so far after each one (a long study keeps its results if interrupted)."""
     report = report or (lambda _line: None)
+    if config.log_dir:  # the logs are this study's: an earlier study's in the same directory would be taken for them
+        logs = Path(config.log_dir)
+        logs.mkdir(parents=True, exist_ok=True)
+        for stale in logs.glob("*.jsonl"):
+            stale.unlink()
     own_sizes = dict(config.size_overrides)
     results = []
     for name in config.kernels:
@@ -217,10 +222,8 @@ def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[
     events = EventStream()
     log = None
     if config.log_dir:
-        path = Path(config.log_dir) / f"{target.label}-{size}-seed{seed}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.unlink(missing_ok=True)  # a log is one search's: a rerun into the same directory replaces it
-        log = JsonlLog(path)
+        Path(config.log_dir).mkdir(parents=True, exist_ok=True)
+        log = JsonlLog(Path(config.log_dir) / f"{target.label}-{size}-seed{seed}.jsonl")
         events.subscribe(log)
     try:
         result = optimize(target, search, events)
