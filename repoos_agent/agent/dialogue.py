@@ -11,6 +11,7 @@ reply that does not parse becomes `invalid` feedback, never an exception.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from repoos_agent.agent.heuristic import Idea, Outcome
@@ -66,6 +67,7 @@ class LLMProposer:
     backend: ChatBackend
     baseline_s: float | None = None
     machine: Machine = field(default_factory=this_machine)
+    extents: Mapping[str, int] = field(default_factory=dict)  # parameter values of the measured size, if known
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
     done: bool = False
 
@@ -120,10 +122,12 @@ class LLMProposer:
             for loop in analysis.loops
         )
         baseline = f"{self.baseline_s * 1000:.3f} ms" if self.baseline_s else "measured with each candidate"
+        # Tile and block sizes that divide the loops avoid ragged edges, which run as written: the model needs the sizes.
+        sizes = ", ".join(f"{name} = {value}" for name, value in self.extents.items()) or "not known in advance"
         return (
             f"Kernel `{self.kernel.name}`:\n```python\n{self.kernel.source}\n```\n"
             f"Statements:\n{statements}\nDependences:\n" + "\n".join(f"  {d}" for d in analysis.dependences) + "\n"
-            f"Loops:\n{loops}\nBaseline time: {baseline}.\nPropose schedules."
+            f"Loops:\n{loops}\nSizes measured: {sizes}.\nBaseline time: {baseline}.\nPropose schedules."
         )
 
 

@@ -74,7 +74,7 @@ def make_proposer(
     extents: Mapping[str, int] | None = None,
 ) -> Proposer:
     """A fresh proposer for one dialogue; `extents`, the parameter values of the size being measured,
-    let the heuristic fit its blocks to the arrays."""
+    let the heuristic fit its blocks to the arrays and tell a model the sizes."""
     backend, _, model = spec.partition(":")
     if backend not in ("heuristic", "openai", "gemini"):
         raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
@@ -87,9 +87,9 @@ def make_proposer(
     if backend == "openai":
         from repoos_agent.agent.llm.openai_backend import OpenAIBackend
 
-        return LLMProposer(kernel, OpenAIBackend(model, base_url=base_url), baseline_s)
+        return LLMProposer(kernel, OpenAIBackend(model, base_url=base_url), baseline_s, extents=dict(extents or {}))
     if backend == "gemini":
         from repoos_agent.agent.llm.gemini_backend import GeminiBackend
 
-        return LLMProposer(kernel, GeminiBackend(model, base_url=base_url), baseline_s)
+        return LLMProposer(kernel, GeminiBackend(model, base_url=base_url), baseline_s, extents=dict(extents or {}))
     raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")

@@ -156,8 +156,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     specs = [*config.moa, *([config.aggregator] if config.aggregator else [])] if config.moa else [config.backend]
     baseline_s = _baseline_seconds(target, config) if any(spec != "heuristic" for spec in specs) else None
 
-    heuristic = any(spec.strip().partition(":")[0] == "heuristic" for spec in specs)
-    extents = target.kernel.parameter_values(target.inputs(config.size, config.seed)) if heuristic else None
+    extents = target.kernel.parameter_values(target.inputs(config.size, config.seed))
 
     def proposer_for(number: int):
         seed = config.seed + 1000 * number
