@@ -99,3 +99,11 @@ def test_tile_of_loops_not_adjacent_is_invalid():
     kernel = resolve_target("heat-3d").kernel
     verdict = prove_legal(kernel, "tile(S0.i, S0.k, 8, 8)")
     assert verdict.verdict == "invalid" and "adjacent loops" in verdict.feedback
+
+
+@pytest.mark.parametrize("mark", ["parallelize(S1.i)", "vectorize(S1.j, 4)", "unroll(S1.j, 2)"])
+def test_a_mark_on_a_loop_a_later_fuse_merges_away_is_invalid(mark):
+    # Found by the soundness hunt: the mark pointed at a loop that no longer existed, and the check crashed.
+    verdict = prove_legal(resolve_target("jacobi-2d").kernel, f"{mark}; fuse(S0, S1, 3)")
+    assert verdict.verdict == "invalid"
+    assert f"primitive 1 `{mark}`" in verdict.feedback and "mark the fused loop after the `fuse`" in verdict.feedback

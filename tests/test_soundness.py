@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import fresh_copy, written_arrays
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
@@ -52,6 +53,7 @@ def schedules(kernel) -> st.SearchStrategy[str]:
         start = draw(st.integers(0, len(nest) - 1))
         a = nest[start]
         b = nest[start + 1] if start + 1 < len(nest) else nest[start - 1] if start > 0 else any_loop_name
+        c = nest[start + 2] if start + 2 < len(nest) else any_loop_name
         first, second = draw(pairs) if pairs is not None else (a, a)
         loop = draw(st.one_of(st.just(a), any_loop))
         return draw(
@@ -60,6 +62,7 @@ def schedules(kernel) -> st.SearchStrategy[str]:
                     f"interchange({a}, {b})",
                     f"tile({a}, {draw(size)})",
                     f"tile({a}, {b}, {draw(size)}, {draw(size)})",
+                    f"tile({a}, {b}, {c}, {draw(size)}, {draw(size)}, {draw(size)})",
                     f"skew({a}, {b}, {draw(st.sampled_from([-1, 1, 2]))})",
                     f"reverse({loop})",
                     f"shift({loop}, {draw(st.sampled_from([-2, -1, 1, 2]))})",
@@ -68,6 +71,10 @@ def schedules(kernel) -> st.SearchStrategy[str]:
                     f"parallelize({loop})",
                     f"vectorize({nest[-1]}, {draw(st.sampled_from([2, 4, 8]))})",
                     f"unroll({loop}, {draw(st.sampled_from([2, 3, 4]))})",
+                    f"promote({loop})",
+                    # a register tile: the middle loop's body becomes a box of constant extents, kept in locals
+                    f"distribute({first}, {second}); tile({a}, {b}, {c}, {draw(size)}, {draw(size)}, {draw(size)}); "
+                    f"interchange({a}_t, {b}_t); interchange({a}, {b}); promote({b})",
                 ]
             )
         )
@@ -119,6 +126,10 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name, backend,
     anchors = [f"parallelize({loop.name})" for loop in analyze(kernel).loops if loop.parallelizable]
     deepest = max(kernel.statements, key=lambda statement: len(statement.loops))
     anchors.append(f"unroll({deepest.name}.{deepest.iterators[-1]}, 3)")
+    # Register tiles (`promote`), as the heuristic fits them to MINI's sizes and with its fixed blocks: ragged
+    # edges and full blocks both run.
+    extents = kernel.parameter_values(values)
+    anchors += [idea.schedule for idea in HeuristicProposer(kernel, extents=extents).ideas if "register tiles" in idea.reason]
     for text in anchors:
         verdict = prove_legal(kernel, text, explain=False)
         assert verdict.legal, (text, verdict.feedback)

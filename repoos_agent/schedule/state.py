@@ -348,6 +348,14 @@ class ScheduleState:
             text = f"{kernel.param_space} -> {{ {statement.name}[{', '.join(schedule.iterators)}] -> [{', '.join(coordinates)}] }}"
             relation = isl.Map.read_from_str(kernel.ctx, text).intersect_domain(statement.domain)
             result = result.union(isl.UnionMap.from_map(relation))
+        present = {d.id for s in self.statements.values() for d in s.dims}
+        for loop_id in sorted((self.parallel | set(self.vector) | set(self.unroll) | self.promote) - present):
+            primitive = self.marked_by[loop_id]
+            self._fail(
+                primitive,
+                f"the loop `{primitive.loops()[0]}` it marks is gone by the end of the schedule (a later `fuse` merged it "
+                "into the other statement's loop); mark the fused loop after the `fuse`",
+            )
         for loop_id in sorted((self.parallel | set(self.vector)) & set(self.unroll)):
             primitive = self.marked_by[loop_id]
             raise ScheduleError(
