@@ -160,3 +160,10 @@ def _loop_body(code: str, start: int) -> str:
         if depth == 0:
             return code[opened : position + 1]
     raise AssertionError("unbalanced braces")
+
+
+def test_an_illegal_schedule_whose_prefix_marks_do_not_check_yet_is_explained():
+    # Found by the soundness hunt: naming the culprit replays prefixes, and `promote(S0.t)` alone (t holds two
+    # statements until the distribute) made that replay crash.
+    verdict = prove_legal(resolve_target("jacobi-2d").kernel, "promote(S0.t); distribute(S0, S1)")
+    assert verdict.verdict == "illegal" and "reversed by primitive 2 `distribute(S0, S1)`" in verdict.feedback

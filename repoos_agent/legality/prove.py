@@ -108,12 +108,13 @@ def _nested_parallel(lowered: LoweredSchedule) -> list[tuple[str, str]]:
     return found
 
 
-def _statement_map(lowered: LoweredSchedule, statement) -> isl.Map:
-    return isl.Map.from_union_map(lowered.schedule.intersect_domain(isl.UnionSet.from_set(statement.domain)))
+def _statement_map(schedule: isl.UnionMap, statement: Statement) -> isl.Map:
+    return isl.Map.from_union_map(schedule.intersect_domain(isl.UnionSet.from_set(statement.domain)))
 
 
-def _violated_pairs(dependence: Dependence, lowered: LoweredSchedule) -> isl.Map:
-    source, sink = _statement_map(lowered, dependence.source), _statement_map(lowered, dependence.sink)
+def _violated_pairs(dependence: Dependence, schedule: isl.UnionMap) -> isl.Map:
+    """The pairs of `dependence` that `schedule` (statement instance -> time) runs in the wrong order."""
+    source, sink = _statement_map(schedule, dependence.source), _statement_map(schedule, dependence.sink)
     return dependence.relation.intersect(source.lex_ge_map(sink))
 
 
@@ -136,7 +137,7 @@ def _order_violations(
         return []
     found = []
     for dependence in deps:
-        if not _violated_pairs(dependence, lowered).is_empty():
+        if not _violated_pairs(dependence, lowered.schedule).is_empty():
             found.append(dependence)
             if limit is not None and len(found) >= limit:
                 break
@@ -163,7 +164,7 @@ def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
         return False
     target = statement.writes[0]
     same_element = target.relation.apply_range(target.relation.reverse())
-    return _violated_pairs(dependence, lowered).is_subset(same_element)
+    return _violated_pairs(dependence, lowered.schedule).is_subset(same_element)
 
 
 class TimeDistances:
@@ -193,7 +194,7 @@ class TimeDistances:
 
     def _schedule(self, statement: Statement) -> isl.Map:
         if statement.name not in self._schedules:
-            self._schedules[statement.name] = _statement_map(self.lowered, statement)
+            self._schedules[statement.name] = _statement_map(self.lowered.schedule, statement)
         return self._schedules[statement.name]
 
     def _carried_at(self, dim: int) -> isl.Set:
@@ -340,17 +341,19 @@ def _violation(dependence: Dependence, kind: str, primitive: Primitive | None, e
 
 
 def _first_breaking(kernel: Kernel, schedule: Schedule, dependence: Dependence) -> Primitive | None:
+    """The first primitive after which `dependence` runs backwards. Each prefix's order is enough: its
+    marks may not check yet (`promote(t)` before the `distribute` that leaves `t` one statement)."""
     state = ScheduleState(kernel)
     for primitive in schedule.primitives:
         state.apply(primitive)
-        if not _violated_pairs(dependence, state.lower()).is_empty():
+        if not _violated_pairs(dependence, state.timeline()).is_empty():
             return primitive
     return None
 
 
 def _example(dependence: Dependence, lowered: LoweredSchedule) -> str:
     """A concrete violated pair: parameter values, and the two instances in source terms."""
-    point = _violated_pairs(dependence, lowered).wrap().sample_point()
+    point = _violated_pairs(dependence, lowered.schedule).wrap().sample_point()
     if point.is_void():
         return ""
     space = point.get_space()

@@ -331,11 +331,17 @@ class ScheduleState:
 
     # -- lowering ---------------------------------------------------------------------------------
 
-    def lower(self) -> LoweredSchedule:
-        """The schedule as one isl union map of a single width, positions renumbered to integers."""
+    @property
+    def width(self) -> int:
+        """Dimensions of the time the statements map to: a position before, between and after each loop."""
+        return 2 * max((len(s.dims) for s in self.statements.values()), default=0) + 1
+
+    def timeline(self) -> isl.UnionMap:
+        """Statement instance -> time, one isl union map of a single width, positions renumbered to
+        integers: the order alone, whether or not the marks check (see `lower`)."""
         kernel = self.kernel
         depth = max((len(s.dims) for s in self.statements.values()), default=0)
-        width = 2 * depth + 1
+        width = self.width
         ranks = [sorted({s.positions[k] for s in self.statements.values() if k < len(s.positions)}) for k in range(depth + 1)]
         result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
         for statement in kernel.statements:
@@ -348,6 +354,11 @@ class ScheduleState:
             text = f"{kernel.param_space} -> {{ {statement.name}[{', '.join(schedule.iterators)}] -> [{', '.join(coordinates)}] }}"
             relation = isl.Map.read_from_str(kernel.ctx, text).intersect_domain(statement.domain)
             result = result.union(isl.UnionMap.from_map(relation))
+        return result
+
+    def lower(self) -> LoweredSchedule:
+        """The schedule as code generation and legality take it: the timeline, the loops and the marks,
+        once every mark is checked against the loops as they are at the end."""
         present = {d.id for s in self.statements.values() for d in s.dims}
         for loop_id in sorted((self.parallel | set(self.vector) | set(self.unroll) | self.promote) - present):
             primitive = self.marked_by[loop_id]
@@ -367,8 +378,8 @@ class ScheduleState:
             self._check_promotion(loop_id)
         loop_names = {d.id: d.name for s in self.statements.values() for d in s.dims}
         return LoweredSchedule(
-            schedule=result,
-            width=width,
+            schedule=self.timeline(),
+            width=self.width,
             loop_ids={name: tuple(d.id for d in s.dims) for name, s in self.statements.items()},
             loop_names=loop_names,
             parallel=frozenset(self.parallel),
