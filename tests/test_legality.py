@@ -167,3 +167,10 @@ def test_an_illegal_schedule_whose_prefix_marks_do_not_check_yet_is_explained():
     # statements until the distribute) made that replay crash.
     verdict = prove_legal(resolve_target("jacobi-2d").kernel, "promote(S0.t); distribute(S0, S1)")
     assert verdict.verdict == "illegal" and "reversed by primitive 2 `distribute(S0, S1)`" in verdict.feedback
+
+
+def test_an_illegal_schedule_with_a_one_loop_tile_gets_its_verdict():
+    # Found by a hunt with explanations on: the suggestion tried `skew(S3.j, S3.j, 1)` for the one-loop tile and
+    # the user saw `repoos: error` instead of the verdict.
+    verdict = prove_legal(resolve_target("bicg").kernel, "tile(S3.j, 2); reverse(j); parallelize(S1.i)")
+    assert verdict.verdict == "illegal" and "loop `i` cannot run parallel" in verdict.feedback

@@ -373,29 +373,30 @@ def _example(dependence: Dependence, lowered: LoweredSchedule) -> str:
 
 def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...], allow: bool) -> str | None:
     """A cheap legal alternative: drop or move a parallel mark, or skew before the breaking primitive."""
-    kept = [p for p in schedule.primitives if p.name not in ("parallelize", "vectorize")]
+    kept = [str(p) for p in schedule.primitives if p.name not in ("parallelize", "vectorize")]
     marks = [p for p in schedule.primitives if p.name == "parallelize"]
-    if marks and parallel_loops:
-        base = Schedule(tuple(kept))
-        if prove_legal(kernel, base, allow, explain=False).legal:
-            alternative = Schedule((*kept, *_parse_one(f"parallelize({parallel_loops[0]})", len(kept) + 1)))
-            if prove_legal(kernel, alternative, allow, explain=False).legal:
-                return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
+    if marks and parallel_loops and _proves(kernel, kept, allow):
+        alternative = _proves(kernel, [*kept, f"parallelize({parallel_loops[0]})"], allow)
+        if alternative:
+            return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
+    texts = [str(p) for p in schedule.primitives]
     for index, primitive in enumerate(schedule.primitives):
         if primitive.name not in ("interchange", "tile"):
             continue
         outer, inner = primitive.loops()[0], primitive.loops()[-1]
+        if outer == inner:
+            continue  # a one-loop tile: there is no pair to skew
         for factor in (1, 2):
-            skew = _parse_one(f"skew({outer}, {inner}, {factor})", 0)
-            attempt = Schedule((*schedule.primitives[:index], *skew, *schedule.primitives[index:]))
-            try:
-                renumbered = parse_schedule(str(attempt))
-            except ScheduleError:
-                continue
-            if prove_legal(kernel, renumbered, allow, explain=False).legal:
-                return f"skew first: {renumbered}"
+            attempt = _proves(kernel, [*texts[:index], f"skew({outer}, {inner}, {factor})", *texts[index:]], allow)
+            if attempt:
+                return f"skew first: {attempt}"
     return None
 
 
-def _parse_one(text: str, index: int) -> tuple[Primitive, ...]:
-    return parse_schedule(text).primitives
+def _proves(kernel: Kernel, primitives: list[str], allow: bool) -> Schedule | None:
+    """The schedule of these primitives when it parses and is legal, else None."""
+    try:
+        schedule = parse_schedule("; ".join(primitives))
+    except ScheduleError:
+        return None
+    return schedule if prove_legal(kernel, schedule, allow, explain=False).legal else None
