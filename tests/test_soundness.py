@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import fresh_copy, written_arrays
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
 from repoos_agent.legality import analyze, prove_legal
@@ -26,11 +27,8 @@ from repoos_agent.target import resolve_target
 
 from .conftest import EXAMPLES
 
-KERNELS = [
-    "gemm", "2mm", "syrk", "lu", "cholesky", "jacobi-2d", "seidel-2d", "heat-3d", "floyd-warshall", "covariance",
-    "adi", f"{EXAMPLES / 'user_kernels.py'}:back_substitution", "symm", "deriche",
-]  # fmt: skip
-EXAMPLES_PER_KERNEL = int(os.environ.get("REPOOS_SOUNDNESS_EXAMPLES", "40"))  # 14 kernels x 40 = 560 schedules
+KERNELS = [kernel.name for kernel in bundled_kernels()] + [f"{EXAMPLES / 'user_kernels.py'}:back_substitution"]
+EXAMPLES_PER_KERNEL = int(os.environ.get("REPOOS_SOUNDNESS_EXAMPLES", "25"))  # 31 kernels x 25 = 775 schedules
 HUNT = "REPOOS_SOUNDNESS_EXAMPLES" in os.environ  # a longer, randomised bug hunt instead of CI's fixed draw
 MIN_LEGAL_PER_KERNEL = 2
 
