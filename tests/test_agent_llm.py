@@ -43,7 +43,8 @@ def test_openai_dialogue_feeds_verdicts_back_and_survives_a_malformed_reply(monk
     first_prompt = user_messages(server.requests[0])[0]
     assert "def gemm(" in first_prompt and "S1 (line 43" in first_prompt and "Dependences:" in first_prompt
     assert "Baseline time: " in first_prompt and " ms." in first_prompt
-    assert "Sizes measured: ni = 20, nj = 25, nk = 30." in first_prompt  # MINI: tiles that divide them have no ragged edge
+    # MINI's sizes, and why they matter: tiles that divide them have no ragged edge
+    assert "Sizes measured: ni = 20, nj = 25, nk = 30 (tile and register-block sizes that divide" in first_prompt
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-not-a-real-key"
     assert result.tokens == {"input": 3000, "output": 61}
 

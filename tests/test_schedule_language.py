@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.legality import prove_legal
 from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.target import resolve_target
@@ -107,3 +108,16 @@ def test_a_mark_on_a_loop_a_later_fuse_merges_away_is_invalid(mark):
     verdict = prove_legal(resolve_target("jacobi-2d").kernel, f"{mark}; fuse(S0, S1, 3)")
     assert verdict.verdict == "invalid"
     assert f"primitive 1 `{mark}`" in verdict.feedback and "mark the fused loop after the `fuse`" in verdict.feedback
+
+
+def test_marks_made_before_a_distribute_hold_for_both_halves_and_compute_the_same_output():
+    target = resolve_target("gemm")
+    verdict = prove_legal(target.kernel, "parallelize(i); distribute(S0, S1)")
+    assert verdict.legal and len(verdict.lowered.parallel) == 2  # S0's i and S1's copy of it
+    evaluation = evaluate_schedule(target, verdict.schedule, "MINI", repeats=1)
+    assert evaluation.verdict == "legal" and evaluation.correct and evaluation.verified == "true"
+
+
+def test_a_vectorized_loop_moved_outward_later_is_invalid():
+    verdict = prove_legal(resolve_target("gemm").kernel, "vectorize(S1.j, 4); interchange(S1.k, S1.j)")
+    assert verdict.verdict == "invalid" and "no longer the innermost loop around S1" in verdict.feedback

@@ -122,12 +122,12 @@ class LLMProposer:
             for loop in analysis.loops
         )
         baseline = f"{self.baseline_s * 1000:.3f} ms" if self.baseline_s else "measured with each candidate"
-        # Tile and block sizes that divide the loops avoid ragged edges, which run as written: the model needs the sizes.
         sizes = ", ".join(f"{name} = {value}" for name, value in self.extents.items()) or "not known in advance"
         return (
             f"Kernel `{self.kernel.name}`:\n```python\n{self.kernel.source}\n```\n"
             f"Statements:\n{statements}\nDependences:\n" + "\n".join(f"  {d}" for d in analysis.dependences) + "\n"
-            f"Loops:\n{loops}\nSizes measured: {sizes}.\nBaseline time: {baseline}.\nPropose schedules."
+            f"Loops:\n{loops}\nSizes measured: {sizes} (tile and register-block sizes that divide the loops leave no "
+            f"ragged edges, which run untransformed).\nBaseline time: {baseline}.\nPropose schedules."
         )
 
 

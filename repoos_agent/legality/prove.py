@@ -375,8 +375,8 @@ def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...]
     """A cheap legal alternative: drop or move a parallel mark, or skew before the breaking primitive."""
     kept = [str(p) for p in schedule.primitives if p.name not in ("parallelize", "vectorize")]
     marks = [p for p in schedule.primitives if p.name == "parallelize"]
-    if marks and parallel_loops and _proves(kernel, kept, allow):
-        alternative = _proves(kernel, [*kept, f"parallelize({parallel_loops[0]})"], allow)
+    if marks and parallel_loops and _legal_schedule(kernel, kept, allow):
+        alternative = _legal_schedule(kernel, [*kept, f"parallelize({parallel_loops[0]})"], allow)
         if alternative:
             return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
     texts = [str(p) for p in schedule.primitives]
@@ -385,18 +385,18 @@ def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...]
             continue
         outer, inner = primitive.loops()[0], primitive.loops()[-1]
         if outer == inner:
-            continue  # a one-loop tile: there is no pair to skew
+            continue  # a one-loop tile: there is no pair to skew (the parser would refuse `skew(j, j, 1)` too)
         for factor in (1, 2):
-            attempt = _proves(kernel, [*texts[:index], f"skew({outer}, {inner}, {factor})", *texts[index:]], allow)
+            attempt = _legal_schedule(kernel, [*texts[:index], f"skew({outer}, {inner}, {factor})", *texts[index:]], allow)
             if attempt:
                 return f"skew first: {attempt}"
     return None
 
 
-def _proves(kernel: Kernel, primitives: list[str], allow: bool) -> Schedule | None:
-    """The schedule of these primitives when it parses and is legal, else None."""
+def _legal_schedule(kernel: Kernel, texts: list[str], allow: bool) -> Schedule | None:
+    """The schedule of these primitives' texts when it parses and is legal, else None."""
     try:
-        schedule = parse_schedule("; ".join(primitives))
+        schedule = parse_schedule("; ".join(texts))
     except ScheduleError:
         return None
     return schedule if prove_legal(kernel, schedule, allow, explain=False).legal else None

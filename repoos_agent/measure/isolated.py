@@ -167,7 +167,8 @@ def _serve(connection: Connection, engine: int) -> None:
 def _exit_with(engine: int) -> None:
     """End the worker once the engine process `engine` that started it is gone (killed in the middle of a
     study): a race of a slow kernel would otherwise run on for minutes, holding a core and the measurement
-    lock, with nobody to report to. It runs while a kernel does: ctypes releases the GIL around the call."""
+    lock, with nobody to report to. It runs while a C build does (ctypes releases the GIL around the call);
+    a Numba contender holds the GIL, so there it acts once the call returns."""
     while os.getppid() == engine:
         time.sleep(0.2)
     os._exit(1)

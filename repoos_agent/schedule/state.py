@@ -307,6 +307,20 @@ class ScheduleState:
                 if old in staying_ids:
                     schedule.dims[k] = replace(schedule.dims[k], id=copies.setdefault(old, self._fresh_id(old)))
             schedule.positions[level] = place
+        for old, new in copies.items():  # `parallelize(i); distribute(S0, S1)` runs both halves of `i` in parallel
+            self._copy_marks(old, new)
+
+    def _copy_marks(self, old: str, new: str) -> None:
+        """The parallel, vector and unroll marks of loop `old` on its copy `new`; legality checks each copy.
+        Not `promote`: it names one statement's loop, which only one of the copies holds."""
+        if old in self.parallel:
+            self.parallel.add(new)
+        if old in self.vector:
+            self.vector[new] = self.vector[old]
+        if old in self.unroll:
+            self.unroll[new] = self.unroll[old]
+        if new in self.parallel or new in self.vector or new in self.unroll:
+            self.marked_by[new] = self.marked_by[old]
 
     def _mark(self, primitive: Primitive) -> str:
         loop_id = self.resolve(primitive.loops()[0], primitive)
@@ -340,8 +354,8 @@ class ScheduleState:
         """Statement instance -> time, one isl union map of a single width, positions renumbered to
         integers: the order alone, whether or not the marks check (see `lower`)."""
         kernel = self.kernel
-        depth = max((len(s.dims) for s in self.statements.values()), default=0)
         width = self.width
+        depth = (width - 1) // 2
         ranks = [sorted({s.positions[k] for s in self.statements.values() if k < len(s.positions)}) for k in range(depth + 1)]
         result = isl.UnionMap.empty(isl.Space.params_alloc(kernel.ctx, 0))
         for statement in kernel.statements:
@@ -364,9 +378,17 @@ class ScheduleState:
             primitive = self.marked_by[loop_id]
             self._fail(
                 primitive,
-                f"the loop `{primitive.loops()[0]}` it marks is gone by the end of the schedule (a later `fuse` merged it "
-                "into the other statement's loop); mark the fused loop after the `fuse`",
+                f"the loop `{primitive.loops()[0]}` it marks is gone by the end of the schedule (a later primitive merged "
+                "it into another loop: `fuse` does); mark the fused loop after the `fuse`",
             )
+        for loop_id in sorted(self.vector):
+            for name in self.statements_with(loop_id):
+                if self.statements[name].dims[-1].id != loop_id:
+                    self._fail(
+                        self.marked_by[loop_id],
+                        f"`{self.marked_by[loop_id].loops()[0]}` is no longer the innermost loop around {name} by the end of "
+                        "the schedule; vectorize the innermost loop after the primitives that reorder the loops",
+                    )
         for loop_id in sorted((self.parallel | set(self.vector)) & set(self.unroll)):
             primitive = self.marked_by[loop_id]
             raise ScheduleError(
