@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from dataclasses import replace
 from itertools import pairwise
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from repoos_agent.backends import build_baseline, build_shared_library
+from repoos_agent.backends.cc import compiling
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.check import written_arrays
 from repoos_agent.measure import measurement_lock
@@ -170,3 +172,38 @@ def test_timed_runs_in_different_processes_never_overlap():
         spans = sorted(intervals)
     assert len(spans) == 30
     assert all(earlier[1] <= later[0] for earlier, later in pairwise(spans))
+
+
+def test_builds_and_timed_runs_never_overlap(gemm):
+    # On two cores a compile beside a parallel candidate's timed run slowed it several times over: builds share
+    # the cores' lock with each other, and a timed run holds it alone.
+    _, _, baseline = gemm
+    source = replace(baseline.source, text=baseline.source.text + f"\n/* {time.time_ns()} */\n")  # a new build
+    released: list[float] = []
+
+    def timed_run() -> None:
+        with measurement_lock():
+            time.sleep(1.0)
+            released.append(time.monotonic())
+
+    runner = threading.Thread(target=timed_run)
+    runner.start()
+    time.sleep(0.2)
+    build_shared_library(source)
+    built = time.monotonic()
+    runner.join()
+    assert built > released[0]
+
+    acquired: list[float] = []
+
+    def waiting_run() -> None:
+        with measurement_lock():
+            acquired.append(time.monotonic())
+
+    with compiling():
+        runner = threading.Thread(target=waiting_run)
+        runner.start()
+        time.sleep(0.5)
+        compiled = time.monotonic()
+    runner.join()
+    assert acquired[0] >= compiled

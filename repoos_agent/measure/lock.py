@@ -1,4 +1,4 @@
-"""The measurement lock: two timed runs never overlap, across threads and processes."""
+"""The measurement lock: two timed runs never overlap, nor a timed run and a build, across threads and processes."""
 
 from __future__ import annotations
 
@@ -6,21 +6,17 @@ import fcntl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-from repoos_agent.backends.cc import cache_dir
+from repoos_agent.backends.cc import cores_lock_path
 
 _THREADS = threading.Lock()
 
 
-def _lock_path() -> Path:
-    return cache_dir() / ".measurement.lock"
-
-
 @contextmanager
 def measurement_lock() -> Iterator[None]:
-    """Held around every timed execution: a thread lock in this process, a file lock between processes."""
-    with _THREADS, open(_lock_path(), "a") as handle:
+    """Held around every timed execution: a thread lock in this process, a file lock between processes,
+    taken alone, so no other timed run and no compiler (`backends.cc.compiling`) runs beside it."""
+    with _THREADS, open(cores_lock_path(), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
