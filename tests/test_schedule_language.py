@@ -120,4 +120,4 @@ def test_marks_made_before_a_distribute_hold_for_both_halves_and_compute_the_sam
 
 def test_a_vectorized_loop_moved_outward_later_is_invalid():
     verdict = prove_legal(resolve_target("gemm").kernel, "vectorize(S1.j, 4); interchange(S1.k, S1.j)")
-    assert verdict.verdict == "invalid" and "no longer the innermost loop around S1" in verdict.feedback
+    assert verdict.verdict == "invalid" and "`S1.j` is not the innermost loop around S1 at the end" in verdict.feedback

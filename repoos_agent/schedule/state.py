@@ -331,11 +331,7 @@ class ScheduleState:
         self.parallel.add(self._mark(primitive))
 
     def _vectorize(self, primitive: Primitive) -> None:
-        loop_id = self._mark(primitive)
-        for name in self.statements_with(loop_id):
-            if self.statements[name].dims[-1].id != loop_id:
-                self._fail(primitive, f"`{primitive.loops()[0]}` is not the innermost loop around {name}")
-        self.vector[loop_id] = primitive.numbers()[0]
+        self.vector[self._mark(primitive)] = primitive.numbers()[0]  # innermost by the end: checked in `lower`
 
     def _unroll(self, primitive: Primitive) -> None:
         self.unroll[self._mark(primitive)] = primitive.numbers()[0]
@@ -386,8 +382,8 @@ class ScheduleState:
                 if self.statements[name].dims[-1].id != loop_id:
                     self._fail(
                         self.marked_by[loop_id],
-                        f"`{self.marked_by[loop_id].loops()[0]}` is no longer the innermost loop around {name} by the end of "
-                        "the schedule; vectorize the innermost loop after the primitives that reorder the loops",
+                        f"`{self.marked_by[loop_id].loops()[0]}` is not the innermost loop around {name} at the end of "
+                        "the schedule; vectorize the innermost loop, after the primitives that reorder the loops",
                     )
         for loop_id in sorted((self.parallel | set(self.vector)) & set(self.unroll)):
             primitive = self.marked_by[loop_id]
