@@ -11,10 +11,11 @@ import time
 from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.backends.cc import engine_work
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
-from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.measure.isolated import HeadToHead, RaceRules, shared_worker
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
@@ -50,12 +51,21 @@ class Evaluation:
     verify_ms: float = 0.0
     build_ms: float = 0.0
     timed: tuple[tuple[float, float], ...] = ()  # wall-clock spans of the timed runs behind the numbers
+    team: int | None = None  # threads the candidate's parallel loops ran on: the cores the probe found free
+    machine: str = ""  # the machine's state when the race began (free cores, other runnable tasks, load)
+    machine_busy: bool = False  # another process held a core before or after the timed runs
+    unsettled: str = ""  # why the numbers may mix two states of the machine ("" when they describe one)
 
     @property
     def legal(self) -> bool:
         return self.verdict == "legal" or (
             self.verdict in ("incorrect", "runtime_error", "timeout", "compile_error") and self.legality_proven
         )
+
+    @property
+    def settled(self) -> bool:
+        """Whether the race saw one state of the machine, so its speedup can be compared with another's."""
+        return not self.unsettled
 
     @property
     def legality_proven(self) -> bool:
@@ -79,21 +89,26 @@ def evaluate_schedule(
     The candidate is built with the `compiler` backend; the baseline it races is always the C
     build of the source order, the reference every speedup is measured against."""
     size = target.size_class(size)
-    start = time.perf_counter()
-    proof = prove_legal(target.kernel, schedule, allow_reassociation)
-    legality_ms = (time.perf_counter() - start) * 1000
+    # Proofs and Z3 checks are the engine's CPU work, like builds: never beside another candidate's timed
+    # run. Their times are counted once the cores are theirs.
+    with engine_work():
+        start = time.perf_counter()
+        proof = prove_legal(target.kernel, schedule, allow_reassociation)
+        legality_ms = (time.perf_counter() - start) * 1000
     base = dict(target=target.label, size=size, schedule=proof.schedule, legality_ms=legality_ms)
     if not proof.legal:
         return _from_proof(proof, base)
-    start = time.perf_counter()
-    with isl_lock(target.kernel):
-        nest = build_loop_nest(target.kernel, proof.lowered)
-    verification = verify_loop_nest(target.kernel, proof.lowered, nest, proof.reassociates)
+    with engine_work():
+        start = time.perf_counter()
+        with isl_lock(target.kernel):
+            nest = build_loop_nest(target.kernel, proof.lowered)
+        verification = verify_loop_nest(target.kernel, proof.lowered, nest, proof.reassociates)
+        verify_ms = (time.perf_counter() - start) * 1000
     base.update(
         verified=verification.label,
         verification=verification.reason,
         counterexample=verification.counterexample,
-        verify_ms=(time.perf_counter() - start) * 1000,
+        verify_ms=verify_ms,
     )
     if verification.verified is False:
         feedback = (
@@ -121,6 +136,10 @@ def evaluate_schedule(
     measured = dict(
         correct=comparison.correct if comparison else None,
         max_rel_error=comparison.max_rel_error if comparison else None,
+        team=result.team,
+        machine=result.machine.describe() if result.machine else "",
+        machine_busy=result.machine_busy,
+        unsettled=result.unsettled_reason(),
     )
     if result.outcome != "ok":
         return _from_proof(proof, base, verdict=result.outcome, feedback=f"{result.outcome}: {result.message}", **measured)
@@ -132,6 +151,7 @@ def evaluate_schedule(
         f"{proof.feedback} Measured: {speedup:.2f}x over the baseline "
         f"({result.candidate.median_s * 1e3:.3f} ms ±{result.candidate.spread:.0%} vs "
         f"{result.baseline.median_s * 1e3:.3f} ms ±{result.baseline.spread:.0%}), outputs equal within tolerance."
+        f"{_machine_note(result)}"
     )
     return _from_proof(
         proof,
@@ -145,6 +165,16 @@ def evaluate_schedule(
         timed=result.timed,
         **measured,
     )
+
+
+def _machine_note(result: HeadToHead) -> str:
+    """What the machine did to the numbers, for the feedback: a busy core, a change mid-race, two groups of samples."""
+    notes = []
+    if result.machine_busy and result.machine is not None:
+        notes.append(f" The machine was busy ({result.machine.describe()}): parallel loops ran on {result.team} thread(s).")
+    if result.unsettled_reason():
+        notes.append(f" Unsettled: {result.unsettled_reason()}.")
+    return "".join(notes)
 
 
 def _from_proof(proof: LegalityVerdict, base: dict, verdict: str | None = None, feedback: str | None = None, **extra) -> Evaluation:

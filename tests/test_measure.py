@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from repoos_agent.backends import build_baseline, build_shared_library
-from repoos_agent.backends.cc import compiling
+from repoos_agent.backends.cc import engine_work
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.check import written_arrays
 from repoos_agent.measure import measurement_lock
@@ -200,7 +200,7 @@ def test_builds_and_timed_runs_never_overlap(gemm):
         with measurement_lock():
             acquired.append(time.monotonic())
 
-    with compiling():
+    with engine_work():
         runner = threading.Thread(target=waiting_run)
         runner.start()
         time.sleep(0.5)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from repoos_agent.agent.machine import Machine, this_machine
+from repoos_agent.backends.cc import engine_work
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
@@ -69,7 +70,14 @@ class HeuristicProposer:
         self.proposed: set[str] = set()
 
     def propose(self, history: list[Outcome], count: int) -> list[Idea]:
-        """The next `count` untried ideas, best first; after measurements, variations of the best."""
+        """The next `count` untried ideas, best first; after measurements, variations of the best.
+
+        Its proofs are the engine's CPU work, like a build: they wait for a timed run of another
+        dialogue's candidate to end instead of taking a core from it."""
+        with engine_work():
+            return self._next_ideas(history, count)
+
+    def _next_ideas(self, history: list[Outcome], count: int) -> list[Idea]:
         measured = [h for h in history if h.speedup is not None]
         ideas: list[Idea] = []
         if measured:

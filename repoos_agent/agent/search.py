@@ -41,6 +41,13 @@ RACE_FINALISTS = 3
 EARLY_STOP_FRACTION = 0.3
 """A candidate whose first run is below 0.3x the best speedup so far is not timed further."""
 RACE_REPEATS = 15
+RACE_RETRIES = 2
+"""Rounds in which the racing finish re-measures what it could not decide: a finalist whose race saw
+two states of the machine, one raced at another team size than the others, or a tie within a wide spread."""
+RETRY_PAUSE_S = 1.0
+"""The pause before such a round: a re-measurement later in the run, when a passing load may be gone."""
+NOISY_SPREAD = 0.15
+"""A tie whose contenders spread wider than this is undecided rather than decided for the simplest."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ class SearchResult:
     cost_usd: float | None = None  # None when a model's price is unknown (never guessed)
     cancelled: bool = False  # stopped by its caller: the best so far, without a racing finish
     kept_incumbent: bool = False  # the stored VerifiedKernel's schedule won the racing finish again
+    machine_busy: bool = False  # another process held a core during the racing finish
+    remeasured: int = 0  # finalists the racing finish timed again because it could not decide on the first look
+    finish: str = ""  # how the racing finish decided, in a sentence or two
 
     @property
     def schedule(self) -> str:
@@ -252,15 +262,17 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
         list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
-    cancelled, incumbent = control.cancelled, None
+    cancelled, incumbent, finish = control.cancelled, None, None
     if not cancelled:
         try:
             incumbent = _measure_incumbent(config, evaluate, leaderboard, seen_lock, events, run)
-            best, speedup, spread = _racing_finish(target, config, leaderboard, events, run, control, incumbent)
+            finish = _racing_finish(target, config, leaderboard, events, run, control, incumbent)
         except SearchCancelled:
             cancelled = True
-    if cancelled:
+    if finish is None:
         best, speedup, spread = _best_so_far(leaderboard)
+    else:
+        best, speedup, spread = finish.winner, finish.speedup, finish.spread
     kept = not cancelled and incumbent is not None and best is not None and best.schedule == incumbent.schedule
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     result = SearchResult(
@@ -278,6 +290,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         cost_usd=_cost(proposers),
         cancelled=cancelled,
         kept_incumbent=kept,
+        machine_busy=finish.machine_busy if finish else False,
+        remeasured=finish.remeasured if finish else 0,
+        finish=finish.note if finish else "",
     )
     events.emit(
         Event(
@@ -291,6 +306,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
                 "verdicts": result.verdicts,
                 "wall_s": result.wall_s,
                 "cancelled": result.cancelled,
+                "machine_busy": result.machine_busy,
+                "remeasured": result.remeasured,
+                "finish": result.finish,
             },
             tokens=result.tokens,
         )
@@ -352,7 +370,11 @@ def _evaluation_event(run: str, entry: Entry, race: Evaluation | None = None) ->
             **({"candidate_s": evaluation.candidate_s, "baseline_s": evaluation.baseline_s} if evaluation.candidate_s else {}),
         },
         timed=evaluation.timed,
-        detail={"race": True} if race else {},
+        detail={
+            **({"race": True} if race else {}),
+            **({"team": evaluation.team, "machine_busy": evaluation.machine_busy} if evaluation.team is not None else {}),
+            **({"unsettled": evaluation.unsettled} if evaluation.unsettled else {}),
+        },
     )
 
 
@@ -414,6 +436,18 @@ def _measure_incumbent(
     return entry
 
 
+@dataclass(frozen=True)
+class Finish:
+    """The racing finish's decision: the winner (None: the identity, the baseline itself) and how it was reached."""
+
+    winner: Entry | None
+    speedup: float
+    spread: float
+    machine_busy: bool
+    remeasured: int
+    note: str
+
+
 def _racing_finish(
     target: Target,
     config: SearchConfig,
@@ -422,29 +456,119 @@ def _racing_finish(
     run: str,
     control: SearchControl,
     incumbent: Entry | None = None,
-):
+) -> Finish:
     """Re-measure the finalists with more repeats; a lead must exceed the spread to count.
 
     The incumbent (the stored kernel's schedule) is always a finalist when it is still legal and
     correct, and wins every tie: only a lead beyond the spread replaces a stored kernel. Each finalist
     waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
+
+    What the first look cannot decide is measured again later in the run, up to `RACE_RETRIES`
+    rounds: a race that saw two states of the machine, one run with another thread team than the
+    last (a core was taken, or freed, in between: speedups of different teams do not compare), and
+    a tie whose spread is too wide to call. On a busy machine, ties go to the schedule with more
+    parallel loops: at the team the machine allowed they ran as fast as their serial twins, and a
+    swapped kernel sizes its team at each call, so they are never slower and faster once cores free up.
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
     finalists = by_speedup(unique.values())[:RACE_FINALISTS]
     if incumbent is not None and incumbent.schedule in unique and unique[incumbent.schedule] not in finalists:
         finalists.append(unique[incumbent.schedule])
-    raced: list[tuple[Entry, float, float]] = []
-    for entry in finalists:
+    races: dict[str, tuple[Entry, Evaluation]] = {}
+    queue, remeasured = finalists, 0
+    for attempt in range(RACE_RETRIES + 1):
+        for entry in queue:
+            control.checkpoint()
+            evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
+            races[entry.schedule] = (entry, evaluation)
+            events.emit(_evaluation_event(run, entry, race=evaluation))
+        queue = _undecided(list(races.values()))
+        if not queue or attempt == RACE_RETRIES:
+            break
+        remeasured += len(queue)
         control.checkpoint()
-        evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
-        if evaluation.verdict == "legal" and evaluation.speedup:
-            raced.append((entry, evaluation.speedup, evaluation.spread or 0.0))
-        events.emit(_evaluation_event(run, entry, race=evaluation))
+        time.sleep(RETRY_PAUSE_S)
+    raced = [(entry, ev.speedup, ev.spread or 0.0) for entry, ev in races.values() if ev.verdict == "legal" and ev.speedup]
+    busy = any(ev.machine_busy for _, ev in races.values())
+    winner = _decide(raced, incumbent, busy)
+    note = _finish_note(finalists, races, winner, busy, remeasured, _undecided(list(races.values())))
+    return Finish(winner[0], winner[1], winner[2], busy, remeasured, note)
+
+
+def _ties(raced: list[tuple[Entry | None, float, float]]) -> list[tuple[Entry | None, float, float]]:
+    """The contenders (the identity among them) the fastest does not beat by more than the spread."""
     contenders = [(None, 1.0, 0.0), *raced]
     fastest = max(contenders, key=lambda c: c[1])
-    # Everything the fastest does not beat by more than the spread is a tie; among ties the incumbent, else the simplest, wins.
-    ties = [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
+    return [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
+
+
+def _decide(raced: list[tuple[Entry, float, float]], incumbent: Entry | None, busy: bool) -> tuple[Entry | None, float, float]:
+    """Among ties the incumbent wins, then (on a busy machine) the schedule with more parallel loops, then
+    the simplest, then the fastest."""
     stored = incumbent.schedule if incumbent is not None else None
-    winner = min(ties, key=lambda c: (c[0] is None or c[0].schedule != stored, _complexity(c[0].schedule) if c[0] else 0, -c[1]))
-    return winner
+
+    def preference(contender: tuple[Entry | None, float, float]) -> tuple:
+        entry = contender[0]
+        schedule = entry.schedule if entry is not None else ""
+        parallel = _parallel_loops(schedule) if busy and contender[1] >= 1.0 else 0  # never below the baseline
+        return (entry is None or schedule != stored, -parallel, _complexity(schedule) if entry else 0, -contender[1])
+
+    return min(_ties(raced), key=preference)
+
+
+def _undecided(races: list[tuple[Entry, Evaluation]]) -> list[Entry]:
+    """The finalists to race again: unsettled races, races run with another team than the latest,
+    and the members of a tie too noisy to call."""
+    legal = [(entry, ev) for entry, ev in races if ev.verdict == "legal" and ev.speedup]
+    if not legal:
+        return []
+    latest_team = legal[-1][1].team
+    again = [entry for entry, ev in legal if not ev.settled or ev.team != latest_team]
+    ties = _ties([(entry, ev.speedup, ev.spread or 0.0) for entry, ev in legal])
+    if len(ties) > 1 and max(spread for _, _, spread in ties) > NOISY_SPREAD:
+        again += [entry for entry, _, _ in ties if entry is not None and entry not in again]
+    return again
+
+
+def _finish_note(
+    finalists: list[Entry],
+    races: dict[str, tuple[Entry, Evaluation]],
+    winner: tuple[Entry | None, float, float],
+    busy: bool,
+    remeasured: int,
+    undecided: list[Entry],
+) -> str:
+    """Why the finish chose its winner, in words a user reads next to the leaderboard."""
+    if not finalists:
+        return "no legal, correct schedule was measured faster than the baseline; the source order stays"
+    parts = []
+    if winner[0] is None:
+        best = finalists[0]
+        raced = races.get(best.schedule)
+        again = f"{raced[1].speedup:.2f}x" if raced and raced[1].speedup else "no answer"
+        parts.append(
+            f"the racing finish re-measured `{best.schedule}` ({best.speedup:.2f}x at first) at {again}; "
+            "no schedule beat the baseline beyond the spread"
+        )
+    else:
+        first = winner[0].speedup
+        parts.append(f"`{winner[0].schedule}` won the racing finish at {winner[1]:.2f}x ±{winner[2]:.0%} ({first:.2f}x at first)")
+    if remeasured:
+        parts.append(f"{remeasured} race(s) re-measured later because the first look could not decide")
+    if undecided:
+        parts.append("still unsettled after the last round: the figures mix states of the machine")
+    if busy:
+        teams = sorted({ev.team for _, ev in races.values() if ev.team is not None})
+        parts.append(
+            f"the machine was busy: parallel loops ran on {'/'.join(map(str, teams))} thread(s); "
+            "ties went to the schedule with more parallel loops"
+        )
+    return "; ".join(parts)
+
+
+def _parallel_loops(schedule: str) -> int:
+    try:
+        return sum(1 for primitive in parse_schedule(schedule).primitives if primitive.name == "parallelize")
+    except ScheduleError:
+        return 0

@@ -53,15 +53,16 @@ def cache_dir() -> Path:
 
 def cores_lock_path() -> Path:
     """The file whose lock shares the cores: a timed run holds it alone (`measure.lock.measurement_lock`),
-    compilers hold it together (`compiling`)."""
+    the engine's own work (compilers, proofs) holds it together (`engine_work`)."""
     return cache_dir() / ".measurement.lock"
 
 
 @contextmanager
-def compiling() -> Iterator[None]:
-    """Held, shared, around every compiler process: builds run side by side, but never while a run is
-    timed. On two cores a compile next to a parallel candidate's timed run slowed it several times over
-    (a triangular update measured 0.2x in one search and 1.7x in the next)."""
+def engine_work() -> Iterator[None]:
+    """Held, shared, around the engine's own CPU work: compilers, and the proofs and Z3 checks of the
+    next candidates. It runs side by side, but never while a run is timed. On two cores a compile next
+    to a parallel candidate's timed run slowed it several times over (a triangular update measured 0.2x
+    in one search and 1.7x in the next)."""
     with open(cores_lock_path(), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_SH)
         try:
@@ -93,7 +94,7 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     os.close(fd)
     try:
         try:
-            with compiling():
+            with engine_work():
                 result = subprocess.run(
                     [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), "-lm"],
                     capture_output=True,

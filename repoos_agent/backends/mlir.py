@@ -18,7 +18,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from repoos_agent.backends.cc import Toolchain, cache_dir, compiling, write_atomically
+from repoos_agent.backends.cc import Toolchain, cache_dir, engine_work, write_atomically
 from repoos_agent.codegen import CSource
 from repoos_agent.codegen.mlir import MlirSource
 from repoos_agent.errors import CompileError
@@ -108,7 +108,7 @@ def build_mlir_library(source: MlirSource, wrapper: CSource, toolchain: Toolchai
 
 
 def _run(command: list[str], tool: str) -> None:
-    with compiling():
+    with engine_work():
         result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         first = "\n".join(result.stderr.strip().splitlines()[:6])

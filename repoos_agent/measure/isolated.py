@@ -10,6 +10,7 @@ endless loop is cut off by the parent's time limit. Either becomes an outcome.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import threading
@@ -24,6 +25,7 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen import CSource
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.compare import Comparison, compare_outputs
+from repoos_agent.measure.cores import MachineState, prepare_probe, probe_machine, runnable_others
 from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.measure.lock import measurement_lock
 from repoos_agent.measure.timing import Timing
@@ -76,7 +78,8 @@ class RaceRules:
 
 @dataclass(frozen=True)
 class HeadToHead:
-    """What happened: `ok`, `incorrect`, `runtime_error` or `timeout`, with times when `ok`."""
+    """What happened: `ok`, `incorrect`, `runtime_error` or `timeout`, with times when `ok`, and the
+    machine's state before and after the timed runs, and the thread team they ran with."""
 
     outcome: str
     message: str
@@ -84,12 +87,46 @@ class HeadToHead:
     baseline: Timing | None = None
     candidate: Timing | None = None
     timed: tuple[tuple[float, float], ...] = ()  # wall-clock (start, end) of every timed run, for audits
+    machine: MachineState | None = None  # probed before the first run
+    machine_after: MachineState | None = None  # probed after the last
+    team: int | None = None  # threads of the candidate's parallel regions
+    crowded: int = 0  # timed runs during which more tasks wanted the cores than at the start
 
     @property
     def speedup(self) -> float | None:
         if self.baseline is None or self.candidate is None or self.candidate.median_s <= 0:
             return None
         return self.baseline.median_s / self.candidate.median_s
+
+    @property
+    def machine_busy(self) -> bool:
+        """Another process held a core before or after the timed runs."""
+        return any(state.busy for state in (self.machine, self.machine_after) if state is not None)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the numbers describe one state of the machine: the team it allowed did not change
+        between the probes, most timed runs met no competing task, and neither contender's samples
+        are bimodal."""
+        return not self.unsettled_reason()
+
+    @property
+    def mostly_crowded(self) -> bool:
+        """More than a quarter of the timed runs met a competing task: more than the median shrugs off."""
+        return self.crowded * 4 > len(self.timed)
+
+    def unsettled_reason(self) -> str:
+        """Why the numbers may not describe one state of the machine ("" when they do)."""
+        reasons = []
+        before, after = self.machine, self.machine_after
+        if before is not None and after is not None and before.team != after.team:
+            reasons.append(f"the machine changed during the race ({before.describe()}, then {after.describe()})")
+        if self.mostly_crowded:
+            reasons.append(f"{self.crowded} of {len(self.timed)} timed runs had another task competing for the cores")
+        for name, timing in (("baseline", self.baseline), ("candidate", self.candidate)):
+            if timing is not None and timing.modes is not None:
+                reasons.append(f"the {name}'s {timing.modes.describe()}")
+        return "; ".join(reasons)
 
 
 def race_in_process(
@@ -101,26 +138,56 @@ def race_in_process(
 ) -> HeadToHead:
     """The race itself (the worker runs this); `report(stage)` says what is about to run.
 
-    `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build)."""
+    `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build).
+    The machine is probed first and the candidate's team sized to the cores it found free; it is
+    probed again at the end, and every timed run notes whether more tasks wanted the cores than at
+    the start, so the caller can tell one state of the machine from two."""
     report = report or (lambda _stage: None)
+    prepare_probe()
+    with measurement_lock():
+        machine = probe_machine()
+    team = machine.team
+    for contender in (baseline, candidate):
+        set_team = getattr(contender, "set_team", None)
+        if set_team is not None:
+            set_team(team)
+    quiet_others = machine.cores - team  # the other tasks the team was sized around
+    crowded = 0
+
+    def timed_run(kernel, arguments, timed: list[tuple[float, float]]) -> float:
+        nonlocal crowded
+        others = runnable_others()
+        with measurement_lock():
+            wall, start = time.time(), time.perf_counter()
+            kernel(arguments)
+            elapsed = time.perf_counter() - start
+            timed.append((wall, time.time()))
+        if others is not None and others > quiet_others:
+            crowded += 1
+        return elapsed
+
+    def outcome(outcome: str, message: str = "", comparison=None, baseline_t=None, candidate_t=None) -> HeadToHead:
+        with measurement_lock():
+            after = probe_machine()
+        return HeadToHead(outcome, message, comparison, baseline_t, candidate_t, tuple(timed), machine, after, team, crowded)
+
     want, got = fresh_copy(values), fresh_copy(values)
     first: dict[str, float] = {}
     timed: list[tuple[float, float]] = []
     for name, kernel, arguments in (("baseline", baseline, want), ("candidate", candidate, got)):
         report(name)
-        with measurement_lock():
-            wall, start = time.time(), time.perf_counter()
-            kernel(arguments)
-            first[name] = time.perf_counter() - start
-            timed.append((wall, time.time()))
+        first[name] = timed_run(kernel, arguments, timed)
     comparison = compare_outputs(want, got, list(rules.outputs), rules.tolerance_scale)
     if not comparison.correct:
         worst = ", ".join(f"{name} ({error:.2e})" for name, error in comparison.errors if name in comparison.mismatched)
-        return HeadToHead("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
+        return outcome("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
     if rules.stop_below_speedup and first["baseline"] < rules.stop_below_speedup * first["candidate"]:
-        estimate = first["baseline"] / first["candidate"]
-        message = f"stopped after one run: about {estimate:.2f}x, far behind the best so far"
-        return HeadToHead("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]), tuple(timed))
+        # One slow run is not enough to stop: a second must confirm it (the first may have met a busy core).
+        first["candidate"] = min(first["candidate"], timed_run(candidate, fresh_copy(values), timed))
+        if first["baseline"] < rules.stop_below_speedup * first["candidate"]:
+            estimate = first["baseline"] / first["candidate"]
+            message = f"stopped after two runs: about {estimate:.2f}x, far behind the best so far"
+            return outcome("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]))
     report("timing")
     warmups, min_repeats = rules.warmups_and_repeats(min(first.values()))
     for _ in range(warmups):
@@ -129,24 +196,18 @@ def race_in_process(
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
     while True:
         for name, kernel in (("baseline", baseline), ("candidate", candidate)):
-            inputs = fresh_copy(values)
-            with measurement_lock():
-                wall = time.time()
-                start = time.perf_counter()
-                kernel(inputs)
-                samples[name].append(time.perf_counter() - start)
-                timed.append((wall, time.time()))
+            samples[name].append(timed_run(kernel, fresh_copy(values), timed))
         count = len(samples["baseline"])
         total = sum(samples["baseline"]) + sum(samples["candidate"])
         if count >= rules.max_repeats or (count >= min_repeats and total >= rules.min_total_s):
             break
-    return HeadToHead("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]), tuple(timed))
+    return outcome("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
 
 
-def _serve(connection: Connection, engine: int) -> None:
+def _serve(connection: Connection) -> None:
     """The worker's loop: one job in, stage reports and one result out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_with, args=(engine,), daemon=True, name="repoos-measure-watch").start()
+    threading.Thread(target=_exit_with_the_engine, daemon=True, name="repoos-measure-watch").start()
     while True:
         try:
             job = connection.recv()
@@ -164,13 +225,17 @@ def _serve(connection: Connection, engine: int) -> None:
         connection.send(("result", result))
 
 
-def _exit_with(engine: int) -> None:
-    """End the worker once the engine process `engine` that started it is gone (killed in the middle of a
+def _exit_with_the_engine() -> None:
+    """End the worker once the engine process that started it is gone (killed in the middle of a
     study): a race of a slow kernel would otherwise run on for minutes, holding a core and the measurement
-    lock, with nobody to report to. It runs while a C build does (ctypes releases the GIL around the call);
-    a Numba contender holds the GIL, so there it acts once the call returns."""
-    while os.getppid() == engine:
-        time.sleep(0.2)
+    lock, with nobody to report to. It blocks on the parent's sentinel (a pipe the parent's death closes)
+    and never wakes otherwise: a thread polling beside a timed run would take the core from a kernel's
+    thread at every wake-up. It acts while a C build runs (ctypes releases the GIL around the call); a
+    Numba contender holds the GIL, so there it acts once the call returns."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return  # not a spawned worker: no engine to outlive
+    multiprocessing.connection.wait([parent.sentinel])
     os._exit(1)
 
 
@@ -185,7 +250,7 @@ class MeasurementWorker:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child, os.getpid()), daemon=True, name="repoos-measure")
+        self._process = self._context.Process(target=_serve, args=(child,), daemon=True, name="repoos-measure")
         self._process.start()
         child.close()
         self._connection = parent

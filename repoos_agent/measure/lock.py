@@ -15,7 +15,7 @@ _THREADS = threading.Lock()
 @contextmanager
 def measurement_lock() -> Iterator[None]:
     """Held around every timed execution: a thread lock in this process, a file lock between processes,
-    taken alone, so no other timed run and no compiler (`backends.cc.compiling`) runs beside it."""
+    taken alone, so no other timed run and no compiler (`backends.cc.engine_work`) runs beside it."""
     with _THREADS, open(cores_lock_path(), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

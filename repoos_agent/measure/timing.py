@@ -12,14 +12,36 @@ from repoos_agent.measure.lock import measurement_lock
 
 T = TypeVar("T")
 
+MODE_GAP = 1.5
+"""Samples split into two groups when the slower group's fastest run is 1.5x the faster group's slowest."""
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Two groups of samples far apart: the kernel ran in two different states of the machine
+    (a core taken part of the time, threads parked behind another process), not one noisy state."""
+
+    fast_s: float
+    fast_runs: int
+    slow_s: float
+    slow_runs: int
+
+    def describe(self) -> str:
+        return (
+            f"samples fall in two groups, {self.fast_runs} runs near {_ms(self.fast_s)} and "
+            f"{self.slow_runs} near {_ms(self.slow_s)}"
+        )
+
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per run: the median and the relative interquartile spread of the samples."""
+    """Seconds per run: the median and the relative interquartile spread of the samples, and
+    the two groups they fall in when they are bimodal (a finding to report, not a spread)."""
 
     median_s: float
     spread: float
     samples: tuple[float, ...]
+    modes: Modes | None = None
 
     @staticmethod
     def of(samples: list[float]) -> Timing:
@@ -29,7 +51,25 @@ class Timing:
             spread = (quartiles[2] - quartiles[0]) / median if median > 0 else 0.0
         else:
             spread = (max(samples) - min(samples)) / median if median > 0 else 0.0
-        return Timing(median, spread, tuple(samples))
+        return Timing(median, spread, tuple(samples), two_groups(samples))
+
+
+def two_groups(samples: list[float]) -> Modes | None:
+    """The two groups `samples` fall in, split at their widest gap, when that gap is at least
+    `MODE_GAP` and each side has two runs or more (a single slow run is an outlier, which the
+    median already ignores); None for one group."""
+    ordered = sorted(samples)
+    if len(ordered) < 4 or ordered[0] <= 0:
+        return None
+    cut = max(range(1, len(ordered)), key=lambda k: ordered[k] / ordered[k - 1])
+    fast, slow = ordered[:cut], ordered[cut:]
+    if ordered[cut] / ordered[cut - 1] < MODE_GAP or len(fast) < 2 or len(slow) < 2:
+        return None
+    return Modes(statistics.median(fast), len(fast), statistics.median(slow), len(slow))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
 def time_runs(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repoos_agent.backends.library import NativeKernel
+from repoos_agent.measure.cores import call_team, usable_cores
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 from repoos_agent.store.records import VerifiedKernel
@@ -86,6 +87,8 @@ class CallPlan:
         self._layout = tuple(layout)
         self._array_slot = {guard.position: index for index, guard in enumerate(interface.arrays)}
         self._return_position = position.get(interface.returns) if interface.returns else None
+        self._cores = usable_cores() if native.parallel else 0
+        self.last_team: int | None = None  # threads the last call's parallel loops ran on (None: no OpenMP)
 
     def bind(self, args: tuple, kwargs: dict) -> Sequence[object] | None:
         """Arguments in the function's order; None when the call does not fit the signature (Python raises)."""
@@ -146,7 +149,14 @@ class CallPlan:
         return prepared
 
     def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:
-        """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check)."""
+        """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check).
+
+        A parallel kernel's team is sized at each call to the cores no other runnable task wants: with
+        one core taken, a team of two would wait at every barrier for its parked thread, and run slower
+        than the serial schedule; a team of one runs at the serial schedule's speed."""
+        if self._cores:
+            self.last_team = call_team(self._cores)
+            self.native.set_team(self.last_team)
         code = self.native.run_prepared(prepared)
         if code != 0:
             return False, self.native.refusal(code, dict(zip(self.interface.arguments, values, strict=True)))
