@@ -1,4 +1,4 @@
-"""Regenerate docs/tui.png, the README's picture of `repoos tui`: a real heuristic search, drawn at 80x24.
+"""Regenerate docs/tui.png, the picture of `repoos tui` on docs/tui.md: a real heuristic search, drawn at 80x24.
 
 Needs the `docs` extra (cairosvg, on the system's libcairo2):
     .venv/bin/pip install -e '.[docs]' && .venv/bin/python scripts/tui-screenshot.py
