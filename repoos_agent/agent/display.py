@@ -46,9 +46,11 @@ class LiveLeaderboard:
 
     def _render(self) -> Group:
         best = max((e.speedup or 0 for e in self.entries), default=0.0)
+        busy = busy_note(self.entries[-1]) if self.entries else ""
         header = Text(
             f"{self.target}: {len(self.entries)} evaluations, best {best:.2f}x, {time.perf_counter() - self.started:.0f} s  "
-            + "  ".join(f"{verdict} {count}" for verdict, count in sorted(self.verdicts.items())),
+            + "  ".join(f"{verdict} {count}" for verdict, count in sorted(self.verdicts.items()))
+            + (f"  {busy}" if busy else ""),
             style="bold",
         )
         table = Table(expand=True)
@@ -75,3 +77,10 @@ def speedup_cell(event: Event) -> str:
 def spread_cell(event: Event) -> str:
     """An early-stopped candidate ran once: it has a speedup but no spread to rank it by."""
     return f"±{event.spread:.0%}" if event.spread is not None else ("1 run" if event.speedup else "")
+
+
+def busy_note(event: Event) -> str:
+    """"machine busy: parallel loops on 1 thread" when the latest race found a core taken ("" otherwise)."""
+    if not event.detail.get("machine_busy"):
+        return ""
+    return f"machine busy: parallel loops on {event.detail.get('team', '?')} thread(s)"
