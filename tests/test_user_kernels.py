@@ -139,6 +139,14 @@ def test_tricky_kernels_match_python_exactly(function, specs):
     assert report.correct and report.max_rel_error == 0.0, report
 
 
+def test_a_size_in_a_bound_whose_name_is_taken_is_refused():
+    """`len(x)` is modelled as `x_d0`; a function that already uses the name would loop to the other value."""
+    report = {r.name: r for r in ingest_file(TRICKY)}["size_named_like_a_shape"]
+    assert not report.analyzable
+    assert report.diagnostics[0].line == 57
+    assert "`len(x)` is modelled as a size named `x_d0`, which the function already uses" in report.diagnostics[0].message
+
+
 def test_reserved_isl_word_as_loop_name_is_refused_with_reason():
     report = {r.name: r for r in ingest_file(TRICKY)}["reserved_loop_name"]
     assert not report.analyzable
