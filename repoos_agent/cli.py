@@ -71,7 +71,7 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 def command_ingest(args: argparse.Namespace) -> int:
     reports = ingest_file(args.path)
-    _record(args, record_ingest, args.path, reports)
+    _record(args, record_ingest, args.path, reports, near=args.path)
     functions = describe_ingest(args.path, reports).functions
     if args.json:
         _print_json([asdict(function) for function in functions])
@@ -94,7 +94,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
-    _record(args, record_baseline_check, target, report, args.compiler)
+    _record(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -125,7 +125,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         seed=args.seed,
         compiler=args.compiler,
     )
-    _record(args, record_evaluation, target, evaluation, args.compiler)
+    _record(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
@@ -194,7 +194,7 @@ def command_optimize(args: argparse.Namespace) -> int:
                 result = optimize(target, config, events)
         else:
             result = optimize(target, config, events)
-    contract = _record(args, record_search, target, result, config)
+    contract = _record(args, record_search, target, result, config, near=target.kernel.path)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -236,7 +236,7 @@ def _stored_incumbent(args: argparse.Namespace, target: Target, compiler: str) -
     """The stored VerifiedKernel's schedule for this source and backend, raced in the search's finish
     (`stored_schedule`); a store that cannot be read has none (the search's result is still recorded, or warned about)."""
     try:
-        store = open_store(args.graph)
+        store = open_store(args.graph, target.kernel.path)
         try:
             return stored_schedule(store, target, compiler)
         finally:
@@ -249,13 +249,14 @@ UNRECORDED_EXIT = 3
 """Exit code of a command that did its work and printed it, but could not record it in the graph store."""
 
 
-def _record(args: argparse.Namespace, write, *values):
-    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite).
+def _record(args: argparse.Namespace, write, *values, near: str):
+    """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
+    `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
 
     The work is done by then (a search may have taken hours): a store that cannot be
     opened or written is a warning and exit code 3, never the loss of the result."""
     try:
-        store = open_store(args.graph)
+        store = open_store(args.graph, near)
         try:
             return write(store, *values)
         finally:
