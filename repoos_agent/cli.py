@@ -6,8 +6,10 @@ import argparse
 import json
 import sys
 from dataclasses import asdict, replace
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
 
+import repoos_agent
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
@@ -331,8 +333,25 @@ def command_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+class _PrintVersion(argparse.Action):
+    """`--version`: the installed package's version, read from its metadata only when asked for (a metadata
+    lookup scans sys.path, which every other command would pay for at start)."""
+
+    def __init__(self, option_strings: list[str], dest: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        try:
+            installed = repoos_agent.__version__
+        except PackageNotFoundError:
+            parser.exit(2, f"{parser.prog}: error: no version: the {repoos_agent.PACKAGE} package is not installed\n")
+        print(f"{parser.prog} {installed}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
+    parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(dest="command", required=True)
 
     kernels = commands.add_parser("kernels", help="list the bundled kernels")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 
 import pytest
+
+from repoos_agent.cli import main
 
 from .conftest import EXAMPLES, ROOT
 
@@ -64,6 +68,24 @@ def test_ingest_json_of_an_affine_kernel(repoos_command):
     assert row["name"] == "gemm" and row["track"] == "affine" and row["analyzable"] is True
     assert row["statements"] == 2 and row["loops"] == ["i", "j", "k"]
     assert row["parameters"] == ["ni", "nj", "nk"] and row["diagnostics"] == []
+
+
+def test_version_is_the_installed_package_version(repoos_command):
+    result = run(repoos_command, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"repoos {importlib.metadata.version('repoos-agent')}\n"
+    assert re.fullmatch(r"repoos \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "repoos: error: no version: the repoos-agent package is not installed\n"
 
 
 def test_kernels_lists_thirty_with_polybench_names(repoos_command):
