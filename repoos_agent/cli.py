@@ -25,7 +25,7 @@ from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
-from repoos_agent.inputs import make_inputs, parse_arg_spec
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
@@ -167,22 +167,17 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
 
 
 def command_show(args: argparse.Namespace) -> int:
-    target = resolve_target(args.target)
+    target = resolve_target(args.target, [parse_arg_spec(text) for text in args.arg])
     kernel = target.kernel
     proof = prove_legal(kernel, args.schedule or "", args.allow_reassociation)
     if not proof.legal:
         raise ScheduleError(proof.feedback.splitlines()[0])
-    signature = Signature.of_values(kernel, target.inputs(args.size) if target.bundled else _typed_example(kernel, args))
+    signature = Signature.of_values(kernel, target.inputs(args.size))  # element types: a user kernel's from its --arg specs
     if args.mlir:
         print(generate_mlir(kernel, signature, build_loop_nest(kernel, proof.lowered)).text, end="")
     else:
         print(generate_c(kernel, signature, proof.lowered).text, end="")
     return 0
-
-
-def _typed_example(kernel, args: argparse.Namespace) -> dict:
-    """User kernels are typed by their `--arg` specs."""
-    return make_inputs(kernel, [parse_arg_spec(text) for text in args.arg])
 
 
 def command_cache(args: argparse.Namespace) -> int:

@@ -120,6 +120,9 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
         (["check", "kernels/examples/not_affine.py:gather", "--arg", "n=3"], "not_affine.py:8:18"),
         (["ingest", "kernels/examples"], "is a directory"),
         (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
+        (["show", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms; give them as --arg A=f64[64,64]"),
+        (["show", "gemm", "--arg", "ni=3"], "args (--arg) applies to `path.py:function` targets"),
+        (["show", "kernels/examples/user_kernels.py:row_norms", "--size", "MINI"], "size (--size) applies to bundled kernels"),
     ],
 )
 def test_bad_input_gives_one_line_and_nonzero_exit(repoos_command, args, message):
