@@ -6,8 +6,10 @@ import argparse
 import json
 import sys
 from dataclasses import asdict, replace
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
 
+import repoos_agent
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
@@ -23,7 +25,7 @@ from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
-from repoos_agent.inputs import make_inputs, parse_arg_spec
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
@@ -61,17 +63,34 @@ def command_kernels(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([{"name": k.name, "category": k.category, "function": k.function, "sizes": k.sizes} for k in kernels])
         return 0
-    width = max(len(k.name) for k in kernels)
-    for kernel in kernels:
-        sizes = "  ".join(f"{s} {'x'.join(str(v) for v in kernel.sizes[s].values())}" for s in ("MINI", "LARGE"))
-        print(f"{kernel.name:<{width}}  {kernel.category:<24}  {sizes}")
-    print(f"{len(kernels)} kernels; sizes {', '.join(SIZE_CLASSES)}")
+    # A column per size class, under a header naming it, and a row per size parameter, named: each number
+    # is labelled and the table stays narrow. Categories head their group of rows instead of taking a column.
+    header = ("kernel", "parameter", *SIZE_CLASSES)
+    rows = [
+        (kernel.category, (kernel.name if k == 0 else "", name, *(str(kernel.sizes[size][name]) for size in SIZE_CLASSES)))
+        for kernel in kernels
+        for k, name in enumerate(kernel.sizes[SIZE_CLASSES[0]])
+    ]
+    widths = [max(len(cells[column]) for cells in (header, *(cells for _, cells in rows))) for column in range(len(header))]
+    aligns = ["<", "<"] + [">"] * len(SIZE_CLASSES)
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(f"{cell:{align}{width}}" for cell, align, width in zip(cells, aligns, widths, strict=True))
+
+    print(f"  {line(header)}")
+    heading = None
+    for category, cells in rows:
+        if category != heading:
+            heading = category
+            print(category)
+        print(f"  {line(cells)}")
+    print(f"{len(kernels)} kernels; --size CLASS picks a column (default SMALL)")
     return 0
 
 
 def command_ingest(args: argparse.Namespace) -> int:
     reports = ingest_file(args.path)
-    _record(args, record_ingest, args.path, reports)
+    _record(args, record_ingest, args.path, reports, near=args.path)
     functions = describe_ingest(args.path, reports).functions
     if args.json:
         _print_json([asdict(function) for function in functions])
@@ -94,7 +113,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
-    _record(args, record_baseline_check, target, report, args.compiler)
+    _record(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -125,7 +144,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         seed=args.seed,
         compiler=args.compiler,
     )
-    _record(args, record_evaluation, target, evaluation, args.compiler)
+    _record(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
@@ -148,22 +167,17 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
 
 
 def command_show(args: argparse.Namespace) -> int:
-    target = resolve_target(args.target)
+    target = resolve_target(args.target, [parse_arg_spec(text) for text in args.arg])
     kernel = target.kernel
     proof = prove_legal(kernel, args.schedule or "", args.allow_reassociation)
     if not proof.legal:
         raise ScheduleError(proof.feedback.splitlines()[0])
-    signature = Signature.of_values(kernel, target.inputs(args.size) if target.bundled else _typed_example(kernel, args))
+    signature = Signature.of_values(kernel, target.inputs(args.size))  # element types: a user kernel's from its --arg specs
     if args.mlir:
         print(generate_mlir(kernel, signature, build_loop_nest(kernel, proof.lowered)).text, end="")
     else:
         print(generate_c(kernel, signature, proof.lowered).text, end="")
     return 0
-
-
-def _typed_example(kernel, args: argparse.Namespace) -> dict:
-    """User kernels are typed by their `--arg` specs."""
-    return make_inputs(kernel, [parse_arg_spec(text) for text in args.arg])
 
 
 def command_cache(args: argparse.Namespace) -> int:
@@ -194,7 +208,7 @@ def command_optimize(args: argparse.Namespace) -> int:
                 result = optimize(target, config, events)
         else:
             result = optimize(target, config, events)
-    contract = _record(args, record_search, target, result, config)
+    contract = _record(args, record_search, target, result, config, near=target.kernel.path)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -236,7 +250,7 @@ def _stored_incumbent(args: argparse.Namespace, target: Target, compiler: str) -
     """The stored VerifiedKernel's schedule for this source and backend, raced in the search's finish
     (`stored_schedule`); a store that cannot be read has none (the search's result is still recorded, or warned about)."""
     try:
-        store = open_store(args.graph)
+        store = open_store(args.graph, target.kernel.path)
         try:
             return stored_schedule(store, target, compiler)
         finally:
@@ -249,13 +263,14 @@ UNRECORDED_EXIT = 3
 """Exit code of a command that did its work and printed it, but could not record it in the graph store."""
 
 
-def _record(args: argparse.Namespace, write, *values):
-    """Write a command's findings to the graph store (`--graph`, `REPOOS_GRAPH` or .repoos/graph.sqlite).
+def _record(args: argparse.Namespace, write, *values, near: str):
+    """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
+    `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
 
     The work is done by then (a search may have taken hours): a store that cannot be
     opened or written is a warning and exit code 3, never the loss of the result."""
     try:
-        store = open_store(args.graph)
+        store = open_store(args.graph, near)
         try:
             return write(store, *values)
         finally:
@@ -330,8 +345,25 @@ def command_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+class _PrintVersion(argparse.Action):
+    """`--version`: the installed package's version, read from its metadata only when asked for (a metadata
+    lookup scans sys.path, which every other command would pay for at start)."""
+
+    def __init__(self, option_strings: list[str], dest: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        try:
+            installed = repoos_agent.__version__
+        except PackageNotFoundError:
+            parser.exit(2, f"{parser.prog}: error: no version: the {repoos_agent.PACKAGE} package is not installed\n")
+        print(f"{parser.prog} {installed}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repoos", description="RepoOS Agent: a polyhedral optimizer for Python loop kernels.")
+    parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(dest="command", required=True)
 
     kernels = commands.add_parser("kernels", help="list the bundled kernels")

@@ -14,7 +14,11 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.target import Target, resolve_target
 
-GRAPH_HELP = "graph store to record in: a SQLite file or bolt://host:port (default $REPOOS_GRAPH, else .repoos/graph.sqlite)"
+STORE_HELP = (
+    "a SQLite file or bolt://host:port (default $REPOOS_GRAPH, else the first .repoos/graph.sqlite walking up from "
+    "the file's directory, then from the working directory; else a new one in the working directory)"
+)
+GRAPH_HELP = f"graph store to record in: {STORE_HELP}"
 
 
 def positive_int(text: str) -> int:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 
 import pytest
+
+from repoos_agent.cli import main
 
 from .conftest import EXAMPLES, ROOT
 
@@ -66,10 +70,44 @@ def test_ingest_json_of_an_affine_kernel(repoos_command):
     assert row["parameters"] == ["ni", "nj", "nk"] and row["diagnostics"] == []
 
 
+def test_version_is_the_installed_package_version(repoos_command):
+    result = run(repoos_command, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"repoos {importlib.metadata.version('repoos-agent')}\n"
+    assert re.fullmatch(r"repoos \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "repoos: error: no version: the repoos-agent package is not installed\n"
+
+
 def test_kernels_lists_thirty_with_polybench_names(repoos_command):
     result = run(repoos_command, "kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
     assert len(names) == 30 and {"jacobi-2d", "floyd-warshall", "2mm"} <= names
+
+
+def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
+    result = run(repoos_command, "kernels")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["kernel", "parameter", "MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"]
+    gemm = lines.index("  gemm            ni           20     60     200   1000        2000")
+    assert [line.split() for line in lines[gemm + 1 : gemm + 3]] == [
+        ["nj", "25", "70", "220", "1100", "2300"],
+        ["nk", "30", "80", "240", "1200", "2600"],
+    ]
+    assert lines[gemm - 1] == "linear-algebra/blas"
+    assert ["3mm", "ni", "16", "40", "180", "800", "1600"] in [line.split() for line in lines]
+    assert lines[-1].startswith("30 kernels")
+    assert max(len(line) for line in lines) <= 80
 
 
 @pytest.mark.parametrize(
@@ -82,6 +120,9 @@ def test_kernels_lists_thirty_with_polybench_names(repoos_command):
         (["check", "kernels/examples/not_affine.py:gather", "--arg", "n=3"], "not_affine.py:8:18"),
         (["ingest", "kernels/examples"], "is a directory"),
         (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
+        (["show", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms; give them as --arg A=f64[64,64]"),
+        (["show", "gemm", "--arg", "ni=3"], "args (--arg) applies to `path.py:function` targets"),
+        (["show", "kernels/examples/user_kernels.py:row_norms", "--size", "MINI"], "size (--size) applies to bundled kernels"),
     ],
 )
 def test_bad_input_gives_one_line_and_nonzero_exit(repoos_command, args, message):

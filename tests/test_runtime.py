@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import warnings
 from dataclasses import replace
@@ -177,7 +178,7 @@ def test_a_changed_source_falls_back(tmp_path: Path):
 
 
 def test_a_missing_or_altered_library_falls_back(graph: str, tmp_path: Path):
-    contract, _ = find_contract(gemm_module.gemm, graph)
+    contract = find_contract(gemm_module.gemm, graph).contract
     with pytest.warns(SwapFallbackWarning, match=r"cannot be read"):
         assert not repoos_agent.swap(gemm_module.gemm, contract=replace(contract, library=str(tmp_path / "gone.so"))).native
     altered = tmp_path / "altered.so"
@@ -279,6 +280,7 @@ def test_repoos_run_falls_back_when_the_function_changed_since_its_contract(repo
     assert result.returncode == 0, result.stderr
     assert "[-1.0, 1.0, 3.0, 5.0, 7.0, 9.0]" in result.stdout
     assert "the source of `scale` changed since its VerifiedKernel was recorded" in result.stderr
+    assert f"in the graph store {graph}" in result.stderr
 
 
 def test_repoos_run_without_a_store_runs_the_program_unswapped(repoos_command, tmp_path: Path):
@@ -290,6 +292,73 @@ def test_repoos_run_without_a_store_runs_the_program_unswapped(repoos_command, t
     assert result.returncode == 0, result.stderr
     assert "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]" in result.stdout and "nothing is swapped" in result.stderr
     assert not missing.parent.exists()  # reading contracts never creates a store
+
+
+APP = """
+import numpy as np
+import repoos_agent
+
+
+def scale(n, alpha, a, b):
+    for i in range(n):
+        b[i] = alpha * a[i] + 1.0
+
+
+if __name__ == "__main__":
+    fast = repoos_agent.swap(scale)
+    a, b = np.arange(6.0), np.zeros(6)
+    fast(6, 2.0, a, b)
+    print(type(scale).__name__, fast.route, b.tolist())
+"""
+
+
+def test_a_program_started_from_another_directory_finds_its_project_store(repoos_command, tmp_path: Path):
+    """`python app.py` and `repoos run app.py`, started outside the project: the store at the project's root is
+    found from the function's file, as git finds its repository, and the VerifiedKernel runs."""
+    project, elsewhere = tmp_path.resolve() / "project", tmp_path.resolve() / "elsewhere"
+    script = project / "src" / "app.py"
+    script.parent.mkdir(parents=True)
+    elsewhere.mkdir()
+    script.write_text(APP)
+    target = resolve_target(f"{script}:scale", [parse_arg_spec(a) for a in ("n=8", "alpha=2.0", "a=f64[8]", "b=f64[8]")])
+    record_winner(SQLiteStore(project / ".repoos" / "graph.sqlite"), target, None)
+    env = {**os.environ, "REPOOS_GRAPH": "", "PYTHONPATH": str(ROOT)}
+    for command, swapped_at_def in (
+        ([sys.executable, str(script)], "function"),
+        ([*repoos_command, "run", str(script)], "SwappedFunction"),
+    ):
+        result = subprocess.run(command, capture_output=True, text=True, cwd=elsewhere, env=env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split()[:2] == [swapped_at_def, "VerifiedKernel"], result.stdout
+        assert "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]" in result.stdout and "runs as Python" not in result.stderr
+    assert not (elsewhere / ".repoos").exists()
+
+
+def test_the_fallback_warning_names_the_store_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Python runs instead, and the warning says which store was read (or where none was found); an explicit
+    store, `graph=` or $REPOOS_GRAPH, is read even when the project has one."""
+    project = tmp_path.resolve() / "project"
+    project.mkdir()
+    path = project / "mykernel.py"
+    path.write_text(SCALE)
+    monkeypatch.delenv("REPOOS_GRAPH")
+    monkeypatch.chdir(project)
+    with pytest.warns(SwapFallbackWarning, match=re.escape(f"no .repoos/graph.sqlite in {project} or a directory above")):
+        assert not repoos_agent.swap(_load(path, "scale")).native
+    store = project / ".repoos" / "graph.sqlite"
+    SQLiteStore(store).close()
+    with pytest.warns(SwapFallbackWarning, match=re.escape(f"the graph store {store} has no VerifiedKernel")):
+        assert not repoos_agent.swap(_load(path, "scale")).native
+    target = resolve_target(f"{path}:scale", [parse_arg_spec(a) for a in ("n=16", "alpha=2.0", "a=f64[16]", "b=f64[16]")])
+    record_winner(SQLiteStore(store), target, None)
+    assert repoos_agent.swap(_load(path, "scale")).native
+    named = tmp_path / "named.sqlite"
+    SQLiteStore(named).close()
+    with pytest.warns(SwapFallbackWarning, match=re.escape(f"the graph store {named} has no VerifiedKernel")):
+        assert not repoos_agent.swap(_load(path, "scale"), graph=str(named)).native
+    monkeypatch.setenv("REPOOS_GRAPH", str(named))
+    with pytest.warns(SwapFallbackWarning, match=re.escape(f"the graph store {named} has no VerifiedKernel")):
+        assert not repoos_agent.swap(_load(path, "scale")).native
 
 
 def test_repoos_bench_on_gemm_succeeds_with_a_gain(repoos_command, graph: str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,7 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from repoos_agent.store import Function, Schedule, SQLiteStore, Statement, StoreError, VerifiedKernel, function_key
+from repoos_agent.store import (
+    Function,
+    Schedule,
+    SQLiteStore,
+    Statement,
+    StoreError,
+    VerifiedKernel,
+    function_key,
+    missing_store,
+    store_location,
+)
 from repoos_agent.store.recording import record_ingest
 from tests.conftest import ROOT
 
@@ -101,25 +112,76 @@ def test_an_unreachable_neo4j_server_is_one_clear_warning_and_the_result_is_kept
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_cli_commands_record_to_the_project_graph(repoos_command, tmp_path: Path):
-    """ingest, check with a schedule, and optimize write to .repoos/graph.sqlite in the working directory."""
+def test_cli_commands_record_in_the_working_directory_when_no_store_is_found(repoos_command, tmp_path: Path):
+    """ingest, check with a schedule, and optimize write to a new .repoos/graph.sqlite in the working directory
+    when there is none above the kernel's file or the working directory."""
+    kernel, work = tmp_path / "lib" / "gemm.py", tmp_path / "work"
+    kernel.parent.mkdir()
+    work.mkdir()
+    shutil.copy(GEMM, kernel)
     env = {**os.environ, "REPOOS_GRAPH": ""}
-    subprocess.run([*repoos_command, "ingest", str(GEMM)], check=True, capture_output=True, cwd=tmp_path, env=env)
+    args = [
+        f"--arg={spec}"
+        for spec in ("ni=20", "nj=25", "nk=30", "alpha=1.5", "beta=1.2", "C=f64[ni,nj]", "A=f64[ni,nk]", "B=f64[nk,nj]")
+    ]
+    subprocess.run([*repoos_command, "ingest", str(kernel)], check=True, capture_output=True, cwd=work, env=env)
     subprocess.run(
-        [*repoos_command, "check", "gemm", "parallelize(i)", "--no-measure", "--size", "MINI"],
-        check=True, capture_output=True, cwd=tmp_path, env=env,
+        [*repoos_command, "check", f"{kernel}:gemm", "parallelize(i)", "--no-measure", *args],
+        check=True, capture_output=True, cwd=work, env=env,
     )  # fmt: skip
-    store = SQLiteStore(tmp_path / ".repoos" / "graph.sqlite")
-    gemm = store.get(Function, function_key(GEMM, "gemm"))
+    store = SQLiteStore(work / ".repoos" / "graph.sqlite")
+    gemm = store.get(Function, function_key(kernel, "gemm"))
     assert gemm is not None and gemm.baseline_c
     assert [(s.text, s.verdict, s.verified) for s in store.related(gemm, "TRIED", Schedule)] == [
         ("parallelize(i)", "legal", "true")
     ]
     optimized = subprocess.run(
-        [*repoos_command, "optimize", "gemm", "--size", "MINI", "--iters", "1", "--candidates", "2", "--json"],
-        check=True, capture_output=True, text=True, cwd=tmp_path, env=env,
+        [*repoos_command, "optimize", f"{kernel}:gemm", *args, "--iters", "1", "--candidates", "2", "--json"],
+        check=True, capture_output=True, text=True, cwd=work, env=env,
     )  # fmt: skip
     assert json.loads(optimized.stdout)["verified_kernel"] == gemm.key
     contract = store.get(VerifiedKernel, gemm.key)
-    assert contract.source_hash == gemm.source_hash and contract.size == "MINI" and Path(contract.library).exists()
+    assert contract.source_hash == gemm.source_hash and Path(contract.library).exists()
     assert len(store.related(gemm, "TRIED", Schedule)) >= 2  # the search's evaluations, besides the check's
+    assert not (kernel.parent / ".repoos").exists()
+
+
+def test_cli_commands_record_in_the_project_store_found_above(repoos_command, tmp_path: Path):
+    """Run from a subdirectory, on a kernel elsewhere in the project: the store at the project's root gets the record,
+    the same store `repoos_agent.swap` of that kernel reads, wherever its program is started."""
+    project = tmp_path.resolve() / "project"
+    kernel, work = project / "src" / "gemm.py", project / "notebooks" / "week1"
+    kernel.parent.mkdir(parents=True)
+    work.mkdir(parents=True)
+    shutil.copy(GEMM, kernel)
+    SQLiteStore(project / ".repoos" / "graph.sqlite").close()
+    subprocess.run([*repoos_command, "ingest", str(kernel)], check=True, capture_output=True, cwd=work,
+                   env={**os.environ, "REPOOS_GRAPH": ""})  # fmt: skip
+    store = SQLiteStore(project / ".repoos" / "graph.sqlite")
+    assert store.get(Function, function_key(kernel, "gemm")) is not None
+    assert not (work / ".repoos").exists() and not (kernel.parent / ".repoos").exists()
+
+
+def test_the_store_is_found_as_git_finds_its_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """--graph, else $REPOOS_GRAPH, else the first .repoos/graph.sqlite above the function's file, then above the
+    working directory, else a new one in the working directory."""
+    project, elsewhere = tmp_path.resolve() / "project", tmp_path.resolve() / "elsewhere"
+    kernel, work = project / "src" / "deep" / "kernels.py", elsewhere / "sub"
+    kernel.parent.mkdir(parents=True)
+    work.mkdir(parents=True)
+    monkeypatch.delenv("REPOOS_GRAPH")
+    monkeypatch.chdir(work)
+    assert store_location(near=kernel) == str(work / ".repoos" / "graph.sqlite")
+    assert missing_store(near=kernel) == (
+        f"there is no graph store: no .repoos/graph.sqlite in {kernel.parent} or {work} or a directory above"
+    )
+    SQLiteStore(elsewhere / ".repoos" / "graph.sqlite").close()
+    assert store_location(near=kernel) == str(elsewhere / ".repoos" / "graph.sqlite")
+    SQLiteStore(project / ".repoos" / "graph.sqlite").close()
+    assert store_location(near=kernel) == str(project / ".repoos" / "graph.sqlite")
+    assert store_location() == str(elsewhere / ".repoos" / "graph.sqlite")
+    assert missing_store(near=kernel) == ""
+    monkeypatch.setenv("REPOOS_GRAPH", str(tmp_path / "named.sqlite"))
+    assert store_location(near=kernel) == str(tmp_path / "named.sqlite")
+    assert missing_store(near=kernel) == f"there is no graph store at {tmp_path / 'named.sqlite'}"
+    assert store_location("bolt://db:7687", near=kernel) == "bolt://db:7687"

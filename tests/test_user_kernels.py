@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, ROOT
 
 USER = EXAMPLES / "user_kernels.py"
 NOT_AFFINE = EXAMPLES / "not_affine.py"
@@ -30,6 +32,8 @@ CASES = {
     "band_matvec": ["n=40", "A=f64[n,n]", "x=f64[n]", "y=f64[n]"],
     "clipped_prefix_max": ["n=50", "v=i32[n]", "out=i32[n]"],
     "lower_triangle_update": ["n=40", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"],
+    "scaled_copy": ["x=f64[100]", "y=f64[100]"],
+    "column_sums": ["A=f64[30,20]", "sums=f64[20]"],
 }
 
 
@@ -45,6 +49,25 @@ def test_every_user_kernel_is_affine():
     reports = ingest_file(USER)
     assert {r.name for r in reports} == set(CASES)
     assert all(r.track == "affine" for r in reports), [(r.name, r.diagnostics) for r in reports]
+
+
+@pytest.mark.parametrize(
+    ("function", "loop", "compiler"), [("scaled_copy", "i", "c"), ("column_sums", "j", "c"), ("column_sums", "j", "mlir")]
+)
+def test_sizes_read_in_the_loop_bounds_build_and_equal_python(repoos_command, function, loop, compiler):
+    """`range(len(x))` and `range(A.shape[0])` with no `n = ...` line: once every build was a compile error.
+    The baseline equals the Python original, and the parallel schedule equals the baseline."""
+    target = f"{USER}:{function}"
+    args = [word for spec in CASES[function] for word in ("--arg", spec)]
+    for schedule in ([], [f"parallelize({loop})"]):
+        result = subprocess.run(
+            [*repoos_command, "check", target, *schedule, *args, "--compiler", compiler, "--json"],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["correct"] is True, report
+    assert report["verdict"] == "legal" and loop in report["parallel_loops"]
 
 
 def test_model_reads_triangular_bounds_and_reverse_loops():
@@ -114,6 +137,14 @@ TRICKY = Path(__file__).parent / "fixtures" / "tricky_kernels.py"
 def test_tricky_kernels_match_python_exactly(function, specs):
     report = check_baseline(resolve_target(f"{TRICKY}:{function}", [parse_arg_spec(s) for s in specs]))
     assert report.correct and report.max_rel_error == 0.0, report
+
+
+def test_a_size_in_a_bound_whose_name_is_taken_is_refused():
+    """`len(x)` is modelled as `x_d0`; a function that already uses the name would loop to the other value."""
+    report = {r.name: r for r in ingest_file(TRICKY)}["size_named_like_a_shape"]
+    assert not report.analyzable
+    assert report.diagnostics[0].line == 57
+    assert "`len(x)` is modelled as a size named `x_d0`, which the function already uses" in report.diagnostics[0].message
 
 
 def test_reserved_isl_word_as_loop_name_is_refused_with_reason():

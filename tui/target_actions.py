@@ -21,7 +21,7 @@ from repoos_agent.target import Target
 class TargetActions:
     target: Target
     config: SearchConfig
-    graph: str | None = None  # the store `--graph` names; None: REPOOS_GRAPH, else .repoos/graph.sqlite
+    graph: str | None = None  # the store `--graph` names; None: the one `store_location` finds
 
     def code(self, schedule: str, language: str) -> str:
         """The generated C or MLIR of `schedule`, as the `show_code` tool returns it."""

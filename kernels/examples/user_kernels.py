@@ -80,3 +80,17 @@ def lower_triangle_update(n, alpha, x, C):
     for i in range(n):
         for j in range(i + 1):
             C[i, j] += alpha * x[i] * x[j]
+
+
+def scaled_copy(x, y):
+    """y = 2 x + 1, bounded by `len(x)` written in the loop itself: no size argument, no `n = ...` line."""
+    for i in range(len(x)):
+        y[i] = 2.0 * x[i] + 1.0
+
+
+def column_sums(A, sums):
+    """Each column's sum, bounded by `A.shape[1]` and `A.shape[0]` written in the loops themselves."""
+    for j in range(A.shape[1]):
+        sums[j] = 0.0
+        for i in range(A.shape[0]):
+            sums[j] += A[i, j]

@@ -664,14 +664,15 @@ def _affine_c(expr, c_names: dict[str, str]) -> str:
 
 
 def _c_names(kernel: Kernel) -> dict[str, str]:
-    """C identifiers for Python names; a name C or the generator already uses gets a prefix."""
+    """C identifiers for Python names; a name C or the generator already uses gets a prefix.
+
+    That includes the size ingest names `A_d0` for a `len(A)` in a bound: `A_d0` is also the C argument
+    that carries A's first dimension, and the size is defined from it."""
     python_names = set(kernel.arguments) | set(kernel.parameters) | {a.name for a in kernel.arrays}
     python_names |= {loop.name for s in kernel.statements for loop in s.loops}
     taken = re.compile(r"^(c\d+(_\d+)?|rp_\w*|repoos_\w*|.*_d\d+|.*_data|.*_in)$")
     result = {}
     for name in python_names:
         clash = name in C_RESERVED or taken.match(name) is not None
-        if name in (sp.name for sp in kernel.shape_parameters) and re.match(r"^.*_d\d+$", name):
-            clash = False
         result[name] = f"v_{name}" if clash else name
     return result

@@ -427,7 +427,15 @@ def _inline_size(walk: _Walk, node: Node) -> str:
     if array is None or array not in walk.arguments:
         raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
     name = f"{array}_d{dim}"
-    walk.shape_parameters.setdefault(name, ShapeParameter(name, array, dim))
+    size = ShapeParameter(name, array, dim)
+    if name in walk.arguments or walk.shape_parameters.get(name, size) != size:
+        # The size's name would stand for two values: the loop would run to the other one.
+        raise Refusal(
+            node,
+            f"`{text(node)}` is modelled as a size named `{name}`, which the function already uses; "
+            f"assign `{text(node)}` to a name of your own before the loop",
+        )
+    walk.shape_parameters[name] = size
     walk.parameters[name] = None
     return name
 

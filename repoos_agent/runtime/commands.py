@@ -9,13 +9,13 @@ import sys
 from repoos_agent.errors import RepoosError
 from repoos_agent.runtime.bench import BenchRequest, format_report, report_json, run_bench
 from repoos_agent.runtime.script import run_script
-from repoos_agent.search_options import positive_int
-from repoos_agent.store import open_store, store_exists, store_location
+from repoos_agent.search_options import STORE_HELP, positive_int
+from repoos_agent.store import missing_store, open_store
 from repoos_agent.store.graph import GraphStore
 
 
 def command_run(args: argparse.Namespace) -> int:
-    store = _contracts_store(args.graph)
+    store = _contracts_store(args.graph, args.script)
     try:
         run_script(args.script, args.script_args, store)
     except SystemExit as exit_:  # the script's own sys.exit(): its code, and its message as Python would print it
@@ -29,14 +29,16 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _contracts_store(graph: str | None) -> GraphStore | None:
-    """The store to read contracts from; a program must run even where there is none or it cannot be read
-    (a fresh checkout, a read-only directory): then nothing is swapped, and a warning says why."""
-    if not store_exists(graph):
-        print(f"repoos: warning: no graph store at {store_location(graph)}: nothing is swapped", file=sys.stderr)
+def _contracts_store(graph: str | None, script: str) -> GraphStore | None:
+    """The store to read contracts from (`--graph`, else the one found from the script's directory); a program
+    must run even where there is none or it cannot be read (a fresh checkout, a read-only directory): then
+    nothing is swapped, and a warning says why."""
+    missing = missing_store(graph, script)
+    if missing:
+        print(f"repoos: warning: {missing}: nothing is swapped", file=sys.stderr)
         return None
     try:
-        return open_store(graph)
+        return open_store(graph, script)
     except RepoosError as error:
         print(f"repoos: warning: nothing is swapped: {error}", file=sys.stderr)
         return None
@@ -59,7 +61,7 @@ def add_runtime_commands(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run a Python script with its verified kernels swapped in")
     run.add_argument("script")
     run.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
-    run.add_argument("--graph", help="graph store: a SQLite file or bolt://host:port (default .repoos/graph.sqlite)")
+    run.add_argument("--graph", help=f"graph store holding the VerifiedKernels: {STORE_HELP}")
     run.set_defaults(run=command_run)
 
     bench = commands.add_parser("bench", help="time a function as plain Python and swapped, each in its own process")
@@ -69,6 +71,6 @@ def add_runtime_commands(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help="inputs: n=512, a=f64[512,512]")
     bench.add_argument("--size", help="size class of a bundled kernel's inputs (default SMALL)")
     bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--graph", help="graph store holding the VerifiedKernel (default .repoos/graph.sqlite)")
+    bench.add_argument("--graph", help=f"graph store holding the VerifiedKernel: {STORE_HELP}")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=command_bench)

@@ -51,31 +51,34 @@ def swapping_code(source: str, path: str, names: set[str]) -> types.CodeType:
     return compile(ast.fix_missing_locations(tree), path, "exec", dont_inherit=True)
 
 
-def _swapper(contracts: dict[str, VerifiedKernel]) -> Callable[[Callable[..., object], str], object]:
-    return lambda function, name: swap(function, contract=contracts[name])
+def _swapper(contracts: dict[str, VerifiedKernel], graph: str) -> Callable[[Callable[..., object], str], object]:
+    """The `__repoos_swap__` of one module: its functions' contracts, from the store `graph` (named in warnings)."""
+    return lambda function, name: swap(function, contract=contracts[name], graph=graph)
 
 
 class _SwappingLoader(importlib.machinery.SourceFileLoader):
     """Loads a module from source through `swapping_code` (never from a cached .pyc)."""
 
-    def __init__(self, fullname: str, path: str, contracts: dict[str, VerifiedKernel]) -> None:
+    def __init__(self, fullname: str, path: str, contracts: dict[str, VerifiedKernel], graph: str) -> None:
         super().__init__(fullname, path)
         self._contracts = contracts
+        self._graph = graph
 
     def get_code(self, fullname: str) -> types.CodeType:
         source = self.get_data(self.path).decode("utf-8")
         return swapping_code(source, self.path, set(self._contracts))
 
     def exec_module(self, module: types.ModuleType) -> None:
-        module.__dict__[SWAP_NAME] = _swapper(self._contracts)
+        module.__dict__[SWAP_NAME] = _swapper(self._contracts, self._graph)
         super().exec_module(module)
 
 
 class _SwappingFinder(importlib.abc.MetaPathFinder):
     """Hands modules whose file has VerifiedKernels to `_SwappingLoader`; all others to the usual finders."""
 
-    def __init__(self, contracts: Contracts) -> None:
+    def __init__(self, contracts: Contracts, graph: str) -> None:
         self._contracts = contracts
+        self._graph = graph
 
     def find_spec(self, fullname, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -84,7 +87,7 @@ class _SwappingFinder(importlib.abc.MetaPathFinder):
         mine = self._contracts.get(str(Path(spec.origin).resolve()))
         if not mine:
             return None
-        spec.loader = _SwappingLoader(fullname, spec.origin, mine)
+        spec.loader = _SwappingLoader(fullname, spec.origin, mine, self._graph)
         return spec
 
 
@@ -94,14 +97,15 @@ def run_script(path: str, argv: list[str], store: GraphStore | None) -> None:
     source = read_source(path)
     resolved = str(Path(path).resolve())
     contracts = contracts_by_file(store) if store is not None else {}
+    graph = store.location if store is not None else ""
     try:
         code = swapping_code(source, path, set(contracts.get(resolved, {})))
     except SyntaxError as error:
         raise SourceError(f"{path}:{error.lineno}:{error.offset}", f"syntax error: {error.msg}") from None
-    _swap_loaded_modules(contracts)
-    finder = _SwappingFinder(contracts)
+    _swap_loaded_modules(contracts, graph)
+    finder = _SwappingFinder(contracts, graph)
     main = types.ModuleType("__main__")
-    main.__dict__.update({"__file__": path, "__builtins__": __builtins__, SWAP_NAME: _swapper(contracts.get(resolved, {}))})
+    main.__dict__.update({"__file__": path, "__builtins__": __builtins__, SWAP_NAME: _swapper(contracts.get(resolved, {}), graph)})
     saved = sys.argv, list(sys.path), sys.modules.get("__main__")
     sys.argv = [path, *argv]
     sys.path.insert(0, str(Path(resolved).parent))  # as `python script.py` would, keeping the engine importable
@@ -116,7 +120,7 @@ def run_script(path: str, argv: list[str], store: GraphStore | None) -> None:
             sys.modules["__main__"] = saved[2]
 
 
-def _swap_loaded_modules(contracts: Contracts) -> None:
+def _swap_loaded_modules(contracts: Contracts, graph: str) -> None:
     """Modules imported before the script started (rare) get their functions swapped in place."""
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
@@ -124,4 +128,4 @@ def _swap_loaded_modules(contracts: Contracts) -> None:
         for name, contract in (mine or {}).items():
             function = getattr(module, name, None)
             if callable(function):
-                setattr(module, name, swap(function, contract=contract))
+                setattr(module, name, swap(function, contract=contract, graph=graph))

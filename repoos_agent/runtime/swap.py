@@ -14,6 +14,7 @@ import inspect
 import threading
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from repoos_agent.backends.build import build_baseline
 from repoos_agent.errors import RepoosError
@@ -21,7 +22,7 @@ from repoos_agent.ingest import load_kernel
 from repoos_agent.model.signature import Signature
 from repoos_agent.runtime.contract import load_contract
 from repoos_agent.runtime.plan import CallPlan, KernelInterface
-from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, open_store, store_exists, store_location
+from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, missing_store, open_store, store_location
 from repoos_agent.store.graph import StoreError
 
 
@@ -33,35 +34,55 @@ _STORES: dict[str, GraphStore] = {}
 _STORES_LOCK = threading.Lock()
 
 
-def _store(graph: str | None) -> GraphStore | None:
-    """The store at `graph` (default: REPOOS_GRAPH or .repoos/), opened once per process; None when there is none."""
-    location = store_location(graph)
+def _store(location: str) -> GraphStore:
+    """The store at `location`, opened once per process (its callers make sure there is one to read)."""
     with _STORES_LOCK:
         if location not in _STORES:
-            if not store_exists(location):
-                return None  # not cached: a later `repoos optimize` in this directory creates it
             _STORES[location] = open_store(location)
         return _STORES[location]
 
 
-def find_contract(func: Callable[..., object], graph: str | None = None) -> tuple[VerifiedKernel | None, str]:
-    """`func`'s VerifiedKernel if it holds for the function's current source, else None and why not."""
+@dataclass(frozen=True)
+class ContractLookup:
+    """What a graph store holds for a function: its VerifiedKernel, or why there is none to use."""
+
+    contract: VerifiedKernel | None  # one that holds for the function's current source
+    reason: str  # why there is no contract ("" when there is), naming the store that was read
+    store: str = ""  # the store's path or URL ("" when no store was read)
+
+
+def find_contract(func: Callable[..., object], graph: str | None = None) -> ContractLookup:
+    """`func`'s VerifiedKernel if it holds for the function's current source, else why not.
+
+    Without `graph`, the store is the one `store_location` finds from the function's own file (then the
+    working directory): a program started from another directory still reaches its project's store."""
     identity = live_identity(func)
     name = getattr(func, "__qualname__", repr(func))
     if identity is None:
-        return None, f"the source of `{name}` cannot be found, so it cannot be matched with a VerifiedKernel"
+        return ContractLookup(None, f"the source of `{name}` cannot be found, so it cannot be matched with a VerifiedKernel")
     key, _ = identity
+    source_file = key.rsplit(":", 1)[0]
+    missing = missing_store(graph, source_file)
+    if missing:
+        return ContractLookup(
+            None, f"{missing} (run `repoos optimize` on `{name}` first, or name the store with graph= or $REPOOS_GRAPH)"
+        )
+    location = store_location(graph, source_file)
     try:
-        store = _store(graph)
-        if store is None:
-            return None, f"there is no graph store at {store_location(graph)} (run `repoos optimize` there first)"
-        contract = store.get(VerifiedKernel, key)
+        contract = _store(location).get(VerifiedKernel, key)
     except StoreError as error:
-        return None, str(error)
+        return ContractLookup(None, str(error), location)
     if contract is None:
-        return None, f"{store.location} has no VerifiedKernel for {key} (run `repoos optimize` on it)"
+        return ContractLookup(
+            None, f"the graph store {location} has no VerifiedKernel for {key} (run `repoos optimize` on it)", location
+        )
+    return _checked(func, contract, location)
+
+
+def _checked(func: Callable[..., object], contract: VerifiedKernel, store: str) -> ContractLookup:
+    """`contract`, from `store` (path or URL, "" when unknown), unless it no longer holds for `func`."""
     stale = _stale(func, contract)
-    return (None, stale) if stale else (contract, "")
+    return ContractLookup(None if stale else contract, _in_store(stale, store), store)
 
 
 def _stale(func: Callable[..., object], contract: VerifiedKernel) -> str:
@@ -127,26 +148,30 @@ def _python_of(func: Callable[..., object]) -> Callable[..., object]:
 
 
 def swap(func: Callable[..., object], *, graph: str | None = None, contract: VerifiedKernel | None = None) -> SwappedFunction:
-    """`func` with calls routed to its VerifiedKernel (from the graph store `graph`, or `contract` if given).
+    """`func` with calls routed to its VerifiedKernel: `contract` if given (from the store `graph`, if it names
+    one), else the one the graph store holds (`graph`, else the store `store_location` finds from `func`'s file).
 
     Without a usable contract, or when the library cannot be loaded, the result runs
-    the Python original and warns once, saying why."""
+    the Python original and warns once, saying why and naming the store."""
     python = _python_of(func)
-    reason = ""
-    if contract is None:
-        contract, reason = find_contract(python, graph)
-    if contract is not None and not reason:
-        reason = _stale(python, contract)
-    if contract is not None and not reason:
+    lookup = find_contract(python, graph) if contract is None else _checked(python, contract, graph or "")
+    reason = lookup.reason
+    if lookup.contract is not None:
         try:
-            native = load_contract(contract)
-            plan = CallPlan(python, KernelInterface.of_contract(contract), native)
-            return SwappedFunction(python, plan, f"VerifiedKernel `{contract.schedule or '(source order)'}` ({contract.backend})")
+            native = load_contract(lookup.contract)
+            plan = CallPlan(python, KernelInterface.of_contract(lookup.contract), native)
+            route = f"VerifiedKernel `{lookup.contract.schedule or '(source order)'}` ({lookup.contract.backend})"
+            return SwappedFunction(python, plan, route)
         except RepoosError as error:
-            reason = f"its VerifiedKernel cannot be used: {error}"
+            reason = _in_store(f"its VerifiedKernel cannot be used: {error}", lookup.store)
     swapped = SwappedFunction(python)
     swapped.fall_back(reason)
     return swapped
+
+
+def _in_store(reason: str, store: str) -> str:
+    """`reason`, saying which graph store the contract came from when that is known."""
+    return f"{reason}, in the graph store {store}" if reason and store else reason
 
 
 class Accelerated:
@@ -178,16 +203,16 @@ class Accelerated:
         return swapped(*args, **kwargs)
 
     def _resolve(self, values: dict[str, object]) -> SwappedFunction:
-        contract, why = find_contract(self.python, self._graph)
-        if contract is not None:
-            swapped = swap(self.python, contract=contract)
+        lookup = find_contract(self.python, self._graph)
+        if lookup.contract is not None:
+            swapped = swap(self.python, contract=lookup.contract, graph=lookup.store)
             if swapped.native:
                 return swapped
         try:
             return self._baseline(values)
         except RepoosError as error:
             swapped = SwappedFunction(self.python)
-            swapped.fall_back(f"no native build: {error}" + (f" (and {why})" if why else ""))
+            swapped.fall_back(f"no native build: {error}" + (f" (and {lookup.reason})" if lookup.reason else ""))
             return swapped
 
     def _baseline(self, values: dict[str, object]) -> SwappedFunction:

@@ -1,7 +1,7 @@
 """The semantic graph: what was ingested, proven and measured, and the contracts the runtime trusts.
 
-SQLite (a file under `.repoos/`) by default; a Neo4j server when `--graph` or
-`REPOOS_GRAPH` is a `bolt://` or `neo4j://` address.
+SQLite (the file `.repoos/graph.sqlite`, found as git finds its repository) by default;
+a Neo4j server when `--graph` or `REPOOS_GRAPH` is a `bolt://` or `neo4j://` address.
 """
 
 from __future__ import annotations
@@ -25,30 +25,60 @@ from repoos_agent.store.records import (
 )
 from repoos_agent.store.sqlite import SQLiteStore
 
-DEFAULT_PATH = Path(".repoos") / "graph.sqlite"
+STORE_PATH = Path(".repoos") / "graph.sqlite"
 SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 
 __all__ = [
     "Array", "Batch", "Dependence", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore", "Schedule",
-    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "open_store", "store_exists", "store_location",
+    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "missing_store", "open_store",
+    "store_location",
 ]  # fmt: skip
 
 
-def store_location(location: str | None = None) -> str:
-    """`location`, else `$REPOOS_GRAPH`, else `.repoos/graph.sqlite` in the working directory."""
-    return location or os.environ.get("REPOOS_GRAPH") or str(DEFAULT_PATH)
+def store_location(location: str | None = None, near: str | Path | None = None) -> str:
+    """The graph store every command and swapped function uses: `location` (`--graph`), else `$REPOOS_GRAPH`, else
+    the first `.repoos/graph.sqlite` found walking up from the directory of the file `near` (the function's, the
+    script's), then from the working directory; with none found, `.repoos/graph.sqlite` in the working directory.
+
+    Found as git finds its repository, not fixed to the working directory: a program started from another
+    directory, or a command run from a subdirectory, reaches the store its kernels were optimized into."""
+    named = _named(location)
+    if named:
+        return named
+    for start in _search_starts(near):
+        for directory in (start, *start.parents):
+            if (directory / STORE_PATH).is_file():
+                return str(directory / STORE_PATH)
+    return str(Path.cwd() / STORE_PATH)
 
 
-def store_exists(location: str | None = None) -> bool:
-    """Whether there is a store to read at `store_location(location)` (a server is assumed to be there; a file
-    must exist). Readers ask first, so that reading never creates an empty store as a side effect."""
-    where = store_location(location)
-    return where.startswith(SERVER_SCHEMES) or Path(where).exists()
+def _named(location: str | None) -> str | None:
+    """The store the user named: `--graph`, else `$REPOOS_GRAPH` (empty means unset)."""
+    return location or os.environ.get("REPOOS_GRAPH") or None
 
 
-def open_store(location: str | None = None) -> GraphStore:
-    """The store at `store_location(location)`: a Neo4j server for bolt/neo4j URLs, else a SQLite file."""
-    where = store_location(location)
+def _search_starts(near: str | Path | None) -> tuple[Path, ...]:
+    """Where the walks up start: the file's directory, then the working directory (once when they are one)."""
+    starts = (Path(near).resolve().parent,) if near is not None else ()
+    return tuple(dict.fromkeys((*starts, Path.cwd())))
+
+
+def missing_store(location: str | None = None, near: str | Path | None = None) -> str:
+    """Why there is no store to read at `store_location(location, near)`, naming where it was looked for; empty
+    when there is one (a server is assumed to be there). Readers ask first, so that reading never creates an
+    empty store as a side effect."""
+    where = store_location(location, near)
+    if where.startswith(SERVER_SCHEMES) or Path(where).exists():
+        return ""
+    if _named(location):
+        return f"there is no graph store at {where}"
+    searched = " or ".join(str(start) for start in _search_starts(near))
+    return f"there is no graph store: no {STORE_PATH} in {searched} or a directory above"
+
+
+def open_store(location: str | None = None, near: str | Path | None = None) -> GraphStore:
+    """The store at `store_location(location, near)`: a Neo4j server for bolt/neo4j URLs, else a SQLite file."""
+    where = store_location(location, near)
     if where.startswith(SERVER_SCHEMES):
         from repoos_agent.store.neo4j import Neo4jStore  # the driver loads only for servers
 

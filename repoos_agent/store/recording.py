@@ -320,10 +320,11 @@ def record_search(store: GraphStore, target: Target, result: SearchResult, confi
 
 
 def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
-    """`record_winner` on the store at `graph` (default: REPOOS_GRAPH, else .repoos/graph.sqlite), opened and closed here.
+    """`record_winner` on the store at `graph` (else the one `store_location` finds from the kernel's file),
+    opened and closed here.
 
     For front ends (the TUI's "save best" key): `options` are `record_winner`'s keywords."""
-    store = open_store(graph)
+    store = open_store(graph, target.kernel.path)
     try:
         return record_winner(store, target, evaluation, **options)
     finally:
