@@ -348,8 +348,9 @@ def _cost(proposers: list) -> float | None:
     return total
 
 
-def _evaluation_event(run: str, entry: Entry, race: Evaluation | None = None) -> Event:
-    """The event of `entry`'s evaluation, or of its re-measurement `race` in the racing finish."""
+def _evaluation_event(run: str, entry: Entry, race: Evaluation | None = None, race_round: int = 0) -> Event:
+    """The event of `entry`'s evaluation, or of its re-measurement `race` in the racing finish (`race_round`
+    0 for the first look, 1 and up for the rounds that race again what the first could not decide)."""
     evaluation = race or entry.evaluation
     return Event(
         "evaluation",
@@ -371,7 +372,7 @@ def _evaluation_event(run: str, entry: Entry, race: Evaluation | None = None) ->
         },
         timed=evaluation.timed,
         detail={
-            **({"race": True} if race else {}),
+            **({"race": True, "round": race_round} if race else {}),
             **({"team": evaluation.team, "machine_busy": evaluation.machine_busy} if evaluation.team is not None else {}),
             **({"unsettled": evaluation.unsettled} if evaluation.unsettled else {}),
         },
@@ -482,7 +483,7 @@ def _racing_finish(
             control.checkpoint()
             evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
             races[entry.schedule] = (entry, evaluation)
-            events.emit(_evaluation_event(run, entry, race=evaluation))
+            events.emit(_evaluation_event(run, entry, race=evaluation, race_round=attempt))
         queue = _undecided(list(races.values()))
         if not queue or attempt == RACE_RETRIES:
             break
