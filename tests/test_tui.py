@@ -27,6 +27,8 @@ from .fake_llm_servers import FakeLLMServer, openai_answer
 
 pytestmark = pytest.mark.anyio
 SIZE = (80, 24)  # the smallest terminal the monitor promises to stay readable in
+RECORDED_GEMM = Path(__file__).parent / "fixtures" / "gemm-MEDIUM-heuristic.jsonl"
+"""A real heuristic search of gemm at MEDIUM (the eval-medium study's log): 12 evaluations, most sharing a long start."""
 
 
 @pytest.fixture
@@ -47,6 +49,16 @@ def _cells(app: SearchMonitor) -> list[list[str]]:
 
 def _speedup(cell: str) -> float:
     return float(cell.rstrip("x")) if cell != "-" else 0.0
+
+
+def _screen_lines(app: SearchMonitor) -> list[str]:
+    """The terminal's lines as the user sees them (the screen on top, composited)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def _replayed(app: SearchMonitor, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def _detail_text(app: SearchMonitor) -> str:
@@ -180,6 +192,24 @@ async def test_an_llm_run_shows_its_tokens_and_why_a_schedule_is_illegal(monkeyp
                 await pilot.press("down")
             await pilot.pause()
             assert "illegal" in _detail_text(app) and "loop `k` cannot run parallel" in _detail_text(app)
+
+
+async def test_rows_that_share_a_long_start_read_differently_at_80_columns() -> None:
+    app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        width = app.query_one(Leaderboard).ordered_columns[2].width
+        schedules = [row.schedule for row in app.board.ranked()]
+        cells = [row[2] for row in _cells(app)]
+        # What the issue saw: clipped at the column's width, 9 of the 12 rows read `distribute(S0, S1); t…`.
+        assert sum(schedule.startswith(schedules[0][: width - 1]) for schedule in schedules) == 9
+        assert len(set(cells)) == len(cells) == len(set(schedules))
+        assert all(len(line) <= width for cell in cells for line in cell.splitlines())
+        leader, twin = (cells[schedules.index(s)] for s in schedules if "4, 256, 44)" in s and "vectorize" not in s)
+        assert "tile(…, 4, 256, 44)" in leader and "parallelize(S1.i_t)" in leader  # the tile sizes and the parallel loop
+        assert "tile(…, 4, 256, 44)" in twin and "promote(S1.k)" in twin and "parallelize" not in twin
+        screen = "\n".join(_screen_lines(app))
+        assert "… tile(…, 4, 256, 44)" in screen and "… tile(…, 4, 512, 44)" in screen
 
 
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:
