@@ -212,6 +212,19 @@ async def test_rows_that_share_a_long_start_read_differently_at_80_columns() -> 
         assert "… tile(…, 4, 256, 44)" in screen and "… tile(…, 4, 512, 44)" in screen
 
 
+async def test_a_wide_terminal_widens_the_event_log() -> None:
+    widths, finished = {}, {}
+    for size in (SIZE, (160, 40)):
+        app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0))
+        async with app.run_test(size=size) as pilot:
+            await _replayed(app, pilot)
+            widths[size] = (app.query_one("#log").size.width, app.query_one(DetailPane).size.width)
+            finished[size] = next(line for line in _screen_lines(app) if "run finished" in line)
+    (log_80, detail_80), (log_160, detail_160) = widths[SIZE], widths[(160, 40)]
+    assert log_160 >= 1.8 * log_80 and detail_160 >= 1.8 * detail_80  # both panes share the width, neither stays fixed
+    assert "run finished: best di" in finished[SIZE] and "run finished: best distribute(S0, S1); tile(" in finished[(160, 40)]
+
+
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     started = {"kind": "run_started", "run": "r1", "time": 1.0, "detail": {"target": "2mm"}}
