@@ -225,6 +225,26 @@ async def test_a_wide_terminal_widens_the_event_log() -> None:
     assert "run finished: best di" in finished[SIZE] and "run finished: best distribute(S0, S1); tile(" in finished[(160, 40)]
 
 
+async def test_the_code_view_opens_at_the_loop_nest() -> None:
+    actions = TargetActions(resolve_target("gemm"), SearchConfig(size="MEDIUM"))
+    app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0), actions.code)
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        await pilot.press("enter")  # the leader: a parallel, register-tiled schedule
+        for language, loop in (("c", "for ("), ("mlir", "scf.")):
+            await _wait_until(pilot, lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted)
+            await pilot.pause()
+            lines = _screen_lines(app)
+            top = next(number for number, line in enumerate(lines) if "opened at the loops" in line)
+            shown = "\n".join(lines[top + 1 : top + 4])
+            assert loop in shown, shown
+            assert "static inline" not in "\n".join(lines) and "generated" not in shown  # no helpers, no header
+            await pilot.press("c")
+        await _wait_until(pilot, lambda: app.screen.generated is not None and app.screen.generated[0] == "c")
+        await pilot.press("home")  # the row's facts and the helpers are a scroll away
+        assert "z3 verified: true" in "\n".join(_screen_lines(app))
+
+
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     started = {"kind": "run_started", "run": "r1", "time": 1.0, "detail": {"target": "2mm"}}
