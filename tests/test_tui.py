@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from repoos_agent.agent.events import EventStream, JsonlLog
+from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.store import open_store
 from repoos_agent.store.records import VerifiedKernel
@@ -20,7 +20,7 @@ from tui.app import LiveSearch, Replay, SearchMonitor
 from tui.detail import DetailPane
 from tui.help import HelpScreen
 from tui.leaderboard import Leaderboard
-from tui.replay import RunLogError, read_run_log
+from tui.replay import RunLog, RunLogError, read_run_log
 from tui.target_actions import TargetActions
 
 from .fake_llm_servers import FakeLLMServer, openai_answer
@@ -243,6 +243,51 @@ async def test_the_code_view_opens_at_the_loop_nest() -> None:
         await _wait_until(pilot, lambda: app.screen.generated is not None and app.screen.generated[0] == "c")
         await pilot.press("home")  # the row's facts and the helpers are a scroll away
         assert "z3 verified: true" in "\n".join(_screen_lines(app))
+
+
+def _scripted(*events: Event) -> Replay:
+    """A run told event by event, as the search emits them."""
+    started = Event("run_started", "r1", time=1.0, detail={"target": "gemm", "size": "MINI", "config": {"backend": "heuristic"}})
+    return Replay(RunLog("scripted", (started, *events), 1), speed=1000.0)
+
+
+def _evaluation(schedule: str, speedup: float | None, spread: float | None, **detail: object) -> Event:
+    verdict = "legal" if speedup else "illegal"
+    return Event(
+        "evaluation",
+        "r1",
+        time=2.0,
+        dialogue=0,
+        turn=1,
+        agent="heuristic",
+        schedule=schedule,
+        verdict=verdict,
+        speedup=speedup,
+        spread=spread,
+        verified="true" if speedup else None,
+        detail=dict(detail),
+    )
+
+
+async def test_a_baseline_win_says_what_the_race_measured() -> None:
+    replay = _scripted(
+        _evaluation("parallelize(i)", 1.28, 0.30),  # a noisy first measurement
+        _evaluation("tile(i, j, 32, 32)", 1.05, 0.05),
+        _evaluation("parallelize(k)", None, None),
+        _evaluation("parallelize(i)", 0.85, 0.03, race=True),
+        _evaluation("tile(i, j, 32, 32)", 1.02, 0.04, race=True),  # within its spread of 1x: a tie, and the baseline is simpler
+        Event("run_finished", "r1", time=3.0, speedup=1.0, spread=0.0, detail={"evaluations": 3, "cancelled": False}),
+    )
+    app = SearchMonitor(replay)
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        label = str(app.query_one("#best-label").render())
+        assert label == (
+            "best 1.28x in 3 evaluations\nrace winner: the baseline\n"
+            "re-measured #1 0.85x ±3%, #2 1.02x ±4%: none beat 1x beyond the spread"
+        )
+        screen = "\n".join(_screen_lines(app))
+        assert "race winner: the baseline" in screen and "the spread" in screen  # all of it, even at 80x24
 
 
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:

@@ -119,6 +119,10 @@ class Board:
         """Rows fastest first, by the ranking every leaderboard uses (`by_speedup`)."""
         return by_speedup(self.rows)
 
+    def rank_of(self, schedule: str | None) -> int | None:
+        """The leaderboard rank (from 1) of the best row of `schedule`, to point from the race to its row."""
+        return next((rank for rank, row in enumerate(self.ranked(), start=1) if row.event.schedule == schedule), None)
+
     @property
     def best_speedup(self) -> float:
         return self.best_series[-1] if self.best_series else 0.0
