@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -288,6 +289,23 @@ async def test_a_baseline_win_says_what_the_race_measured() -> None:
         )
         screen = "\n".join(_screen_lines(app))
         assert "race winner: the baseline" in screen and "the spread" in screen  # all of it, even at 80x24
+
+
+async def test_the_status_line_says_when_the_machine_was_busy() -> None:
+    finish = Event("run_finished", "r1", time=3.0, schedule="tile(i, j, 32, 32)", speedup=1.4, spread=0.05, detail={})
+    runs = {
+        "busy evaluation, still running": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05, machine_busy=True)],
+        "busy finish": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05), replace(finish, detail={"machine_busy": True})],
+        "quiet": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05, machine_busy=True), replace(finish, detail={"machine_busy": False})],
+        "events without the flag": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05), finish],
+    }
+    shown = {}
+    for name, events in runs.items():
+        app = SearchMonitor(_scripted(*events))
+        async with app.run_test(size=SIZE) as pilot:
+            await _replayed(app, pilot)
+            shown[name] = "machine busy" in _screen_lines(app)[0]
+    assert shown == {"busy evaluation, still running": True, "busy finish": True, "quiet": False, "events without the flag": False}
 
 
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:

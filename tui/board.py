@@ -66,6 +66,7 @@ class Board:
     best_series: list[float] = field(default_factory=list)
     races: list[Event] = field(default_factory=list)
     finished: Event | None = None
+    machine_busy: bool = False  # the latest evaluation's or the finish's word: their figures were measured beside other load
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     _tokens: dict[int, dict[str, int]] = field(default_factory=dict)
     _reasons: dict[tuple[int | None, int | None, str | None], str] = field(default_factory=dict)
@@ -73,6 +74,9 @@ class Board:
     def apply(self, event: Event) -> str:
         """Fold one event in; returns the line the event log shows for it."""
         self.last_time = event.time
+        busy = event.detail.get("machine_busy") if event.kind in ("evaluation", "run_finished") else None
+        if busy is not None:  # an event from before the flag existed says nothing
+            self.machine_busy = bool(busy)
         if event.kind == "run_started":
             self.target = str(event.detail.get("target", ""))
             self.size = event.detail.get("size")  # type: ignore[assignment]

@@ -13,12 +13,16 @@ from tui.board import Board
 
 
 class StatusBar(Static):
-    """Kernel, size, backend(s), turn t/T, evaluations, elapsed, tokens, and whether the run goes on."""
+    """Kernel, size, backend(s), turn t/T, evaluations, elapsed, tokens, whether the run goes on, and whether its
+    measurements ran on a busy machine (their figures are then not to be trusted)."""
 
     def show(self, board: Board, state: str, live: bool) -> None:
         tokens = board.tokens
         first = Text()
         first.append(f"{board.target or '…'} {board.size or ''}", style="bold")
+        if board.machine_busy:  # early in the line: a long state or agent list must not push it out of sight
+            first.append(" │ ")
+            first.append("machine busy", style="bold red")
         first.append(f" │ {board.agents} │ compiler {board.compiler} │ ")
         first.append(state, style="bold yellow" if state != "running" else "bold green")
         second = Text(
