@@ -3,15 +3,15 @@
 At 80 columns the leaderboard's schedule column is about 22 characters wide, and a search's
 schedules share long prefixes (`distribute(S0, S1); tile(S1.i, S1.k, S1.j, 4, 256, 44); …`):
 clipped at their end, most rows would read the same. A schedule whose clipped text is its own
-keeps it. The others are laid out as a tree of primitives, each schedule a path from the root;
-a cell shows only the primitives where its path takes a branch others do not, an ellipsis for
-each run of primitives in between (which every such schedule with the same start has too):
+keeps it. The others are laid out as a tree of primitives, each schedule a path from the root.
+A cell shows the fork where its path parts from its closest neighbours and, where cells still
+read alike, the forks where those part too, an ellipsis for each run of primitives left out:
 
     … tile(…, 4, 256, 44)
     … parallelize(S1.i_t) …
 
-Two paths part at a branch, and there their cells show different primitives, so cells differ
-as long as they fit MAX_LINES lines. The detail pane below shows the selected schedule in full.
+Two paths take different primitives where they part, so once both cells show that fork they
+differ, as long as they fit MAX_LINES lines. The detail pane shows the selected schedule in full.
 """
 
 from __future__ import annotations
