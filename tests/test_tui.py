@@ -6,12 +6,13 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
-from repoos_agent.agent.events import EventStream, JsonlLog
+from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.store import open_store
 from repoos_agent.store.records import VerifiedKernel
@@ -20,13 +21,15 @@ from tui.app import LiveSearch, Replay, SearchMonitor
 from tui.detail import DetailPane
 from tui.help import HelpScreen
 from tui.leaderboard import Leaderboard
-from tui.replay import RunLogError, read_run_log
+from tui.replay import RunLog, RunLogError, read_run_log
 from tui.target_actions import TargetActions
 
 from .fake_llm_servers import FakeLLMServer, openai_answer
 
 pytestmark = pytest.mark.anyio
 SIZE = (80, 24)  # the smallest terminal the monitor promises to stay readable in
+RECORDED_GEMM = Path(__file__).parent / "fixtures" / "gemm-MEDIUM-heuristic.jsonl"
+"""A real heuristic search of gemm at MEDIUM (the eval-medium study's log): 12 evaluations, most sharing a long start."""
 
 
 @pytest.fixture
@@ -47,6 +50,16 @@ def _cells(app: SearchMonitor) -> list[list[str]]:
 
 def _speedup(cell: str) -> float:
     return float(cell.rstrip("x")) if cell != "-" else 0.0
+
+
+def _screen_lines(app: SearchMonitor) -> list[str]:
+    """The terminal's lines as the user sees them (the screen on top, composited)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def _replayed(app: SearchMonitor, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def _detail_text(app: SearchMonitor) -> str:
@@ -180,6 +193,119 @@ async def test_an_llm_run_shows_its_tokens_and_why_a_schedule_is_illegal(monkeyp
                 await pilot.press("down")
             await pilot.pause()
             assert "illegal" in _detail_text(app) and "loop `k` cannot run parallel" in _detail_text(app)
+
+
+async def test_rows_that_share_a_long_start_read_differently_at_80_columns() -> None:
+    app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        width = app.query_one(Leaderboard).ordered_columns[2].width
+        schedules = [row.schedule for row in app.board.ranked()]
+        cells = [row[2] for row in _cells(app)]
+        # What the issue saw: clipped at the column's width, 9 of the 12 rows read `distribute(S0, S1); t…`.
+        assert sum(schedule.startswith(schedules[0][: width - 1]) for schedule in schedules) == 9
+        assert len(set(cells)) == len(cells) == len(set(schedules))
+        assert all(len(line) <= width for cell in cells for line in cell.splitlines())
+        leader, twin = (cells[schedules.index(s)] for s in schedules if "4, 256, 44)" in s and "vectorize" not in s)
+        assert "tile(…, 4, 256, 44)" in leader and "parallelize(S1.i_t)" in leader  # the tile sizes and the parallel loop
+        assert "tile(…, 4, 256, 44)" in twin and "promote(S1.k)" in twin and "parallelize" not in twin
+        screen = "\n".join(_screen_lines(app))
+        assert "… tile(…, 4, 256, 44)" in screen and "… tile(…, 4, 512, 44)" in screen
+
+
+async def test_a_wide_terminal_widens_the_event_log() -> None:
+    widths, finished = {}, {}
+    for size in (SIZE, (160, 40)):
+        app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0))
+        async with app.run_test(size=size) as pilot:
+            await _replayed(app, pilot)
+            widths[size] = (app.query_one("#log").size.width, app.query_one(DetailPane).size.width)
+            finished[size] = next(line for line in _screen_lines(app) if "run finished" in line)
+    (log_80, detail_80), (log_160, detail_160) = widths[SIZE], widths[(160, 40)]
+    assert log_160 >= 1.8 * log_80 and detail_160 >= 1.8 * detail_80  # both panes share the width, neither stays fixed
+    assert "run finished: best di" in finished[SIZE] and "run finished: best distribute(S0, S1); tile(" in finished[(160, 40)]
+
+
+async def test_the_code_view_opens_at_the_loop_nest() -> None:
+    actions = TargetActions(resolve_target("gemm"), SearchConfig(size="MEDIUM"))
+    app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0), actions.code)
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        await pilot.press("enter")  # the leader: a parallel, register-tiled schedule
+        for language, loop in (("c", "for ("), ("mlir", "scf.")):
+            await _wait_until(pilot, lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted)
+            await pilot.pause()
+            lines = _screen_lines(app)
+            top = next(number for number, line in enumerate(lines) if "opened at the loops" in line)
+            shown = "\n".join(lines[top + 1 : top + 4])
+            assert loop in shown, shown
+            assert "static inline" not in "\n".join(lines) and "generated" not in shown  # no helpers, no header
+            await pilot.press("c")
+        await _wait_until(pilot, lambda: app.screen.generated is not None and app.screen.generated[0] == "c")
+        await pilot.press("home")  # the row's facts and the helpers are a scroll away
+        assert "z3 verified: true" in "\n".join(_screen_lines(app))
+
+
+def _scripted(*events: Event) -> Replay:
+    """A run told event by event, as the search emits them."""
+    started = Event("run_started", "r1", time=1.0, detail={"target": "gemm", "size": "MINI", "config": {"backend": "heuristic"}})
+    return Replay(RunLog("scripted", (started, *events), 1), speed=1000.0)
+
+
+def _evaluation(schedule: str, speedup: float | None, spread: float | None, **detail: object) -> Event:
+    verdict = "legal" if speedup else "illegal"
+    return Event(
+        "evaluation",
+        "r1",
+        time=2.0,
+        dialogue=0,
+        turn=1,
+        agent="heuristic",
+        schedule=schedule,
+        verdict=verdict,
+        speedup=speedup,
+        spread=spread,
+        verified="true" if speedup else None,
+        detail=dict(detail),
+    )
+
+
+async def test_a_baseline_win_says_what_the_race_measured() -> None:
+    replay = _scripted(
+        _evaluation("parallelize(i)", 1.28, 0.30),  # a noisy first measurement
+        _evaluation("tile(i, j, 32, 32)", 1.05, 0.05),
+        _evaluation("parallelize(k)", None, None),
+        _evaluation("parallelize(i)", 0.85, 0.03, race=True),
+        _evaluation("tile(i, j, 32, 32)", 1.02, 0.04, race=True),  # within its spread of 1x: a tie, and the baseline is simpler
+        Event("run_finished", "r1", time=3.0, speedup=1.0, spread=0.0, detail={"evaluations": 3, "cancelled": False}),
+    )
+    app = SearchMonitor(replay)
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(app, pilot)
+        label = str(app.query_one("#best-label").render())
+        assert label == (
+            "best 1.28x in 3 evaluations\nrace winner: the baseline\n"
+            "re-measured #1 0.85x ±3%, #2 1.02x ±4%: none beat 1x beyond the spread"
+        )
+        screen = "\n".join(_screen_lines(app))
+        assert "race winner: the baseline" in screen and "the spread" in screen  # all of it, even at 80x24
+
+
+async def test_the_status_line_says_when_the_machine_was_busy() -> None:
+    finish = Event("run_finished", "r1", time=3.0, schedule="tile(i, j, 32, 32)", speedup=1.4, spread=0.05, detail={})
+    runs = {
+        "busy evaluation, still running": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05, machine_busy=True)],
+        "busy finish": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05), replace(finish, detail={"machine_busy": True})],
+        "quiet": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05, machine_busy=True), replace(finish, detail={"machine_busy": False})],
+        "events without the flag": [_evaluation("tile(i, j, 32, 32)", 1.4, 0.05), finish],
+    }
+    shown = {}
+    for name, events in runs.items():
+        app = SearchMonitor(_scripted(*events))
+        async with app.run_test(size=SIZE) as pilot:
+            await _replayed(app, pilot)
+            shown[name] = "machine busy" in _screen_lines(app)[0]
+    assert shown == {"busy evaluation, still running": True, "busy finish": True, "quiet": False, "events without the flag": False}
 
 
 def test_a_bad_run_log_is_named_with_its_line(tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ class Board:
     best_series: list[float] = field(default_factory=list)
     races: list[Event] = field(default_factory=list)
     finished: Event | None = None
+    machine_busy: bool = False  # the latest evaluation's or the finish's word: their figures were measured beside other load
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     _tokens: dict[int, dict[str, int]] = field(default_factory=dict)
     _reasons: dict[tuple[int | None, int | None, str | None], str] = field(default_factory=dict)
@@ -73,6 +74,9 @@ class Board:
     def apply(self, event: Event) -> str:
         """Fold one event in; returns the line the event log shows for it."""
         self.last_time = event.time
+        busy = event.detail.get("machine_busy") if event.kind in ("evaluation", "run_finished") else None
+        if busy is not None:  # an event from before the flag existed says nothing
+            self.machine_busy = bool(busy)
         if event.kind == "run_started":
             self.target = str(event.detail.get("target", ""))
             self.size = event.detail.get("size")  # type: ignore[assignment]
@@ -118,6 +122,10 @@ class Board:
     def ranked(self) -> list[Row]:
         """Rows fastest first, by the ranking every leaderboard uses (`by_speedup`)."""
         return by_speedup(self.rows)
+
+    def rank_of(self, schedule: str | None) -> int | None:
+        """The leaderboard rank (from 1) of the best row of `schedule`, to point from the race to its row."""
+        return next((rank for rank, row in enumerate(self.ranked(), start=1) if row.event.schedule == schedule), None)
 
     @property
     def best_speedup(self) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -20,6 +21,22 @@ from tui.board import Row
 
 CodeSource = Callable[[str, str], str]
 """(schedule, language "c" or "mlir") -> the generated code; raises RepoosError when there is none."""
+LOOP_OPENINGS = {"c": re.compile(r"\s*for \("), "mlir": re.compile(r"\s*(scf|affine)\.(for|parallel)\b")}
+"""How a loop starts in each generated language: the code view opens at the first one."""
+
+
+def loop_nest_line(code: str, language: str) -> int | None:
+    """The line where the first loop nest starts, with the pragmas above it (`#pragma omp for`); None without a loop.
+
+    Generated C starts with a dozen helper functions, and the kernel function with its bounds
+    checks: the loops, which is what a schedule changes, come later. The first loop of the file
+    is the kernel's own or, for a parallel schedule, that of the outlined region it runs in
+    parallel (`rp_region_0`, defined before the kernel function)."""
+    lines = code.splitlines()
+    first = next((number for number, line in enumerate(lines) if LOOP_OPENINGS[language].match(line)), None)
+    while first and lines[first - 1].lstrip().startswith("#pragma"):
+        first -= 1
+    return first
 
 
 def describe(row: Row) -> Text:
@@ -73,6 +90,7 @@ class DetailScreen(ModalScreen[None]):
         with VerticalScroll(id="detail-screen"):
             yield Static(describe(self.row), id="detail-facts")
             yield Static("", id="detail-code")
+            yield Static("", id="detail-loops")  # the code from its loop nest on: the view scrolls to it
 
     def on_mount(self) -> None:
         self.load_code()
@@ -85,7 +103,9 @@ class DetailScreen(ModalScreen[None]):
     def load_code(self) -> None:
         label = "MLIR" if self.language == "mlir" else "C"
         self.generated = None
+        self.query_one("#detail-screen").border_title = None
         self.query_one("#detail-code", Static).update(Text(f"\ngenerating {label}…", style="dim"))
+        self.query_one("#detail-loops", Static).update("")
         self.generate(self.language)
 
     @work(thread=True, exclusive=True, group="code")
@@ -93,19 +113,34 @@ class DetailScreen(ModalScreen[None]):
         """Code generation runs isl (up to a second on big kernels): off the UI thread."""
         label = "MLIR" if language == "mlir" else "C"
         source = ""
+        loops: Syntax | None = None
         if self.code is None:
             shown: object = Text(f"\nno generated {label} here: this replay's kernel could not be loaded", style="yellow")
         else:
             try:
                 source = self.code(self.row.event.schedule or "", language)
-                shown = Group(
-                    Text(f"\ngenerated {label} (c toggles C/MLIR)", style="bold"),
-                    Syntax(source, "c" if language == "c" else "text", word_wrap=True),
-                )
             except RepoosError as error:
                 shown = Text(f"\nno generated {label}: {error}", style="red")
-        self.app.call_from_thread(self._show_code, shown, (language, source) if source else None)
+            else:
+                lexer = "c" if language == "c" else "text"
+                lines = source.splitlines(keepends=True)
+                split = loop_nest_line(source, language)
+                split = len(lines) if split is None else split
+                shown = Group(
+                    Text(f"\ngenerated {label} (c toggles C/MLIR)", style="bold"),
+                    Syntax("".join(lines[:split]).rstrip("\n"), lexer, word_wrap=True),
+                )
+                if split < len(lines):
+                    loops = Syntax("".join(lines[split:]), lexer, word_wrap=True)
+        self.app.call_from_thread(self._show_code, shown, loops, (language, source) if source else None)
 
-    def _show_code(self, shown: object, generated: tuple[str, str] | None) -> None:
+    def _show_code(self, shown: object, loops: Syntax | None, generated: tuple[str, str] | None) -> None:
         self.generated = generated
         self.query_one("#detail-code", Static).update(shown)  # type: ignore[arg-type]
+        self.query_one("#detail-loops", Static).update(loops or "")
+        if loops is not None:
+            self.query_one("#detail-screen").border_title = "opened at the loops (↑ for the rest)"
+            self.call_after_refresh(self._scroll_to_loops)
+
+    def _scroll_to_loops(self) -> None:
+        self.query_one("#detail-screen").scroll_to_widget(self.query_one("#detail-loops"), animate=False, top=True)

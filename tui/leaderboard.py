@@ -6,14 +6,11 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from tui.board import Row
+from tui.schedule_cells import clipped, schedule_cells
 
 COLUMNS = (("#", 3), ("agent", 12), ("schedule", 0), ("verdict", 9), ("speedup", 7), ("spread", 6), ("z3", 5))
 """Column labels and widths; the schedule column takes what the others leave."""
 VERDICT_STYLES = {"legal": "green", "illegal": "red", "invalid": "red", "verification_failed": "bold red"}
-
-
-def clipped(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 def clipped_middle(text: str, width: int) -> str:
@@ -53,18 +50,19 @@ class Leaderboard(DataTable):
         self._rows = rows
         self.clear(columns=True)
         self._add_columns()
-        width = self._schedule_width()
-        for rank, row in enumerate(rows, start=1):
+        schedules = schedule_cells([row.schedule for row in rows], self._schedule_width())
+        for rank, (row, schedule) in enumerate(zip(rows, schedules, strict=True), start=1):
             event = row.event
             verdict = event.verdict or ""
             self.add_row(
                 str(rank),
                 clipped_middle(row.proposer, 12),
-                clipped(row.schedule, width),
+                schedule,
                 Text(clipped(verdict, 9), style=VERDICT_STYLES.get(verdict, "yellow")),
                 Text(row.speedup_text, justify="right"),
                 row.spread_text,
                 {"true": "true", "false": "FALSE"}.get(event.verified or "", "?"),
+                height=None,  # a schedule that reads like others takes the lines that tell it apart
                 key=row.key,
             )
         keys = [row.key for row in rows]

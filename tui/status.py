@@ -8,16 +8,21 @@ from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
 from repoos_agent.agent.display import speedup_cell, spread_cell
+from repoos_agent.agent.events import Event
 from tui.board import Board
 
 
 class StatusBar(Static):
-    """Kernel, size, backend(s), turn t/T, evaluations, elapsed, tokens, and whether the run goes on."""
+    """Kernel, size, backend(s), turn t/T, evaluations, elapsed, tokens, whether the run goes on, and whether its
+    measurements ran on a busy machine (their figures are then not to be trusted)."""
 
     def show(self, board: Board, state: str, live: bool) -> None:
         tokens = board.tokens
         first = Text()
         first.append(f"{board.target or '…'} {board.size or ''}", style="bold")
+        if board.machine_busy:  # early in the line: a long state or agent list must not push it out of sight
+            first.append(" │ ")
+            first.append("machine busy", style="bold red")
         first.append(f" │ {board.agents} │ compiler {board.compiler} │ ")
         first.append(state, style="bold yellow" if state != "running" else "bold green")
         second = Text(
@@ -36,12 +41,31 @@ class BestChart(Vertical):
 
     def show(self, board: Board) -> None:
         label = f"best {board.best_speedup:.2f}x in {board.evaluations} evaluations"
-        finished = board.finished
-        if finished is not None:
-            winner = "the baseline" if not finished.schedule else f"{speedup_cell(finished)} {spread_cell(finished)}"
-            label += f"\nrace winner: {winner}"
+        if board.finished is not None:
+            label += "\n" + outcome(board, board.finished)
         self.query_one("#best-label", Static).update(label)
         self.query_one("#best-sparkline", Sparkline).data = list(board.best_series)
+
+
+def outcome(board: Board, finished: Event) -> str:
+    """How the run that `finished` chose its answer; when the baseline won, why (the best evaluation may read 1.28x)."""
+    if finished.detail.get("failed"):
+        return "the run failed: no winner"
+    winner = _figures(board, finished) if finished.schedule else "the baseline"
+    if finished.detail.get("cancelled"):
+        return f"cancelled: best so far {winner}"
+    if finished.schedule:
+        return f"race winner: {winner}"
+    if not board.races:
+        return "race winner: the baseline\nno legal, correct schedule was measured: nothing to race"
+    remeasured = ", ".join(_figures(board, race) for race in board.races)
+    return f"race winner: the baseline\nre-measured {remeasured}: none beat 1x beyond the spread"
+
+
+def _figures(board: Board, event: Event) -> str:
+    """`#2 0.85x ±3%`: the leaderboard row of the event's schedule (its full text is a row away), and its measurement."""
+    rank = board.rank_of(event.schedule)
+    return f"{f'#{rank} ' if rank is not None else ''}{speedup_cell(event)} {spread_cell(event)}"
 
 
 class VerdictCounts(Static):
