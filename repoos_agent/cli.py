@@ -22,6 +22,7 @@ from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.entry_point import run_command
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.ingest import ingest_file
@@ -259,10 +260,6 @@ def _stored_incumbent(args: argparse.Namespace, target: Target, compiler: str) -
         return None
 
 
-UNRECORDED_EXIT = 3
-"""Exit code of a command that did its work and printed it, but could not record it in the graph store."""
-
-
 def _record(args: argparse.Namespace, write, *values, near: str):
     """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
     `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
@@ -460,19 +457,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     return run_command(build_parser().parse_args(argv))
-
-
-def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
-    """Run a parsed command; a user's mistake becomes one line on stderr, `prog: error: …`, and exit code 2, never a traceback."""
-    try:
-        code = args.run(args)
-        return UNRECORDED_EXIT if code == 0 and getattr(args, "unrecorded", False) else code
-    except RepoosError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

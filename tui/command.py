@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from repoos_agent.agent.search import SearchConfig
+from repoos_agent.entry_point import run_command
 from repoos_agent.errors import ArgumentSpecError, RepoosError
 from repoos_agent.search_options import add_search_options, positive_float, search_config, search_events, search_target
 from repoos_agent.target import resolve_target
@@ -66,12 +67,10 @@ def _replay_actions(started: dict[str, object], graph: str | None) -> TargetActi
 
 def main(argv: list[str] | None = None) -> int:
     """The `repoos-tui` entry point: `repoos tui` under its own name."""
-    from repoos_agent.cli import run_command
-
     parser = argparse.ArgumentParser(prog="repoos-tui", description="Watch an agent search live, or replay a recorded one.")
     add_arguments(parser)
     parser.set_defaults(run=run)
-    return run_command(parser.parse_args(argv))
+    return run_command(parser.parse_args(argv), prog=parser.prog)
 
 
 if __name__ == "__main__":

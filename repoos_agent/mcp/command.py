@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from repoos_agent.entry_point import run_command
 from repoos_agent.errors import RepoosError
 from repoos_agent.mcp.roots import AllowedRoots
 
@@ -52,8 +53,6 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The `repoos-mcp` entry point: `repoos mcp` under its own name."""
-    from repoos_agent.cli import run_command  # the CLI registers this module's command: a top-level import would be circular
-
     parser = argparse.ArgumentParser(prog="repoos-mcp", description="RepoOS Agent's MCP server for coding assistants.")
     add_arguments(parser)
     parser.set_defaults(run=serve)

@@ -1,0 +1,30 @@
+"""How every entry point (`repoos`, `repoos-mcp`, `repoos-tui`) runs its parsed command.
+
+Its own module, below the CLI: the MCP and TUI commands are registered by the CLI and run
+under their own names too, so the way a command ends (one line on stderr, an exit code)
+must live where all three can import it without importing each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from repoos_agent.errors import RepoosError
+
+UNRECORDED_EXIT = 3
+"""Exit code of a command that did its work and printed it, but could not record it in the graph store
+(the command sets `args.unrecorded`)."""
+
+
+def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
+    """Run a parsed command; a user's mistake becomes one line on stderr, `prog: error: …`, and exit code 2, never a traceback."""
+    try:
+        code = args.run(args)
+        return UNRECORDED_EXIT if code == 0 and getattr(args, "unrecorded", False) else code
+    except RepoosError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
