@@ -14,6 +14,7 @@ from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
 from repoos_agent.agent.search import optimize
+from repoos_agent.agent.search_record import record_search
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
@@ -47,7 +48,6 @@ from repoos_agent.store.recording import (
     record_baseline_check,
     record_evaluation,
     record_ingest,
-    record_search,
     stored_schedule,
 )
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs

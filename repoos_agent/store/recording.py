@@ -7,7 +7,6 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,9 +41,6 @@ from repoos_agent.store.records import (
     VerifiedKernel,
 )
 from repoos_agent.target import Target
-
-if TYPE_CHECKING:  # the search records through this module; importing it here would be circular
-    from repoos_agent.agent.search import SearchConfig, SearchResult
 
 
 def record_ingest(store: GraphStore, path: str | Path, reports: list[FunctionReport] | None = None) -> list[Function]:
@@ -298,25 +294,6 @@ def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> s
     if contract is None or contract.source_hash != source_hash(target.kernel.source) or contract.backend != compiler:
         return None
     return contract.schedule or None
-
-
-def record_search(store: GraphStore, target: Target, result: SearchResult, config: SearchConfig) -> VerifiedKernel | None:
-    """Every evaluation of an optimize run, then its racing winner as the VerifiedKernel (not for a cancelled run)."""
-    for entry in result.leaderboard:
-        record_evaluation(store, target, entry.evaluation, config.compiler)
-    if result.cancelled:
-        return None
-    return record_winner(
-        store,
-        target,
-        result.best.evaluation if result.best else None,
-        size=result.size,
-        speedup=result.best_speedup,
-        spread=result.best_spread,
-        compiler=config.compiler,
-        seed=config.seed,
-        allow_reassociation=config.allow_reassociation,
-    )
 
 
 def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
