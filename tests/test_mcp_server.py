@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from repoos_agent.agent.tools import agent_tools
+from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.store import open_store
 from repoos_agent.store.records import VerifiedKernel
 from repoos_agent.target import resolve_target
@@ -44,6 +45,7 @@ async def test_tools_publish_input_and_output_schemas(server: Connection):
     evaluate = tools["evaluate"]
     assert set(evaluate.input_schema["properties"]) == {"target", "schedule", "size", "compiler", "args"}
     assert {"speedup", "spread", "correct", "verified"} <= set(evaluate.output_schema["properties"])
+    assert {"enum": list(SIZE_CLASSES), "type": "string"} in evaluate.input_schema["properties"]["size"]["anyOf"]
     optimize = tools["optimize"]
     expected = {"target", "backend", "model", "iters", "k", "candidates", "moa", "aggregator", "size", "args"}
     assert set(optimize.input_schema["properties"]) == expected
@@ -127,10 +129,10 @@ async def test_a_cancelled_optimize_stops_and_the_server_keeps_serving(server: C
         ("analyze", {"target": "gemmm"}, "unknown kernel `gemmm`; did you mean gemm"),
         ("check_legality", {"target": "gemm", "schedule": "tile(i, j"}, "schedule `tile(i, j` does not parse"),
         ("check_legality", {"target": "gemm", "schedule": "parallelize(x)"}, "unknown loop `x`"),
-        ("evaluate", {"target": "gemm", "schedule": "parallelize(i)", "size": "HUGE"}, "Input should be 'MINI'"),
+        ("evaluate", {"target": "gemm", "schedule": "parallelize(i)", "size": "HUGE"}, "size: must be one of MINI, SMALL"),
         ("show_code", {"target": "gemm", "schedule": "parallelize(k)"}, "is illegal; only a legal one has code"),
         ("optimize", {"target": "gemm", "backend": "mystery"}, "unknown backend `mystery`"),
-        ("check_legality", {"target": "gemm"}, "schedule"),
+        ("check_legality", {"target": "gemm"}, "schedule: required"),
     ],
 )
 async def test_bad_inputs_are_tool_errors_and_the_server_keeps_serving(server: Connection, tool, arguments, message):
@@ -138,6 +140,36 @@ async def test_bad_inputs_are_tool_errors_and_the_server_keeps_serving(server: C
     assert result.is_error and message in result.content[0].text
     kernels = await server.call("list_kernels", {})
     assert len(kernels.structured_content["kernels"]) == 30
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        (
+            "evaluate",
+            {"target": "gemm", "schedule": "", "size": "HUGE"},
+            "size: must be one of MINI, SMALL, MEDIUM, LARGE, EXTRALARGE (got 'HUGE')",
+        ),
+        (
+            "optimize",
+            {"target": "gemm", "iters": "many"},
+            "iters: input should be a valid integer, unable to parse string as an integer (got 'many')",
+        ),
+        (
+            "optimize",
+            {"target": "gemm", "iters": 0, "k": 99},
+            "iters: input should be greater than or equal to 1 (got 0); k: input should be less than or equal to 8 (got 99)",
+        ),
+        ("evaluate", {"target": "gemm", "schedule": "", "args": ["n=4", 4]}, "args[1]: input should be a valid string (got 4)"),
+        ("show_code", {"target": "gemm", "language": "rust"}, "language: must be one of c, mlir (got 'rust')"),
+        ("check_legality", {"target": "gemm"}, "schedule: required"),
+    ],
+)
+async def test_rejected_arguments_are_one_line_naming_the_field(server: Connection, tool, arguments, message):
+    result = await server.call(tool, arguments)
+    text = result.content[0].text
+    assert result.is_error and text == f"Error executing tool {tool}: {message}"
+    assert "\n" not in text and "pydantic" not in text and "type=" not in text
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,11 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import FileResource, FunctionResource
 from pydantic import Field
 
@@ -28,10 +26,10 @@ from repoos_agent.agent.operations import IngestReport, SizeClass
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import RunBoard, SearchReport, backend_spec
 from repoos_agent.catalog import bundled_kernels
-from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.mcp.roots import AllowedRoots
 from repoos_agent.mcp.search_call import run_search
+from repoos_agent.mcp.tool_errors import ServedTool, engine_errors_as_tool_errors
 from repoos_agent.target import Target, resolve_target, target_file
 
 INSTRUCTIONS = """\
@@ -93,15 +91,6 @@ class TargetResolver:
         return target
 
 
-@contextmanager
-def engine_errors_as_tool_errors() -> Iterator[None]:
-    """A user's mistake inside the block (a `RepoosError`) reaches the client as a tool error with the engine's message."""
-    try:
-        yield
-    except RepoosError as error:
-        raise ToolError(str(error)) from None
-
-
 def served(name: str, operation: Callable[..., object], resolver: TargetResolver, takes_inputs: bool) -> Callable[..., object]:
     """`operation` with its `Target` parameter replaced by the target's text (and a user kernel's `args`)."""
     signature = inspect.signature(operation, eval_str=True)
@@ -125,13 +114,10 @@ def served(name: str, operation: Callable[..., object], resolver: TargetResolver
 
 def build_server(roots: AllowedRoots) -> MCPServer:
     """The server, its tools and resources; `roots` bound every file it reads."""
-    server = MCPServer("repoos", instructions=INSTRUCTIONS, log_level="WARNING")
     resolver = TargetResolver(roots)
     board = RunBoard()
+    tools = [ServedTool.from_function(operations.list_kernels, description=inspect.getdoc(operations.list_kernels))]
 
-    server.add_tool(operations.list_kernels, description=inspect.getdoc(operations.list_kernels))
-
-    @server.tool(description=inspect.getdoc(operations.ingest))
     def ingest(path: operations.PythonFile) -> IngestReport:
         with engine_errors_as_tool_errors():
             report = operations.ingest(str(roots.python_file(path)))
@@ -139,8 +125,10 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         functions = tuple(replace(f, target=f"{path}:{f.name}") for f in report.functions)
         return replace(report, path=path, functions=functions)
 
+    tools.append(ServedTool.from_function(ingest, description=inspect.getdoc(operations.ingest)))
     for name, operation, takes_inputs in SERVED_OPERATIONS:
-        server.add_tool(served(name, operation, resolver, takes_inputs), name=name, description=inspect.getdoc(operation))
+        tool = served(name, operation, resolver, takes_inputs)
+        tools.append(ServedTool.from_function(tool, name=name, description=inspect.getdoc(operation)))
 
     async def optimize(
         target: TargetText,
@@ -177,7 +165,9 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             )
             return await run_search(resolved, config, board, ctx)
 
-    server.add_tool(optimize, description=inspect.getdoc(optimize))
+    tools.append(ServedTool.from_function(optimize, description=inspect.getdoc(optimize)))
+    # Tools handed over built, not added by name: `ServedTool`, not the SDK's own class, runs each call.
+    server = MCPServer("repoos", instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
 
     for kernel in bundled_kernels():
         server.add_resource(
