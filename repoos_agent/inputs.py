@@ -1,8 +1,11 @@
-"""Inputs for user kernels: `--arg NAME=SPEC` parsed into seeded random, non-zero values."""
+"""Inputs for user kernels: `NAME=SPEC` texts (the CLI's `--arg`, the MCP tools' `args`) parsed into seeded random,
+non-zero values."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,8 +23,44 @@ FORMAT = (
 
 
 @dataclass(frozen=True)
+class InputFields:
+    """Where an interface's user types a kernel's inputs: the CLI's options or the MCP tools' parameters.
+
+    A message about inputs names them through this, so that it tells each user what to type where
+    they type it (an assistant has no `--arg` to pass)."""
+
+    args: str  # a user kernel's NAME=SPEC inputs
+    entry: str  # one of them
+    size: str  # a bundled kernel's size class
+    listed: bool  # the specs go in one JSON list (MCP), not one option each (CLI)
+
+    def give(self, specs: Sequence[str]) -> str:
+        """How to pass `specs` besides the inputs given already, as this interface's user does it."""
+        if self.listed:
+            return f"add them to {self.args}: {json.dumps(list(specs))}"
+        return "give them as " + " ".join(f"{self.args} {spec}" for spec in specs)
+
+
+CLI_FIELDS = InputFields("--arg", "--arg", "--size", listed=False)
+MCP_FIELDS = InputFields("`args`", "`args` entry", "`size`", listed=True)
+
+
+class InputError(ArgumentSpecError):
+    """A kernel's inputs given wrongly or not at all. Its text names the CLI's options (what the CLI, the TUI and
+    the runtime print); `for_fields` names another interface's fields."""
+
+    def __init__(self, explain: Callable[[InputFields], str]) -> None:
+        super().__init__(explain(CLI_FIELDS))
+        self._explain = explain
+
+    def for_fields(self, fields: InputFields) -> str:
+        """The message in the words of the interface whose fields are `fields`."""
+        return self._explain(fields)
+
+
+@dataclass(frozen=True)
 class ArgSpec:
-    """One `--arg`: a number, or an array's element type and shape (dims may name integer args)."""
+    """One NAME=SPEC input: a number, or an array's element type and shape (dims may name integer args)."""
 
     name: str
     number: int | float | None = None
@@ -30,10 +69,11 @@ class ArgSpec:
 
 
 def parse_arg_spec(text: str) -> ArgSpec:
+    """`NAME=SPEC` read, or an `InputError` saying what the text should look like."""
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
     if not sep or not _NAME.match(name) or not value:
-        raise ArgumentSpecError(f"--arg `{text}`: expected {FORMAT}")
+        raise _spec_error(text, f"expected {FORMAT}")
     match = _ARRAY.match(value)
     if match:
         dims: list[int | str] = []
@@ -43,7 +83,7 @@ def parse_arg_spec(text: str) -> ArgSpec:
             elif _NAME.match(dim):
                 dims.append(dim)
             else:
-                raise ArgumentSpecError(f"--arg `{text}`: dimension `{dim}` is not a non-negative integer or a name")
+                raise _spec_error(text, f"dimension `{dim}` is not a non-negative integer or a name")
         return ArgSpec(name, dtype=match.group(1), dims=tuple(dims))
     try:
         return ArgSpec(name, number=int(value))
@@ -52,7 +92,11 @@ def parse_arg_spec(text: str) -> ArgSpec:
     try:
         return ArgSpec(name, number=float(value))
     except ValueError:
-        raise ArgumentSpecError(f"--arg `{text}`: `{value}` is not a number or TYPE[dims]; expected {FORMAT}") from None
+        raise _spec_error(text, f"`{value}` is not a number or TYPE[dims]; expected {FORMAT}") from None
+
+
+def _spec_error(text: str, reason: str) -> InputError:
+    return InputError(lambda fields: f"{fields.entry} `{text}`: {reason}")
 
 
 def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str, object]:
@@ -60,14 +104,12 @@ def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str
     by_name = {spec.name: spec for spec in specs}
     unknown = [name for name in by_name if name not in kernel.arguments]
     if unknown:
-        raise ArgumentSpecError(f"--arg {', '.join(unknown)}: `{kernel.name}` has no such argument ({', '.join(kernel.arguments)})")
+        names, arguments = ", ".join(unknown), ", ".join(kernel.arguments)
+        raise InputError(lambda fields: f"{fields.entry} {names}: `{kernel.name}` has no such argument ({arguments})")
     missing = [name for name in kernel.arguments if name not in by_name]
     if missing:
-        ranks = {a.name: a.rank for a in kernel.arrays}
-        examples = " ".join(
-            f"--arg {m}=f64[{','.join(['64'] * ranks[m])}]" if ranks.get(m, 0) > 0 else f"--arg {m}=64" for m in missing
-        )
-        raise ArgumentSpecError(f"`{kernel.name}` needs inputs for: {', '.join(missing)}; give them as {examples}")
+        examples = [_example_spec(kernel, name) for name in missing]
+        raise InputError(lambda fields: f"`{kernel.name}` needs inputs for: {', '.join(missing)}; {fields.give(examples)}")
     rng = np.random.default_rng(seed)
     values: dict[str, object] = {}
     for name in kernel.arguments:
@@ -84,10 +126,18 @@ def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str
     return values
 
 
+def _example_spec(kernel: Kernel, name: str) -> str:
+    """A spec that would do for argument `name`: a size for a parameter, an array of 64s, else a float."""
+    rank = next((array.rank for array in kernel.arrays if array.name == name), 0)
+    if rank > 0:
+        return f"{name}=f64[{','.join(['64'] * rank)}]"
+    return f"{name}=64" if name in kernel.parameters else f"{name}=1.5"
+
+
 def _dimension(dim: int | str, by_name: dict[str, ArgSpec], spec: ArgSpec) -> int:
     if isinstance(dim, int):
         return dim
     other = by_name.get(dim)
     if other is None or not isinstance(other.number, int) or other.number < 0:
-        raise ArgumentSpecError(f"--arg {spec.name}: dimension `{dim}` must name a non-negative integer --arg")
+        raise InputError(lambda fields: f"{fields.entry} {spec.name}: dimension `{dim}` must name a non-negative integer input")
     return other.number

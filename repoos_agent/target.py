@@ -13,14 +13,9 @@ from types import ModuleType
 from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, find_bundled
 from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetError
 from repoos_agent.ingest import load_kernel
-from repoos_agent.inputs import ArgSpec, make_inputs
+from repoos_agent.inputs import ArgSpec, InputError, make_inputs
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.runtime.swap import Accelerated, SwappedFunction
-
-SIZE_CHOICE = "size (--size)"
-ARGS_CHOICE = "args (--arg)"
-"""How the size class and a user kernel's inputs are named to the user: the MCP tools' parameters (`size`, `args`)
-and the CLI's options, since both front ends pass on these messages as they are."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +39,8 @@ class Target:
         """The size class `size` names (SMALL by default), checked; user kernels take none."""
         if self.bundled is None:
             if size is not None:
-                raise ArgumentSpecError(
-                    f"{SIZE_CHOICE} applies to bundled kernels; give user kernels their sizes with {ARGS_CHOICE}"
+                raise InputError(
+                    lambda fields: f"{fields.size} applies to bundled kernels; give user kernels their sizes with {fields.args}"
                 )
             return None
         wanted = (size or "SMALL").upper()
@@ -70,7 +65,7 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
         raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")
     bundled = find_bundled(text)
     if arg_specs:
-        raise ArgumentSpecError(f"{ARGS_CHOICE} applies to `path.py:function` targets; bundled kernels take {SIZE_CHOICE}")
+        raise InputError(lambda fields: f"{fields.args} applies to `path.py:function` targets; bundled kernels take {fields.size}")
     kernel = load_kernel(bundled.path, bundled.function)
     return Target(bundled.name, kernel, bundled.python_function(), bundled)
 

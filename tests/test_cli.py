@@ -116,13 +116,24 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
         (["check", "gemmm"], "unknown kernel `gemmm`; did you mean gemm"),
         (["check", "missing.py:f", "--arg", "n=3"], "missing.py: no such file"),
         (["check", "kernels/examples/user_kernels.py:row_norms", "--arg", "A=f64[4,x"], "--arg `A=f64[4,x`"),
-        (["check", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms"),
+        (
+            ["check", "kernels/examples/user_kernels.py:row_norms"],
+            "needs inputs for: A, norms; give them as --arg A=f64[64,64] --arg norms=f64[64]",
+        ),
+        (
+            ["check", "kernels/examples/user_kernels.py:lower_triangle_update", "--arg", "n=8"],
+            "needs inputs for: alpha, x, C; give them as --arg alpha=1.5 --arg x=f64[64] --arg C=f64[64,64]",
+        ),
+        (["check", "gemm", "--arg", "n=8"], "--arg applies to `path.py:function` targets; bundled kernels take --size"),
         (["check", "kernels/examples/not_affine.py:gather", "--arg", "n=3"], "not_affine.py:8:18"),
         (["ingest", "kernels/examples"], "is a directory"),
         (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
         (["show", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms; give them as --arg A=f64[64,64]"),
-        (["show", "gemm", "--arg", "ni=3"], "args (--arg) applies to `path.py:function` targets"),
-        (["show", "kernels/examples/user_kernels.py:row_norms", "--size", "MINI"], "size (--size) applies to bundled kernels"),
+        (["show", "gemm", "--arg", "ni=3"], "--arg applies to `path.py:function` targets; bundled kernels take --size"),
+        (
+            ["show", "kernels/examples/user_kernels.py:row_norms", "--size", "MINI"],
+            "--size applies to bundled kernels; give user kernels their sizes with --arg",
+        ),
     ],
 )
 def test_bad_input_gives_one_line_and_nonzero_exit(repoos_command, args, message):

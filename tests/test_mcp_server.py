@@ -6,6 +6,7 @@ every test also shows that the server kept serving after the ones before it.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -207,6 +208,23 @@ async def test_a_user_kernel_is_measured_on_the_inputs_its_args_describe(server:
     assert not result.is_error and report["verdict"] == "legal" and report["correct"] is True and report["speedup"] > 0
     missing = await server.call("evaluate", {**arguments, "args": None})
     assert missing.is_error and "needs inputs for: n, alpha, x, C" in missing.content[0].text
+
+
+async def test_input_mistakes_name_the_tools_fields_not_the_clis_options(server: Connection):
+    target = "kernels/examples/user_kernels.py:lower_triangle_update"
+    missing = await server.call("evaluate", {"target": target, "schedule": "", "args": ["n=64", "x=f64[n]"]})
+    text = missing.content[0].text
+    assert missing.is_error and "--arg" not in text
+    assert text.endswith('needs inputs for: alpha, C; add them to `args`: ["alpha=1.5", "C=f64[64,64]"]')
+    suggested = json.loads(text.rsplit(": ", 1)[1])
+    completed = await server.call("evaluate", {"target": target, "schedule": "", "args": ["n=64", "x=f64[n]", *suggested]})
+    assert not completed.is_error and completed.structured_content["correct"] is True
+    malformed = await server.call("evaluate", {"target": target, "schedule": "", "args": ["n64"]})
+    assert malformed.is_error and "`args` entry `n64`: expected NAME=VALUE" in malformed.content[0].text
+    inputs = ["n=64", "x=f64[n]", *suggested]
+    sized = await server.call("evaluate", {"target": target, "schedule": "", "size": "MINI", "args": inputs})
+    assert sized.is_error
+    assert "`size` applies to bundled kernels; give user kernels their sizes with `args`" in sized.content[0].text
 
 
 async def test_the_agent_and_the_server_describe_each_tool_the_same_way(server: Connection):

@@ -3,7 +3,8 @@
 Two kinds reach a client. Arguments the input schema rejects: the SDK would pass on
 pydantic's report (a block per field, `[type=…, input_value=…]`, a link to
 errors.pydantic.dev), so `ServedTool` rewrites it as `size: must be one of MINI, …
-(got 'HUGE')`. And the engine's `RepoosError`s, passed on with their message.
+(got 'HUGE')`. And the engine's `RepoosError`s, whose text names the CLI's options where
+inputs are concerned (`--arg`); an `InputError` is told the MCP fields (`args`, `size`) instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from repoos_agent.errors import RepoosError
+from repoos_agent.inputs import MCP_FIELDS, InputError
 
 SHOWN_INPUT = 60
 """Characters of a rejected value quoted back: enough to recognise it, not to echo a whole payload."""
@@ -62,8 +64,11 @@ def _describe(detail: ErrorDetails) -> str:
 
 @contextmanager
 def engine_errors_as_tool_errors() -> Iterator[None]:
-    """A user's mistake inside the block (a `RepoosError`) reaches the client as a tool error with the engine's message."""
+    """A user's mistake inside the block (a `RepoosError`) reaches the client as a tool error with the engine's message,
+    its inputs named as the tools name them."""
     try:
         yield
+    except InputError as error:
+        raise ToolError(error.for_fields(MCP_FIELDS)) from None
     except RepoosError as error:
         raise ToolError(str(error)) from None
