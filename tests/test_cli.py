@@ -183,6 +183,16 @@ def test_check_illegal_schedule_lists_violations_and_exits_nonzero(repoos_comman
     assert report["verdict"] == "illegal" and report["legal"] is False and report["speedup"] is None
     assert report["violations"][0]["array"] == "C" and report["violations"][0]["primitive"] == "parallelize(k)"
     assert "parallelize(i)" in report["feedback"]
+    # The pair the parallel `k` would run at once: the same C[i, j], two different k.
+    pair = re.fullmatch(
+        r"with ni=\d+, nj=\d+, nk=\d+: S1\(i=(\d+), k=(\d+), j=(\d+)\) must run after S1\(i=(\d+), k=(\d+), j=(\d+)\), "
+        r"but they are in different iterations of parallel loop `k`",
+        report["violations"][0]["example"],
+    )
+    assert pair is not None, report["violations"][0]["example"]
+    sink_i, sink_k, sink_j, source_i, source_k, source_j = (int(value) for value in pair.groups())
+    assert (sink_i, sink_j) == (source_i, source_j) and sink_k > source_k
+    assert report["violations"][0]["example"] in report["feedback"]
 
 
 def test_check_garbage_schedule_is_an_invalid_verdict_without_traceback(repoos_command):

@@ -53,6 +53,21 @@ def test_reversing_a_recurrence_is_illegal_with_an_example():
     assert "must run after S1(i=" in violation.example and "with n=" in violation.example
 
 
+def test_a_loop_carried_recurrence_cannot_run_parallel_and_the_pair_it_carries_is_shown():
+    kernel = resolve_target("kernels/examples/user_kernels.py:clipped_prefix_max").kernel
+    verdict = prove_legal(kernel, "parallelize(i)")
+    assert verdict.verdict == "illegal"
+    violation = next(v for v in verdict.violations if v.array == "out" and v.kind == "parallel")
+    pair = re.fullmatch(
+        r"with n=\d+: S1\(i=(\d+)\) must run after S1\(i=(\d+)\), but they are in different iterations of parallel loop `i`",
+        violation.example,
+    )
+    assert pair is not None, violation.example
+    sink, source = (int(value) for value in pair.groups())
+    assert sink == source + 1  # out[i] reads out[i - 1]: distance 1
+    assert f"e.g. {violation.example}" in violation.description
+
+
 def test_seidel_2d_has_no_parallel_loop_until_skewed():
     kernel = resolve_target("seidel-2d").kernel
     assert not any(loop.parallelizable for loop in analyze(kernel).loops)

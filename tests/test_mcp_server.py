@@ -71,6 +71,8 @@ async def test_check_legality_on_gemm_legal_and_illegal(server: Connection):
     assert not illegal.is_error and report["verdict"] == "illegal"
     assert "loop `k` cannot run parallel" in report["feedback"]
     assert report["violations"][0]["array"] == "C"
+    example = report["violations"][0]["example"]
+    assert "must run after S1(i=" in example and example.endswith("in different iterations of parallel loop `k`")
 
 
 async def test_evaluate_returns_a_measured_speedup(server: Connection):

@@ -46,7 +46,8 @@ def prove_legal(
 ) -> LegalityVerdict:
     """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule.
 
-    `explain=False` skips what only a reader needs (parallel loops, suggestions): a bare verdict."""
+    `explain=False` skips what only a reader needs (parallel loops, suggestions, the pair of instances a parallel
+    loop carries): a bare verdict."""
     with isl_lock(kernel):
         return _prove(kernel, schedule, allow_reassociation, explain)
 
@@ -65,7 +66,7 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
     broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
     distances = TimeDistances(kernel, lowered)
-    parallel, private = _parallel_violations(kernel, deps, lowered, distances)
+    parallel, private = _parallel_violations(kernel, deps, lowered, distances, explain)
     lowered = replace(lowered, private=private)
     free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
@@ -268,10 +269,11 @@ def parallel_obstacles(
 
 
 def _parallel_violations(
-    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances, explain: bool
 ) -> tuple[list[Violation], dict[str, frozenset[str]]]:
     """Dependences the parallel and vector marks break, and the scalars each legal parallel loop privatizes.
-    A vectorized loop gets no private copies: its lanes share one variable."""
+    A vectorized loop gets no private copies: its lanes share one variable. With `explain`, each broken one
+    shows a pair of instances the loop carries."""
     violations, private = [], {}
     flows = ScalarFlows(kernel, lowered)
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
@@ -291,8 +293,27 @@ def _parallel_violations(
                 description += f"; `{dependence.array}` cannot be private to it: {refused[dependence.array]}"
             if primitive:
                 description += f" (broken by `{primitive}`)"
-            violations.append(_violation(dependence, "parallel", primitive, "", description))
+            example = _example(dependence, _carried_pairs(dependence, lowered, loop_id), f"{what} loop `{name}`") if explain else ""
+            if example:
+                description += f"; e.g. {example}"
+            violations.append(_violation(dependence, "parallel", primitive, example, description))
     return violations, private
+
+
+def _carried_pairs(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> isl.Map:
+    """The pairs of `dependence` that loop `loop_id` carries: the same iteration of every loop around it, different
+    iterations of it (what `TimeDistances.carries` tests, here as the instances themselves, to show one)."""
+    dim = 2 * lowered.level_of(loop_id) + 1
+    source, sink = _statement_map(lowered.schedule, dependence.source), _statement_map(lowered.schedule, dependence.sink)
+
+    def first(schedule: isl.Map, count: int) -> isl.Map:
+        return schedule.project_out(isl.dim_type.out, count, schedule.dim(isl.dim_type.out) - count)
+
+    outer_source, outer_sink = first(source, dim), first(sink, dim)
+    same_outer = outer_source.lex_le_map(outer_sink).intersect(outer_source.lex_ge_map(outer_sink))
+    at_source, at_sink = first(source, dim + 1), first(sink, dim + 1)
+    apart = at_source.lex_lt_map(at_sink).union(at_source.lex_gt_map(at_sink))
+    return dependence.relation.intersect(same_outer).intersect(apart)
 
 
 def _parallel_loops(
@@ -315,7 +336,7 @@ def _with_private(name: str, scalars: frozenset[str]) -> str:
 
 def _explain(kernel: Kernel, schedule: Schedule, dependence: Dependence, lowered: LoweredSchedule) -> Violation:
     culprit = _first_breaking(kernel, schedule, dependence)
-    example = _example(dependence, lowered)
+    example = _example(dependence, _violated_pairs(dependence, lowered.schedule))
     text = f"the {dependence.describe()} is reversed"
     if culprit is not None:
         text += f" by primitive {culprit.index} `{culprit}`"
@@ -351,9 +372,11 @@ def _first_breaking(kernel: Kernel, schedule: Schedule, dependence: Dependence) 
     return None
 
 
-def _example(dependence: Dependence, lowered: LoweredSchedule) -> str:
-    """A concrete violated pair: parameter values, and the two instances in source terms."""
-    point = _violated_pairs(dependence, lowered.schedule).wrap().sample_point()
+def _example(dependence: Dependence, pairs: isl.Map, apart: str | None = None) -> str:
+    """One of `pairs` (source instance -> sink instance of `dependence`) with its parameter values, in source terms:
+    a sink scheduled before its source, or, given `apart` (the loop that carries them), the two in different iterations
+    of a loop whose iterations would run at once."""
+    point = pairs.wrap().sample_point()
     if point.is_void():
         return ""
     space = point.get_space()
@@ -365,10 +388,11 @@ def _example(dependence: Dependence, lowered: LoweredSchedule) -> str:
     source_its, sink_its = dependence.source.iterators, dependence.sink.iterators
     source_text = ", ".join(f"{n}={v}" for n, v in zip(source_its, values[: len(source_its)], strict=True))
     sink_text = ", ".join(f"{n}={v}" for n, v in zip(sink_its, values[len(source_its) :], strict=True))
-    return (
-        f"with {', '.join(params)}: {dependence.sink.name}({sink_text}) must run after "
-        f"{dependence.source.name}({source_text}) but is scheduled before it"
-    )
+    where = f"with {', '.join(params)}: " if params else ""
+    order = f"{dependence.sink.name}({sink_text}) must run after {dependence.source.name}({source_text})"
+    if apart is None:
+        return f"{where}{order} but is scheduled before it"
+    return f"{where}{order}, but they are in different iterations of {apart}"
 
 
 def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...], allow: bool) -> str | None:
