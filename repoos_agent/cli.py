@@ -15,7 +15,7 @@ from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
 from repoos_agent.agent.search import optimize
 from repoos_agent.agent.search_record import record_search
-from repoos_agent.agent.search_report import backend_spec
+from repoos_agent.agent.search_report import backend_spec, leaderboard_rows
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
@@ -220,8 +220,11 @@ def command_optimize(args: argparse.Namespace) -> int:
             "spread": result.best_spread,
             "verified": best.verified if best else "n/a (the identity: the baseline itself)",
         },
+        "finish": result.finish,
+        "machine_busy": result.machine_busy,
         "evaluations": result.evaluations,
         "verdicts": result.verdicts,
+        "leaderboard": [asdict(row) for row in leaderboard_rows(result)],
         "wall_s": result.wall_s,
         "tokens": result.tokens,
         "cost_usd": result.cost_usd,
@@ -236,6 +239,8 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"best: {result.schedule or '(identity: the baseline)'}")
     verified = payload["best"]["verified"]
     print(f"  speedup {result.best_speedup:.2f}x ±{result.best_spread:.0%} over the native baseline, z3 verified: {verified}")
+    if result.finish:
+        print(f"  {result.finish}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.verdicts.items()))
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"

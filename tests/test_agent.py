@@ -10,11 +10,12 @@ from itertools import pairwise
 
 import pytest
 
-from repoos_agent.agent.events import EventStream, JsonlLog
+from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.agent.machine import Machine
 from repoos_agent.agent.search import SearchConfig, optimize
-from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.agent.search_report import RunBoard
+from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
 from repoos_agent.schedule import parse_schedule
@@ -101,6 +102,85 @@ def test_optimize_command_reports_json(repoos_command, tmp_path):
     assert set(report["best"]) == {"schedule", "speedup", "spread", "verified"}
     assert report["verdicts"] and report["wall_s"] > 0 and "input" in report["tokens"]
     assert log.read_text().count("\n") >= 3
+    assert report["finish"] and len(report["leaderboard"]) == report["evaluations"]
+    if report["best"]["schedule"]:  # the winner leads the leaderboard with the speedup the result reports
+        assert report["leaderboard"][0]["schedule"] == report["best"]["schedule"]
+        assert report["leaderboard"][0]["speedup"] == pytest.approx(report["best"]["speedup"])
+
+
+def _scripted_measurements(monkeypatch, first: list[float], race: list[tuple[float, float]]) -> list[str]:
+    """The search's measurements replaced by figures, by the order the schedules are first proposed in: the n-th
+    measures `first[n]` in its dialogue and `race[n]` (speedup, spread) in the racing finish. Returns that order."""
+    order: list[str] = []
+
+    def measured(target, schedule, config, **measuring) -> Evaluation:
+        if schedule not in order:
+            order.append(schedule)
+        speedup, spread = race[order.index(schedule)] if "repeats" in measuring else (first[order.index(schedule)], 0.01)
+        return Evaluation(target.label, config.size, schedule, "legal", "scripted", correct=True, speedup=speedup,
+                          spread=spread, verified="true")  # fmt: skip
+
+    monkeypatch.setattr("repoos_agent.agent.search.evaluate_candidate", measured)
+    return order
+
+
+def test_the_result_and_its_leaderboard_agree_on_the_racing_winner(monkeypatch):
+    # The issue's run: `schedule` came back at 1.154x (the race) while leaderboard[0] was another at 1.134x (first runs).
+    order = _scripted_measurements(monkeypatch, first=[1.134, 1.2], race=[(1.154, 0.01), (1.10, 0.01)])
+    result = optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=2, size="MINI"))
+    assert result.schedule == order[0] and result.best_speedup == 1.154
+    assert [(e.schedule, e.speedup, e.evaluation.speedup) for e in result.leaderboard] == [
+        (order[0], 1.154, 1.134),
+        (order[1], 1.10, 1.2),
+    ]
+    assert result.finish == f"`{order[0]}` won the racing finish at 1.15x ±1% (1.13x at first)"
+
+
+def test_a_tie_kept_by_the_stored_schedule_still_leads_the_leaderboard(monkeypatch):
+    figures = {"first": [1.134, 1.2], "race": [(1.154, 0.02), (1.15, 0.02)]}
+    order = _scripted_measurements(monkeypatch, **figures)
+    optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=2, size="MINI"))  # learns the proposals' order
+    stored = order[1]
+    _scripted_measurements(monkeypatch, **figures)
+    result = optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=2, size="MINI", incumbent=stored))
+    assert result.schedule == stored and result.kept_incumbent and result.best_speedup == 1.15
+    assert [(e.schedule, e.speedup) for e in result.leaderboard] == [(stored, 1.15), (order[0], 1.154)]
+    assert result.finish == (
+        f"`{stored}` won the racing finish at 1.15x ±2% (1.20x at first); "
+        f"within the spread of `{order[0]}` at 1.15x ±2%, the fastest: the stored kernel keeps a tie"
+    )
+
+
+def _evaluated(schedule: str, speedup: float, spread: float, race: bool = False) -> Event:
+    detail = {"race": True} if race else {}
+    return Event("evaluation", "r1", agent="heuristic", schedule=schedule, verdict="legal", speedup=speedup, spread=spread,
+                 verified="true", detail=detail)  # fmt: skip
+
+
+@pytest.mark.parametrize("winner", ["parallelize(i)", "interchange(j, k); parallelize(i)"])
+def test_the_leaderboard_ranks_finalists_by_their_race_and_puts_the_winner_first(winner):
+    # The issue's run: the result said 1.154x for a schedule the leaderboard ranked second at 1.134x.
+    board = RunBoard()
+    board(Event("run_started", "r1", detail={"target": "gemm", "size": "MINI"}))
+    for schedule, speedup in [("tile(i, j, 32, 32)", 1.2), ("parallelize(i)", 1.134), ("interchange(j, k); parallelize(i)", 1.1)]:
+        board(_evaluated(schedule, speedup, 0.01))
+    board(_evaluated("unroll(k, 4)", 0.9, 0.01))
+    board(_evaluated("tile(i, j, 32, 32)", 1.05, 0.01, race=True))
+    board(_evaluated("parallelize(i)", 1.154, 0.02, race=True))
+    board(_evaluated("interchange(j, k); parallelize(i)", 1.15, 0.02, race=True))
+    # Either the fastest in the race, or, within its spread, a schedule the finish preferred (the stored one).
+    board(Event("run_finished", "r1", schedule=winner, speedup=1.154 if winner == "parallelize(i)" else 1.15))
+    rows = board.snapshot().rows
+    assert rows[0].schedule == winner and rows[0].speedup == board.snapshot().best_speedup and rows[0].raced
+    others = [(row.schedule, row.speedup, row.raced) for row in rows[1:]]
+    expected = [
+        ("parallelize(i)", 1.154, True),
+        ("interchange(j, k); parallelize(i)", 1.15, True),
+        ("tile(i, j, 32, 32)", 1.05, True),
+        ("unroll(k, 4)", 0.9, False),
+    ]
+    assert others == [row for row in expected if row[0] != winner]
+    assert next(row for row in rows if row.schedule == "tile(i, j, 32, 32)").first_speedup == 1.2
 
 
 def test_a_clearly_slower_candidate_is_not_timed_further():

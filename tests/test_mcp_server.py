@@ -102,7 +102,28 @@ async def test_optimize_reports_progress_and_returns_the_best_schedule(server: C
     assert report["schedule"] in {"", *(row["schedule"] for row in report["leaderboard"])}
     board = await server.leaderboard()
     assert board["status"] == "finished" and board["best_schedule"] == report["schedule"]
-    assert len(board["rows"]) == report["evaluations"]
+    assert board["rows"] == report["leaderboard"]  # the live resource ends ranked as the result is
+
+
+async def test_optimize_returns_the_racing_winner_first_on_its_leaderboard_with_the_speedup_it_shows(server: Connection):
+    result = await server.call("optimize", {"target": "gemm", "size": "MINI", "iters": 1, "candidates": 3})
+    report = result.structured_content
+    rows = report["leaderboard"]
+    assert not result.is_error and report["finish"]
+    if report["schedule"]:
+        winner = rows[0]
+        assert winner["schedule"] == report["schedule"] and winner["raced"] is True
+        assert winner["speedup"] == pytest.approx(report["speedup"])
+        assert (winner["spread"] or 0.0) == pytest.approx(report["spread"])
+        assert f"`{report['schedule']}` won the racing finish at {report['speedup']:.2f}x" in report["finish"]
+        rest = [row for row in rows if row["schedule"] != report["schedule"]]
+    else:
+        assert report["speedup"] == 1.0
+        assert "the source order stays" in report["finish"] or "no schedule beat the baseline" in report["finish"]
+        rest = rows
+    assert [row["speedup"] or 0.0 for row in rest] == sorted((row["speedup"] or 0.0 for row in rest), reverse=True)
+    assert all(row["speedup"] == row["first_speedup"] for row in rows if not row["raced"])
+    assert all(row["verdict"] == "legal" for row in rows if row["raced"])
 
 
 async def test_a_cancelled_optimize_stops_and_the_server_keeps_serving(server: Connection):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -12,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repoos_agent.agent.events import Event
-from repoos_agent.agent.ranking import by_speedup
+from repoos_agent.agent.ranking import counts_in_race, winner_first
 
 ROWS = 12
 
@@ -24,6 +25,7 @@ class LiveLeaderboard:
         self.target = target
         self.console = console or Console(stderr=True)
         self.entries: list[Event] = []
+        self.winner: str | None = None  # the racing finish's, once the run has finished
         self.verdicts: Counter[str] = Counter()
         self.started = time.perf_counter()
         self._lock = threading.Lock()
@@ -37,11 +39,21 @@ class LiveLeaderboard:
         self._live.__exit__(*exc)
 
     def __call__(self, event: Event) -> None:
-        if event.kind != "evaluation" or event.detail.get("race"):
-            return
         with self._lock:
-            self.entries.append(event)
-            self.verdicts[event.verdict or "?"] += 1
+            if event.kind == "evaluation" and event.detail.get("race"):
+                # Ranked as the result is: a counted re-measurement replaces its schedule's figures, the winner leads.
+                if counts_in_race(event.verdict, event.speedup):
+                    self.entries = [
+                        replace(e, speedup=event.speedup, spread=event.spread) if e.schedule == event.schedule else e
+                        for e in self.entries
+                    ]
+            elif event.kind == "evaluation":
+                self.entries.append(event)
+                self.verdicts[event.verdict or "?"] += 1
+            elif event.kind == "run_finished":
+                self.winner = event.schedule
+            else:
+                return
             self._live.update(self._render())
 
     def _render(self) -> Group:
@@ -56,7 +68,7 @@ class LiveLeaderboard:
         table = Table(expand=True)
         for column in ("#", "agent", "schedule", "verdict", "speedup", "spread", "z3"):
             table.add_column(column, overflow="fold" if column == "schedule" else "ellipsis")
-        ranked = by_speedup(self.entries)[:ROWS]
+        ranked = winner_first(self.entries, self.winner)[:ROWS]
         for rank, event in enumerate(ranked, start=1):
             table.add_row(
                 str(rank),
@@ -80,7 +92,7 @@ def spread_cell(event: Event) -> str:
 
 
 def busy_note(event: Event) -> str:
-    """"machine busy: parallel loops on 1 thread" when the latest race found a core taken ("" otherwise)."""
+    """ "machine busy: parallel loops on 1 thread" when the latest race found a core taken ("" otherwise)."""
     if not event.detail.get("machine_busy"):
         return ""
     return f"machine busy: parallel loops on {event.detail.get('team', '?')} thread(s)"

@@ -5,7 +5,9 @@ schedules, which are deduplicated (canonical text) across the whole run, proved,
 built (builds overlap) and raced against the baseline (timed runs never overlap: the
 measurement lock). Every step is an event. A racing finish re-measures the top few
 with more repeats; the winner is the fastest whose lead exceeds the spread, else the
-simpler schedule, and the identity (the baseline itself) is always in the pool.
+simpler schedule, and the identity (the baseline itself) is always in the pool. The
+re-measurements are the figures the result's leaderboard ranks its finalists by, with
+the winner first: the result's speedup is the one its leaderboard shows for it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
-from repoos_agent.agent.ranking import beats_baseline, by_speedup
+from repoos_agent.agent.ranking import beats_baseline, by_speedup, counts_in_race, winner_first
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
@@ -77,10 +79,16 @@ class Entry:
     turn: int | None
     agent: str
     evaluation: Evaluation
+    race: Evaluation | None = None  # its latest re-measurement in the racing finish that counts, when it was a finalist
 
     @property
     def speedup(self) -> float:
-        return self.evaluation.speedup or 0.0
+        """The figure it ranks by: the race's re-measurement (more repeats) when it has one, else its evaluation's."""
+        return (self.race or self.evaluation).speedup or 0.0
+
+    @property
+    def spread(self) -> float | None:
+        return (self.race or self.evaluation).spread
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ class SearchResult:
     best: Entry | None  # None: the identity (the baseline) won
     best_speedup: float
     best_spread: float
-    leaderboard: tuple[Entry, ...]
+    leaderboard: tuple[Entry, ...]  # the winner's entries first, then by `Entry.speedup` (`winner_first`)
     evaluations: int
     verdicts: dict[str, int]
     wall_s: float
@@ -275,14 +283,16 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         best, speedup, spread = finish.winner, finish.speedup, finish.spread
     kept = not cancelled and incumbent is not None and best is not None and best.schedule == incumbent.schedule
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
+    races = finish.races if finish else {}
+    ranked = [replace(entry, race=races.get(entry.schedule)) for entry in leaderboard]
     result = SearchResult(
         run=run,
         target=target.label,
         size=config.size,
-        best=best,
+        best=replace(best, race=races.get(best.schedule)) if best else None,
         best_speedup=speedup,
         best_spread=spread,
-        leaderboard=tuple(by_speedup(leaderboard)),
+        leaderboard=tuple(winner_first(ranked, best.schedule if best else None)),
         evaluations=len(leaderboard),
         verdicts=dict(verdicts),
         wall_s=time.perf_counter() - start,
@@ -447,6 +457,7 @@ class Finish:
     machine_busy: bool
     remeasured: int
     note: str
+    races: dict[str, Evaluation] = field(default_factory=dict)  # schedule -> its latest re-measurement that counts
 
 
 def _racing_finish(
@@ -477,12 +488,15 @@ def _racing_finish(
     if incumbent is not None and incumbent.schedule in unique and unique[incumbent.schedule] not in finalists:
         finalists.append(unique[incumbent.schedule])
     races: dict[str, tuple[Entry, Evaluation]] = {}
+    shown: dict[str, Evaluation] = {}  # each finalist's latest re-measurement that counts, as every leaderboard shows it
     queue, remeasured = finalists, 0
     for attempt in range(RACE_RETRIES + 1):
         for entry in queue:
             control.checkpoint()
             evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
             races[entry.schedule] = (entry, evaluation)
+            if counts_in_race(evaluation.verdict, evaluation.speedup):
+                shown[entry.schedule] = evaluation
             events.emit(_evaluation_event(run, entry, race=evaluation, race_round=attempt))
         queue = _undecided(list(races.values()))
         if not queue or attempt == RACE_RETRIES:
@@ -490,17 +504,23 @@ def _racing_finish(
         remeasured += len(queue)
         control.checkpoint()
         time.sleep(RETRY_PAUSE_S)
-    raced = [(entry, ev.speedup, ev.spread or 0.0) for entry, ev in races.values() if ev.verdict == "legal" and ev.speedup]
+    raced = [(entry, ev.speedup, ev.spread or 0.0) for entry, ev in races.values() if counts_in_race(ev.verdict, ev.speedup)]
     busy = any(ev.machine_busy for _, ev in races.values())
     winner = _decide(raced, incumbent, busy)
-    note = _finish_note(finalists, races, winner, busy, remeasured, _undecided(list(races.values())))
-    return Finish(winner[0], winner[1], winner[2], busy, remeasured, note)
+    stored = incumbent.schedule if incumbent is not None else None
+    note = _finish_note(finalists, races, winner, _fastest(raced), stored, busy, remeasured, _undecided(list(races.values())))
+    return Finish(winner[0], winner[1], winner[2], busy, remeasured, note, shown)
+
+
+def _fastest(raced: list[tuple[Entry | None, float, float]]) -> tuple[Entry | None, float, float]:
+    """The fastest contender, the identity (1.0x, no spread) among them."""
+    return max([(None, 1.0, 0.0), *raced], key=lambda c: c[1])
 
 
 def _ties(raced: list[tuple[Entry | None, float, float]]) -> list[tuple[Entry | None, float, float]]:
     """The contenders (the identity among them) the fastest does not beat by more than the spread."""
     contenders = [(None, 1.0, 0.0), *raced]
-    fastest = max(contenders, key=lambda c: c[1])
+    fastest = _fastest(raced)
     return [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
 
 
@@ -521,7 +541,7 @@ def _decide(raced: list[tuple[Entry, float, float]], incumbent: Entry | None, bu
 def _undecided(races: list[tuple[Entry, Evaluation]]) -> list[Entry]:
     """The finalists to race again: unsettled races, races run with another team than the latest,
     and the members of a tie too noisy to call."""
-    legal = [(entry, ev) for entry, ev in races if ev.verdict == "legal" and ev.speedup]
+    legal = [(entry, ev) for entry, ev in races if counts_in_race(ev.verdict, ev.speedup)]
     if not legal:
         return []
     latest_team = legal[-1][1].team
@@ -536,11 +556,14 @@ def _finish_note(
     finalists: list[Entry],
     races: dict[str, tuple[Entry, Evaluation]],
     winner: tuple[Entry | None, float, float],
+    fastest: tuple[Entry | None, float, float],
+    stored: str | None,
     busy: bool,
     remeasured: int,
     undecided: list[Entry],
 ) -> str:
-    """Why the finish chose its winner, in words a user reads next to the leaderboard."""
+    """Why the finish chose its winner, in words a user reads next to the leaderboard (which lists the winner first,
+    though a tie may have gone to it from a faster one)."""
     if not finalists:
         return "no legal, correct schedule was measured faster than the baseline; the source order stays"
     parts = []
@@ -555,6 +578,15 @@ def _finish_note(
     else:
         first = winner[0].speedup
         parts.append(f"`{winner[0].schedule}` won the racing finish at {winner[1]:.2f}x ±{winner[2]:.0%} ({first:.2f}x at first)")
+        if fastest[0] is None or fastest[0].schedule != winner[0].schedule:
+            faster = f"`{fastest[0].schedule}` at {fastest[1]:.2f}x ±{fastest[2]:.0%}" if fastest[0] else "the source order"
+            if winner[0].schedule == stored:
+                reason = "the stored kernel keeps a tie"
+            elif busy:
+                reason = "on a busy machine a tie goes to more parallel loops"
+            else:
+                reason = "the simpler schedule wins a tie"
+            parts.append(f"within the spread of {faster}, the fastest: {reason}")
     if remeasured:
         parts.append(f"{remeasured} race(s) re-measured later because the first look could not decide")
     if undecided:

@@ -10,23 +10,29 @@ import threading
 from dataclasses import dataclass, replace
 
 from repoos_agent.agent.events import Event
-from repoos_agent.agent.ranking import by_speedup
+from repoos_agent.agent.ranking import by_speedup, counts_in_race, winner_first
 from repoos_agent.agent.search import SearchResult
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
+    """One evaluated proposal. A finalist of the racing finish ranks by its re-measurement (more repeats, and the
+    figures the winner was chosen by); `first_speedup` is what the dialogue's evaluation measured."""
+
     schedule: str
     agent: str
     verdict: str
-    speedup: float | None
+    speedup: float | None  # the figure it ranks by: the racing finish's re-measurement when `raced`, else `first_speedup`
     spread: float | None
     verified: str
+    raced: bool
+    first_speedup: float | None
 
 
 @dataclass(frozen=True)
 class SearchReport:
-    """The winner (the fastest schedule whose lead exceeds the spread; "" is the source order) and the leaderboard."""
+    """The winner (the fastest schedule whose lead exceeds the spread; "" is the source order), how it won, and the
+    leaderboard: the winner's rows first, showing its `speedup`, then the rest fastest first."""
 
     run: str
     target: str
@@ -42,6 +48,8 @@ class SearchReport:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None  # None when a model's price is unknown
+    finish: str  # how the racing finish decided: the winner's figures, a tie it kept, a busy machine
+    machine_busy: bool  # another process held a core during the racing finish
     leaderboard: tuple[LeaderboardRow, ...]
 
 
@@ -65,12 +73,26 @@ def backend_spec(backend: str, model: str | None) -> str:
     return f"{backend}:{model or ''}".rstrip(":")
 
 
-def report_search(result: SearchResult) -> SearchReport:
-    best = result.best.evaluation if result.best else None
-    rows = tuple(
-        LeaderboardRow(e.schedule, e.agent, e.evaluation.verdict, e.evaluation.speedup, e.evaluation.spread, e.evaluation.verified)
+def leaderboard_rows(result: SearchResult) -> tuple[LeaderboardRow, ...]:
+    """The result's leaderboard as rows, in its order (the winner first)."""
+    return tuple(
+        LeaderboardRow(
+            schedule=e.schedule,
+            agent=e.agent,
+            verdict=e.evaluation.verdict,
+            speedup=(e.race or e.evaluation).speedup,
+            spread=e.spread,
+            verified=e.evaluation.verified,
+            raced=e.race is not None,
+            first_speedup=e.evaluation.speedup,
+        )
         for e in result.leaderboard
     )
+
+
+def report_search(result: SearchResult) -> SearchReport:
+    """The result as the MCP tool returns it."""
+    best = result.best.evaluation if result.best else None
     return SearchReport(
         run=result.run,
         target=result.target,
@@ -86,12 +108,17 @@ def report_search(result: SearchResult) -> SearchReport:
         input_tokens=result.tokens.get("input", 0),
         output_tokens=result.tokens.get("output", 0),
         cost_usd=result.cost_usd,
-        leaderboard=rows,
+        finish=result.finish,
+        machine_busy=result.machine_busy,
+        leaderboard=leaderboard_rows(result),
     )
 
 
 class RunBoard:
-    """The latest run's leaderboard, an event-stream subscriber; safe to read while the search's threads write."""
+    """The latest run's leaderboard, an event-stream subscriber; safe to read while the search's threads write.
+
+    It ranks as the result does: a racing re-measurement replaces its schedule's figures, and once the run has
+    finished its winner's rows lead."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -103,16 +130,42 @@ class RunBoard:
             if event.kind == "run_started":
                 target, size = event.detail.get("target"), event.detail.get("size")
                 self._snapshot = LeaderboardSnapshot("running", event.run, str(target), size and str(size), None, None, ())
-            elif event.kind == "evaluation" and event.run == current.run and not event.detail.get("race"):
-                row = LeaderboardRow(
-                    event.schedule or "", event.agent or "", event.verdict or "", event.speedup, event.spread, event.verified or ""
-                )
-                rows = tuple(by_speedup((*current.rows, row)))
-                self._snapshot = replace(current, rows=rows)
-            elif event.kind == "run_finished" and event.run == current.run:
+            elif event.run != current.run:
+                return
+            elif event.kind == "evaluation" and event.detail.get("race"):
+                self._snapshot = replace(current, rows=_remeasured(current.rows, event))
+            elif event.kind == "evaluation":
+                self._snapshot = replace(current, rows=tuple(by_speedup((*current.rows, _row(event)))))
+            elif event.kind == "run_finished":
                 status = "failed" if event.detail.get("failed") else "cancelled" if event.detail.get("cancelled") else "finished"
-                self._snapshot = replace(current, status=status, best_schedule=event.schedule, best_speedup=event.speedup)
+                rows = tuple(winner_first(current.rows, event.schedule))
+                self._snapshot = replace(
+                    current, status=status, best_schedule=event.schedule, best_speedup=event.speedup, rows=rows
+                )
 
     def snapshot(self) -> LeaderboardSnapshot:
         with self._lock:
             return self._snapshot
+
+
+def _row(event: Event) -> LeaderboardRow:
+    return LeaderboardRow(
+        event.schedule or "",
+        event.agent or "",
+        event.verdict or "",
+        event.speedup,
+        event.spread,
+        event.verified or "",
+        raced=False,
+        first_speedup=event.speedup,
+    )
+
+
+def _remeasured(rows: tuple[LeaderboardRow, ...], race: Event) -> tuple[LeaderboardRow, ...]:
+    """`rows` with the racing re-measurement `race` as its schedule's figures, when it counts."""
+    if not counts_in_race(race.verdict, race.speedup):
+        return rows
+    updated = (
+        replace(row, speedup=race.speedup, spread=race.spread, raced=True) if row.schedule == race.schedule else row for row in rows
+    )
+    return tuple(by_speedup(updated))

@@ -151,7 +151,10 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         built and timed against the baseline, and a racing finish re-measures the best few. Takes seconds to
         minutes; reports progress on every evaluation and stops cleanly when cancelled (returning nothing).
 
-        The result's `schedule` is the winner ("" when nothing beat the source order), with its speedup and spread."""
+        The result's `schedule` is the winner ("" when nothing beat the source order), with its speedup and spread
+        as the racing finish re-measured them, and `finish` says how it won. The `leaderboard` lists the winner
+        first, then every other evaluation fastest first; a finalist (`raced`) ranks by its re-measurement,
+        `first_speedup` is what its first evaluation measured."""
         with engine_errors_as_tool_errors():
             resolved = resolver.resolve(target, args)
             config = SearchConfig(
