@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from repoos_agent.agent.search import SearchConfig, most_evaluations
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.store import open_store
@@ -95,14 +96,31 @@ async def test_optimize_reports_progress_and_returns_the_best_schedule(server: C
     report = result.structured_content
     assert not result.is_error and report["cancelled"] is False
     assert report["evaluations"] == len(report["leaderboard"]) >= 1
-    assert len(progress) >= report["evaluations"]  # one per evaluation, and one per finalist of the race
+    raced = [message for _, _, message in progress if (message or "").startswith("race: ")]
+    assert len(progress) == report["evaluations"] + len(raced) + 1  # each evaluation, each finalist, then the result
     assert [value for value, _, _ in progress] == list(range(1, len(progress) + 1))
     schedules = {row["schedule"] for row in report["leaderboard"]}
-    assert all(any(schedule in (message or "") for schedule in schedules) for _, _, message in progress)
+    assert all(any(schedule in (message or "") for schedule in schedules) for _, _, message in progress[:-1])
     assert report["schedule"] in {"", *(row["schedule"] for row in report["leaderboard"])}
     board = await server.leaderboard()
     assert board["status"] == "finished" and board["best_schedule"] == report["schedule"]
     assert board["rows"] == report["leaderboard"]  # the live resource ends ranked as the result is
+
+
+async def test_optimize_progress_ends_at_its_total_though_the_search_made_fewer_evaluations(server: Connection):
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def record(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    arguments = {"target": "gemm", "size": "MINI", "iters": 1, "candidates": 2}
+    result = await server.call("optimize", arguments, progress_callback=record)
+    assert not result.is_error
+    bound = most_evaluations(SearchConfig(iters=1, candidates=2)) + 1  # proposals, finalists in every round, the result
+    *steps, (last, total, message) = progress
+    assert {step_total for _, step_total, _ in steps} == {bound}
+    assert last == total < bound  # two proposals make two finalists at most: the bar still ends full
+    assert message.startswith("finished after ") and message.endswith(result.structured_content["finish"])
 
 
 async def test_optimize_returns_the_racing_winner_first_on_its_leaderboard_with_the_speedup_it_shows(server: Connection):

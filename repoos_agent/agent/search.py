@@ -116,6 +116,17 @@ class SearchResult:
         return self.best.schedule if self.best else ""
 
 
+def most_evaluations(config: SearchConfig) -> int:
+    """An upper bound on a search's evaluations, what a progress bar counts towards: every proposal of every agent of
+    every dialogue and the stored schedule's, then every finalist of the racing finish in each of its rounds. A search
+    usually makes fewer: proposers run out of ideas, the identity is never measured, only legal, correct schedules
+    reach the race, and only what the first look could not decide is raced again."""
+    agents = len(config.moa) + bool(config.aggregator) if config.moa else 1
+    incumbent = 1 if config.incumbent else 0
+    finalists = RACE_FINALISTS + incumbent
+    return config.k * config.iters * config.candidates * agents + incumbent + finalists * (1 + RACE_RETRIES)
+
+
 def optimize(
     target: Target, config: SearchConfig, events: EventStream | None = None, control: SearchControl | None = None
 ) -> SearchResult:

@@ -3,10 +3,13 @@
 The search is synchronous and runs its own threads, so it runs in a worker thread with
 a `SearchControl`. Its events come back to the event loop through a memory stream
 (the loop's token lets a foreign thread post to it) and leave as MCP progress
-notifications, in order, before the result. A client's cancellation cancels this
-call's scope: the search is told to stop at its next checkpoint and the call waits,
-shielded, until it has (no build or timed run is abandoned halfway, the measurement
-lock is released), then lets the cancellation through.
+notifications, in order, before the result: one per evaluation, counted towards the
+most the search could make, then one for the result, which reaches the total (a search
+usually makes fewer evaluations than its bound, and a bar left at 8 of 11 looks like a
+search that died). A client's cancellation cancels this call's scope: the search is
+told to stop at its next checkpoint and the call waits, shielded, until it has (no
+build or timed run is abandoned halfway, the measurement lock is released), then lets
+the cancellation through.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from mcp.server.mcpserver import Context
 
 from repoos_agent.agent.control import SearchControl
 from repoos_agent.agent.events import Event, EventStream
-from repoos_agent.agent.search import RACE_FINALISTS, SearchConfig, SearchResult, optimize
+from repoos_agent.agent.search import SearchConfig, SearchResult, most_evaluations, optimize
 from repoos_agent.agent.search_report import RunBoard, SearchReport, report_search
 from repoos_agent.errors import RepoosError
 from repoos_agent.target import Target
@@ -54,14 +57,11 @@ async def run_search(target: Target, config: SearchConfig, board: RunBoard, ctx:
         finally:
             finished.set()
 
-    # Upper bound on evaluations: every proposal of every agent of every dialogue, then the racing finish
-    # (a Mixture-of-Agents turn pools `candidates` from each reference agent and from the aggregator).
-    agents = len(config.moa) + bool(config.aggregator) if config.moa else 1
-    total = config.k * config.iters * config.candidates * agents + RACE_FINALISTS
+    progress = SearchProgress(ctx, most_evaluations(config) + 1)
     outcome: list[SearchResult] = []
     failure: list[RepoosError] = []  # raised after the task group, which would wrap it in an ExceptionGroup
     async with anyio.create_task_group() as forwarding:
-        forwarding.start_soon(_report_progress, receive, ctx, total)
+        forwarding.start_soon(progress.forward, receive)
         try:
             outcome.append(await anyio.to_thread.run_sync(search, abandon_on_cancel=True))
         except anyio.get_cancelled_exc_class():
@@ -75,16 +75,33 @@ async def run_search(target: Target, config: SearchConfig, board: RunBoard, ctx:
             send.close()
     if failure:
         raise failure[0]
+    await progress.finish(outcome[0])
     return report_search(outcome[0])
 
 
-async def _report_progress(receive: MemoryObjectReceiveStream[Event], ctx: Context, total: int) -> None:
-    count = 0
-    async with receive:
-        async for event in receive:
-            count += 1
-            # Progress must grow with every notification; past the bound (never expected) it goes on without a total.
-            await ctx.report_progress(count, total if count <= total else None, _describe(event))
+class SearchProgress:
+    """A call's progress notifications: each evaluation is a step towards `total` (the search's bound on evaluations,
+    and one step for the result); the result is the last step and ends the bar full, however few evaluations it took."""
+
+    def __init__(self, ctx: Context, total: int) -> None:
+        self.ctx = ctx
+        self.total = total
+        self.steps = 0
+
+    async def forward(self, receive: MemoryObjectReceiveStream[Event]) -> None:
+        """One notification per evaluation event, in order, until the search closes the stream."""
+        async with receive:
+            async for event in receive:
+                self.steps += 1
+                # The last step is the result's; past the bound (never expected) progress goes on without a total.
+                await self.ctx.report_progress(self.steps, self.total if self.steps < self.total else None, _describe(event))
+
+    async def finish(self, result: SearchResult) -> None:
+        """The result's step: progress and total meet, the total shrunk to the steps the search took."""
+        self.steps += 1
+        self.total = self.steps
+        evaluations = f"{result.evaluations} evaluation{'s' if result.evaluations != 1 else ''}"
+        await self.ctx.report_progress(self.steps, self.total, f"finished after {evaluations}: {result.finish}")
 
 
 def _describe(event: Event) -> str:
