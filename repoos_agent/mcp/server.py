@@ -5,7 +5,8 @@ operation's own (its `Target` parameter replaced by the target's text), so the S
 publishes the same argument types, descriptions and docstring our agent's tools use,
 and the operation's dataclass result as the tool's output schema. A `RepoosError`
 (unknown kernel, path outside the roots, a schedule that does not parse) becomes a
-tool error with the engine's message; the server keeps serving.
+tool error with the engine's message, and arguments the schema rejects one line that
+names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving.
 """
 
 from __future__ import annotations
