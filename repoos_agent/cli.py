@@ -222,6 +222,7 @@ def command_optimize(args: argparse.Namespace) -> int:
         },
         "finish": result.finish,
         "machine_busy": result.machine_busy,
+        "remeasured": result.remeasured,
         "evaluations": result.evaluations,
         "verdicts": result.verdicts,
         "leaderboard": [asdict(row) for row in leaderboard_rows(result)],

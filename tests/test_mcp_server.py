@@ -128,6 +128,8 @@ async def test_optimize_returns_the_racing_winner_first_on_its_leaderboard_with_
     report = result.structured_content
     rows = report["leaderboard"]
     assert not result.is_error and report["finish"]
+    assert isinstance(report["machine_busy"], bool) and report["remeasured"] >= 0
+    assert ("the machine was busy" in report["finish"]) == report["machine_busy"]
     if report["schedule"]:
         winner = rows[0]
         assert winner["schedule"] == report["schedule"] and winner["raced"] is True

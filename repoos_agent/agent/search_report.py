@@ -50,6 +50,7 @@ class SearchReport:
     cost_usd: float | None  # None when a model's price is unknown
     finish: str  # how the racing finish decided: the winner's figures, a tie it kept, a busy machine
     machine_busy: bool  # another process held a core during the racing finish
+    remeasured: int  # finalists the racing finish timed again, later in the run, because the first look could not decide
     leaderboard: tuple[LeaderboardRow, ...]
 
 
@@ -110,6 +111,7 @@ def report_search(result: SearchResult) -> SearchReport:
         cost_usd=result.cost_usd,
         finish=result.finish,
         machine_busy=result.machine_busy,
+        remeasured=result.remeasured,
         leaderboard=leaderboard_rows(result),
     )
 
