@@ -166,10 +166,11 @@ def race_in_process(
             crowded += 1
         return elapsed
 
-    def outcome(outcome: str, message: str = "", comparison=None, baseline_t=None, candidate_t=None) -> HeadToHead:
+    def finished(verdict: str, message: str = "", comparison=None, baseline_t=None, candidate_t=None) -> HeadToHead:
+        """The result, with the machine probed once more now that the timed runs are over."""
         with measurement_lock():
             after = probe_machine()
-        return HeadToHead(outcome, message, comparison, baseline_t, candidate_t, tuple(timed), machine, after, team, crowded)
+        return HeadToHead(verdict, message, comparison, baseline_t, candidate_t, tuple(timed), machine, after, team, crowded)
 
     want, got = fresh_copy(values), fresh_copy(values)
     first: dict[str, float] = {}
@@ -180,14 +181,14 @@ def race_in_process(
     comparison = compare_outputs(want, got, list(rules.outputs), rules.tolerance_scale)
     if not comparison.correct:
         worst = ", ".join(f"{name} ({error:.2e})" for name, error in comparison.errors if name in comparison.mismatched)
-        return outcome("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
+        return finished("incorrect", f"outputs differ from the baseline's: {worst}", comparison)
     if rules.stop_below_speedup and first["baseline"] < rules.stop_below_speedup * first["candidate"]:
         # One slow run is not enough to stop: a second must confirm it (the first may have met a busy core).
         first["candidate"] = min(first["candidate"], timed_run(candidate, fresh_copy(values), timed))
         if first["baseline"] < rules.stop_below_speedup * first["candidate"]:
             estimate = first["baseline"] / first["candidate"]
             message = f"stopped after two runs: about {estimate:.2f}x, far behind the best so far"
-            return outcome("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]))
+            return finished("ok", message, comparison, Timing.of([first["baseline"]]), Timing.of([first["candidate"]]))
     report("timing")
     warmups, min_repeats = rules.warmups_and_repeats(min(first.values()))
     for _ in range(warmups):
@@ -201,7 +202,7 @@ def race_in_process(
         total = sum(samples["baseline"]) + sum(samples["candidate"])
         if count >= rules.max_repeats or (count >= min_repeats and total >= rules.min_total_s):
             break
-    return outcome("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
+    return finished("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
 
 
 def _serve(connection: Connection) -> None:
