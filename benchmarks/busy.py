@@ -152,6 +152,11 @@ def main() -> None:
                 f"{serial / swapped:.2f}x | {serial / fixed:.2f}x |"
             )
             print(swaps[-1], flush=True)
+        # Written after every kernel: a run cut short (a LARGE search of 2mm takes ten minutes) keeps what it measured.
+        write_summary(searches, swaps, fractions, swap_ratios, args)
+
+
+def write_summary(searches: list[str], swaps: list[str], fractions: list[float], swap_ratios: list[float], args) -> None:
     lowest_swap = min(swap_ratios, default=float("nan"))
     summary = (
         f"Busy search's winner, re-raced on the quiet machine, as a fraction of the quiet search's: "
