@@ -219,6 +219,8 @@ async def test_a_wide_terminal_widens_the_event_log() -> None:
         app = SearchMonitor(Replay(read_run_log(RECORDED_GEMM), speed=1000.0))
         async with app.run_test(size=size) as pilot:
             await _replayed(app, pilot)
+            # The replay's last events reach the app as queued messages: a loaded machine may draw them after the worker ends.
+            await _wait_until(pilot, lambda shown=app: any("run finished" in line for line in _screen_lines(shown)))
             widths[size] = (app.query_one("#log").size.width, app.query_one(DetailPane).size.width)
             finished[size] = next(line for line in _screen_lines(app) if "run finished" in line)
     (log_80, detail_80), (log_160, detail_160) = widths[SIZE], widths[(160, 40)]
