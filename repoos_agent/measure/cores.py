@@ -110,9 +110,6 @@ class MachineState:
     def describe(self) -> str:
         return f"{self.free_cores:.2f} of {self.cores} cores free, {self.others} other runnable, load {self.load1:.2f}"
 
-    def as_json(self) -> dict[str, object]:
-        return {"cores": self.cores, "free_cores": round(self.free_cores, 3), "others": self.others, "load1": self.load1}
-
 
 def usable_cores() -> int:
     """The cores this process may run on (its affinity mask, which a container or `taskset` narrows)."""
