@@ -1,4 +1,9 @@
-"""The bundled kernels: PolyBench/C 4.2.1 in Python, found by name."""
+"""The bundled kernels, found by name: PolyBench/C 4.2.1 as Python loops, and NumPy programs.
+
+Each suite is a package under `kernels/`. PolyBench kernels keep their bare names
+(`gemm`, `jacobi-2d`); the others are named `suite:name` (`numpy:gemm`), so that the
+same algorithm written two ways never shares a name.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,20 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-import kernels.polybench
+import kernels
 from repoos_agent.errors import UnknownTargetError
 
 SIZE_CLASSES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
+SUITES = ("polybench", "numpy")
+"""The kernel packages under `kernels/`; the first one's kernels are named without a prefix."""
 
 
 @dataclass(frozen=True)
 class BundledKernel:
-    """One bundled kernel: its PolyBench name, file, function and size classes."""
+    """One bundled kernel: its name (`gemm`, `numpy:gemm`), suite, file, function and size classes."""
 
     name: str
+    suite: str
     category: str
     path: Path
     function: str
@@ -35,22 +43,26 @@ class BundledKernel:
 
 
 @cache
-def bundled_kernels() -> tuple[BundledKernel, ...]:
-    """Every bundled kernel, sorted by category then name."""
-    directory = Path(kernels.polybench.__file__).parent
+def bundled_kernels(suite: str | None = "polybench") -> tuple[BundledKernel, ...]:
+    """Every kernel of `suite` (every suite's when None), sorted by suite, category, then name."""
     found = []
-    for path in sorted(directory.glob("*.py")):
-        if path.stem.startswith("_"):
-            continue
-        module = importlib.import_module(f"kernels.polybench.{path.stem}")
-        found.append(BundledKernel(module.NAME, module.CATEGORY, path, path.stem, module.SIZES, module))
-    return tuple(sorted(found, key=lambda k: (k.category, k.name)))
+    for name in SUITES if suite is None else (suite,):
+        if name not in SUITES:
+            raise UnknownTargetError(f"unknown kernel suite `{name}`; suites are {', '.join(SUITES)}")
+        directory = Path(kernels.__file__).parent / name
+        for path in sorted(directory.glob("*.py")):
+            if path.stem.startswith("_"):
+                continue
+            module = importlib.import_module(f"kernels.{name}.{path.stem}")
+            label = module.NAME if name == SUITES[0] else f"{name}:{module.NAME}"
+            found.append(BundledKernel(label, name, module.CATEGORY, path, path.stem, module.SIZES, module))
+    return tuple(sorted(found, key=lambda k: (SUITES.index(k.suite), k.category, k.name)))
 
 
 def find_bundled(name: str) -> BundledKernel:
-    """The kernel called `name` (`jacobi-2d` or `jacobi_2d`), or an error that suggests near names."""
+    """The kernel called `name` (`jacobi-2d`, `jacobi_2d`, `numpy:gemm`), or an error that suggests near names."""
     wanted = name.strip().lower().replace("_", "-")
-    by_name = {k.name: k for k in bundled_kernels()}
+    by_name = {k.name: k for k in bundled_kernels(None)}
     if wanted in by_name:
         return by_name[wanted]
     close = difflib.get_close_matches(wanted, list(by_name), n=3)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, find_bundled
+from repoos_agent.catalog import SIZE_CLASSES, SUITES, BundledKernel, bundled_kernels, find_bundled
 from repoos_agent.errors import RepoosError
 from repoos_agent.study.competitors import ToolMeasurement, ToolSpec, measure_tool
 from repoos_agent.study.statistics import format_speedup, median
@@ -143,7 +143,7 @@ def chosen_kernels(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], .
         if not part:
             continue
         name, _, size = part.partition("@")
-        chosen = [k.name for k in bundled_kernels()] if name.strip().lower() == "all" else [find_bundled(name).name]
+        chosen = [k.name for k in _suite_named(name)] if name.strip().lower().endswith("all") else [find_bundled(name).name]
         names.extend(n for n in chosen if n not in names)
         if size:
             if size.strip().upper() not in SIZE_CLASSES:
@@ -153,6 +153,14 @@ def chosen_kernels(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], .
     if not names:
         raise RepoosError("--kernels: no kernel named; give `all` or names such as gemm,2mm")
     return tuple(names), tuple(overrides.items())
+
+
+def _suite_named(text: str) -> tuple[BundledKernel, ...]:
+    """`all` is PolyBench, `numpy:all` the NumPy programs."""
+    suite, _, word = text.strip().lower().rpartition(":")
+    if word != "all" or suite not in ("", *SUITES):
+        return (find_bundled(text),)
+    return bundled_kernels(suite or SUITES[0])
 
 
 def run_study(
