@@ -38,6 +38,10 @@ class BundledKernel:
         """PolyBench's own initial values for `size`, as the kernel's keyword arguments."""
         return self.module.init(**self.sizes[size])
 
+    def ranks(self) -> dict[str, int]:
+        """Its array arguments' ranks, read off its smallest inputs: NumPy code need not spell them out."""
+        return {name: value.ndim for name, value in self.inputs(SIZE_CLASSES[0]).items() if hasattr(value, "ndim")}
+
     def python_function(self):
         return getattr(self.module, self.function)
 

@@ -14,6 +14,7 @@ from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure import compare_outputs, time_runs
 from repoos_agent.measure.layout import fresh_copy
+from repoos_agent.model.kernel import named_results
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 
@@ -48,17 +49,26 @@ class CheckReport:
 
 
 def written_arrays(target: Target) -> list[str]:
-    return [a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0]
+    """What a call's outcome is compared on: written arguments, then the returned arrays."""
+    return list(target.kernel.outputs)
 
 
 def run_python(target: Target, values: dict[str, object]) -> float:
-    """Run the original once, in place; a failure in the user's code is reported, not raised raw."""
+    """Run the original once, in place; what it returns joins `values` under the native results' names.
+
+    A failure in the user's code is reported, not raised raw."""
+    kernel = target.kernel
     start = time.perf_counter()
     try:
-        target.function(**values)
+        result = target.function(**{name: values[name] for name in kernel.arguments})
     except Exception as exc:  # the user's own code failing is a finding, not an engine crash
         raise RepoosError(f"the Python original `{target.label}` raised {type(exc).__name__}: {exc}") from None
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    try:
+        values.update(named_results(kernel.returns, kernel.returns_tuple, result))
+    except ValueError as error:
+        raise RepoosError(f"the Python original `{target.label}` {error}") from None
+    return elapsed
 
 
 def check_baseline(target: Target, size: str | None = None, seed: int = 0, compiler: str = "c") -> CheckReport:

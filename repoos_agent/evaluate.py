@@ -128,7 +128,7 @@ def evaluate_schedule(
     base["build_ms"] = build_ms
     if not measure:
         return _from_proof(proof, base)
-    outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
+    outputs = target.kernel.outputs
     scale = REASSOCIATION_TOLERANCE_SCALE if proof.reassociates else 1.0
     rules = RaceRules(outputs, scale, min_repeats=repeats, stop_below_speedup=stop_below_speedup)
     result = shared_worker().race(baseline, candidate, values, rules, timeout_s)

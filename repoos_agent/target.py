@@ -59,14 +59,15 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
     path = target_file(text)
     if path is not None and ":" in text:
         function = text.rsplit(":", 1)[1]
-        kernel = load_kernel(path, function)
+        ranks = {spec.name: len(spec.dims) for spec in arg_specs if spec.dtype is not None}
+        kernel = load_kernel(path, function, ranks)
         return Target(text, kernel, ModuleFunction(path, function), None, tuple(arg_specs))
     if text.endswith(".py"):
         raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")
     bundled = find_bundled(text)
     if arg_specs:
         raise InputError(lambda fields: f"{fields.args} applies to `path.py:function` targets; bundled kernels take {fields.size}")
-    kernel = load_kernel(bundled.path, bundled.function)
+    kernel = load_kernel(bundled.path, bundled.function, bundled.ranks())
     return Target(bundled.name, kernel, bundled.python_function(), bundled)
 
 

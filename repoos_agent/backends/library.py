@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -73,8 +73,10 @@ class NativeKernel:
         if self._team_setter is not None:
             self._team_setter(max(1, int(threads)))
 
-    def __call__(self, values: Mapping[str, object]) -> None:
-        """Run in place on `values` (the Python function's arguments by name)."""
+    def __call__(self, values: MutableMapping[str, object]) -> None:
+        """Run in place on `values` (the Python function's arguments by name). The arrays the kernel
+        allocates (its results and temporaries) are added to `values` under their names."""
+        self.allocate(values)
         args: list[object] = []
         for argument in self.source.arguments:
             value = values[argument.name]
@@ -87,6 +89,15 @@ class NativeKernel:
         code = self._entry(*args)
         if code != 0:
             raise KernelRuntimeError(f"`{self.source.name}` refused the call: {self.refusal(code, values)}")
+
+    def allocate(self, values: MutableMapping[str, object]) -> None:
+        """Add the kernel's allocations to `values`, sized by the call's sizes, unless they are there."""
+        if not self.source.allocations:
+            return
+        sizes = self.source.parameter_values(values)
+        for allocation in self.source.allocations:
+            if allocation.name not in values:
+                values[allocation.name] = np.empty(allocation.extents(sizes), dtype=self._dtypes[allocation.name])
 
     def run_prepared(self, args: Sequence[object]) -> int:
         """Call with C arguments already in order (pointers as integers); returns the kernel's code.

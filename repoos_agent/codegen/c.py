@@ -11,6 +11,7 @@ size never turns into a wild memory access.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from repoos_agent.codegen.loopnest import (
@@ -34,7 +35,7 @@ from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, 
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
-from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.model.kernel import Allocation, Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
 from repoos_agent.schedule import LoweredSchedule, ScheduleState
 
@@ -132,6 +133,15 @@ class CSource:
     sizes: tuple[str, ...]  # the integer-argument parameters, in the order `repoos_instances` takes them
     shape_sizes: tuple[tuple[str, int], ...]  # then these extents (array, dim), for sizes read from shapes
     name: str  # the kernel's name, for messages
+    allocations: tuple[Allocation, ...] = ()  # arrays the caller allocates and passes after the arguments
+    shape_names: tuple[str, ...] = ()  # the size each of `shape_sizes` defines
+
+    def parameter_values(self, values: Mapping[str, object]) -> dict[str, int]:
+        """The sizes a call with `values` runs at, by name: what the allocations' extents read."""
+        known = {name: int(values[name]) for name in self.sizes}  # type: ignore[call-overload]
+        for name, (array, dim) in zip(self.shape_names, self.shape_sizes, strict=True):
+            known[name] = int(values[array].shape[dim])  # type: ignore[attr-defined]
+        return known
 
 
 def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None, mlir_call: bool = False) -> CSource:
@@ -183,7 +193,8 @@ class _Printer:
         lines += self._node(nest.root, 1, lambda _s, _a: ["count += 1;"], marks=False)
         lines += ["    return count;", "}", ""]
         shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
-        return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name)
+        shape_names = tuple(sp.name for sp in kernel.shape_parameters)
+        return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name, kernel.allocations, shape_names)
 
     def _ranked_arrays(self) -> list:
         return [a for a in self.kernel.arrays if a.is_argument and a.rank > 0]
@@ -219,7 +230,7 @@ class _Printer:
     def _arguments(self) -> tuple[CArgument, ...]:
         result = []
         ranks = {a.name: a.rank for a in self.kernel.arrays if a.is_argument and a.rank > 0}
-        for name in self.kernel.arguments:
+        for name in self.kernel.c_arguments:
             if name in ranks:
                 result.append(CArgument(name, "array", C_TYPES[self.signature.array_type(name)] + " *restrict"))
                 result += [CArgument(name, "dim", "int64_t", d) for d in range(ranks[name])]

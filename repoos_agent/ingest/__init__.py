@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import islpy as isl
 
 from repoos_agent.errors import NotAnalyzableError, SourceError
+from repoos_agent.ingest.arrays import ArrayLowering
 from repoos_agent.ingest.classify import fsm_reason, tabular_reason
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.ingest.scop import Diagnostic, extract_kernel
@@ -39,18 +42,24 @@ class FunctionReport:
         return tuple(seen)
 
 
-def ingest_source(source: str, path: str) -> list[FunctionReport]:
-    """Every top-level function in `source`, classified and, where affine, modelled."""
+def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]] | None = None) -> list[FunctionReport]:
+    """Every top-level function in `source`, classified and, where affine, modelled.
+
+    `ranks` maps a function's name to its array arguments' ranks, when a call's values are known."""
     tree = parse_source(source, path)
     reports = []
+    module_functions = {text(f.child_by_field_name("name")): f for f in functions(tree)}
     for function in functions(tree):
         name = text(function.child_by_field_name("name"))
+        helpers = {other: node for other, node in module_functions.items() if other != name}
         line = function.start_point[0] + 1
         tabular = tabular_reason(function)
         if tabular:
             reports.append(FunctionReport(name, line, "tabular", tabular, None, ()))
             continue
-        kernel, diagnostics = extract_kernel(function, source, path, isl.Context())
+        front_end = partial(ArrayLowering, helpers=helpers)
+        known = (ranks or {}).get(name)
+        kernel, diagnostics = extract_kernel(function, source, path, isl.Context(), known, front_end)
         if kernel is not None:
             reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
             reports.append(FunctionReport(name, line, "affine", reason, kernel, ()))
@@ -61,13 +70,13 @@ def ingest_source(source: str, path: str) -> list[FunctionReport]:
     return reports
 
 
-def ingest_file(path: str | Path) -> list[FunctionReport]:
-    return ingest_source(read_source(path), str(path))
+def ingest_file(path: str | Path, ranks: Mapping[str, Mapping[str, int]] | None = None) -> list[FunctionReport]:
+    return ingest_source(read_source(path), str(path), ranks)
 
 
-def load_kernel(path: str | Path, function: str) -> Kernel:
+def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None = None) -> Kernel:
     """The model of `function` in `path`; raises with the diagnostics when it has none."""
-    for report in ingest_file(path):
+    for report in ingest_file(path, {function: ranks} if ranks else None):
         if report.name == function:
             if report.kernel is None:
                 first = report.diagnostics[0] if report.diagnostics else None

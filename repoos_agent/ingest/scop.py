@@ -8,8 +8,10 @@ the column and the reason; a function with any diagnostic is never modelled.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Protocol
 
 import islpy as isl
 from tree_sitter import Node
@@ -35,6 +37,7 @@ from repoos_agent.model.kernel import (
     Condition,
     Kernel,
     Loop,
+    ReturnValue,
     ShapeParameter,
     Statement,
 )
@@ -89,7 +92,7 @@ class Refusal(Exception):
 
 
 @dataclass
-class _RawStatement:
+class RawStatement:
     node: Node
     loops: tuple[Loop, ...]
     guards: tuple[Condition, ...]
@@ -100,7 +103,7 @@ class _RawStatement:
 
 
 @dataclass
-class _Walk:
+class Walk:
     """What the walk has learnt so far about names, loops and statements."""
 
     path: str
@@ -110,14 +113,31 @@ class _Walk:
     shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
     assigned: dict[str, Node] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
-    statements: list[_RawStatement] = field(default_factory=list)
+    statements: list[RawStatement] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     loop_count: int = 0
     returns: str | None = None
+    front_end: ArrayFrontEnd | None = None
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
         self.diagnostics.append(Diagnostic(where.line, where.column, refusal.message))
+
+
+class ArrayFrontEnd(Protocol):
+    """What the walk hands NumPy statements to (`ingest.arrays`): it emits into the same walk."""
+
+    allocations: list
+    returns: list[ReturnValue]
+    returns_tuple: bool
+
+    def mentions_arrays(self, node: Node) -> bool: ...
+
+    def lower_assignment(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None: ...
+
+    def lower_return(self, node: Node, counter: list[int]) -> None: ...
 
 
 def function_arguments(function: Node) -> tuple[list[str], list[Diagnostic]]:
@@ -159,23 +179,41 @@ def subscripted_names(node: Node) -> set[str]:
     return found
 
 
-def extract_kernel(function: Node, source: str, path: str, ctx: isl.Context) -> tuple[Kernel | None, list[Diagnostic]]:
-    """Model `function`, or return the diagnostics that explain why it cannot be."""
+def extract_kernel(
+    function: Node,
+    source: str,
+    path: str,
+    ctx: isl.Context,
+    ranks: Mapping[str, int] | None = None,
+    front_end: Callable[[Walk], ArrayFrontEnd] | None = None,
+) -> tuple[Kernel | None, list[Diagnostic]]:
+    """Model `function`, or return the diagnostics that explain why it cannot be.
+
+    `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
+    arrays as wholes, so the source alone may not say); `front_end` lowers array statements."""
     arguments, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
-    walk = _Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
+    walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
     walk.diagnostics.extend(diagnostics)
-    for array in sorted(walk.arrays):
-        if array not in arguments:
-            walk.diagnostics.append(_diagnostic_at_first_use(path, body, array))
+    for argument, rank in (ranks or {}).items():
+        if argument in arguments and rank > 0:
+            walk.ranks[argument] = rank
+            walk.arrays.add(argument)
+    _shape_ranks(walk, body)
+    if front_end is not None:
+        walk.front_end = front_end(walk)
+    else:
+        for array in sorted(walk.arrays):
+            if array not in arguments:
+                walk.diagnostics.append(_diagnostic_at_first_use(path, body, array))
     _walk_function_body(walk, body)
     if walk.diagnostics:
         return None, walk.diagnostics
     if not walk.statements:
         row, column = function.start_point
         return None, [Diagnostic(row + 1, column + 1, "no assignment to model: the function has no loop nest")]
-    reserved = sorted((walk.arrays | set(walk.parameters)) & ISL_RESERVED)
+    reserved = sorted(((walk.arrays & set(walk.arguments)) | set(walk.parameters)) & ISL_RESERVED)
     if reserved:
         row, column = function.start_point
         names_text = ", ".join(f"`{r}`" for r in reserved)
@@ -189,6 +227,24 @@ def extract_kernel(function: Node, source: str, path: str, ctx: isl.Context) -> 
         row, column = function.start_point
         return None, [Diagnostic(row + 1, column + 1, f"the polyhedral library rejected the model: {error}")]
     return kernel, []
+
+
+def _shape_ranks(walk: Walk, body: Node) -> None:
+    """`n, m = A.shape` says `A` has rank 2: NumPy code often never indexes an array element by element."""
+    for node in body.named_children:
+        if node.type != "expression_statement" or node.named_children[0].type != "assignment":
+            continue
+        left, right = node.named_children[0].child_by_field_name("left"), node.named_children[0].child_by_field_name("right")
+        if (
+            right is not None
+            and right.type == "attribute"
+            and text(right).endswith(".shape")
+            and left.type in ("pattern_list", "tuple_pattern")
+        ):
+            array = text(right)[: -len(".shape")]
+            if array in walk.arguments:
+                walk.ranks.setdefault(array, len(left.named_children))
+                walk.arrays.add(array)
 
 
 def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
@@ -207,14 +263,16 @@ def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
     return Diagnostic(row + 1, column + 1, f"array `{array}` is not an argument of the function")
 
 
-def _walk_function_body(walk: _Walk, body: Node) -> None:
+def _walk_function_body(walk: Walk, body: Node) -> None:
     counter = [0]
     children = [c for c in body.named_children if c.type != "comment"]
     for index, node in enumerate(children):
         try:
             if index == 0 and _is_docstring(node):
                 continue
-            if node.type == "return_statement":
+            if node.type == "return_statement" and walk.front_end is not None and index == len(children) - 1:
+                walk.front_end.lower_return(node, counter)
+            elif node.type == "return_statement":
                 _take_return(walk, node, is_last=index == len(children) - 1)
             elif node.type == "expression_statement" and _is_shape_definition(node):
                 _take_shape_definition(walk, node)
@@ -236,7 +294,7 @@ def _is_shape_definition(node: Node) -> bool:
     return right is not None and (".shape" in text(right) or text(right).startswith("len("))
 
 
-def _take_shape_definition(walk: _Walk, node: Node) -> None:
+def _take_shape_definition(walk: Walk, node: Node) -> None:
     """`n = A.shape[0]`, `n, m = A.shape` or `n = len(A)`: sizes read from shapes."""
     assignment = node.named_children[0]
     left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
@@ -267,7 +325,7 @@ def _take_shape_definition(walk: _Walk, node: Node) -> None:
         walk.shape_parameters[name] = ShapeParameter(name, array, dim)
 
 
-def _take_return(walk: _Walk, node: Node, is_last: bool) -> None:
+def _take_return(walk: Walk, node: Node, is_last: bool) -> None:
     values = node.named_children
     if not is_last:
         raise Refusal(node, "`return` before the end of the function: only a final `return` is modelled")
@@ -280,7 +338,7 @@ def _take_return(walk: _Walk, node: Node, is_last: bool) -> None:
 
 
 def _walk_statement(
-    walk: _Walk,
+    walk: Walk,
     node: Node,
     loops: tuple[Loop, ...],
     guards: tuple[Condition, ...],
@@ -314,8 +372,7 @@ def _walk_statement(
     if node.type == "expression_statement":
         inner = node.named_children[0]
         if inner.type in ("assignment", "augmented_assignment"):
-            _take_assignment(walk, inner, loops, guards, positions + (counter[0],))
-            counter[0] += 1
+            _take_any_assignment(walk, inner, loops, guards, positions, counter)
             return
         if inner.type == "string":
             return
@@ -329,7 +386,7 @@ def _walk_statement(
     raise Refusal(node, what)
 
 
-def _take_loop(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
+def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
     if node.child_by_field_name("alternative") is not None:
         raise Refusal(node, "`for ... else` is not modelled")
@@ -354,7 +411,7 @@ def _take_loop(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
         start, stop = _bound(walk, args[0], scope), _bound(walk, args[1], scope)
     step = 1
     if len(args) == 3:
-        step_expr = _affine(walk, args[2], scope)
+        step_expr = affine_index(walk, args[2], scope)
         if not step_expr.is_constant or step_expr.constant == 0:
             raise Refusal(args[2], f"range step `{text(args[2])}` must be a non-zero integer constant")
         step = step_expr.constant
@@ -364,25 +421,25 @@ def _take_loop(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     return Loop(name=name, start=start, stop=stop, step=step, line=row + 1)
 
 
-def _bound(walk: _Walk, node: Node, scope: set[str]) -> Bound:
-    node = _unparenthesised(node)
+def _bound(walk: Walk, node: Node, scope: set[str]) -> Bound:
+    node = unparenthesised(node)
     if node.type == "call" and text(node.child_by_field_name("function")) in ("min", "max"):
-        pieces = tuple(_affine(walk, a, scope) for a in node.child_by_field_name("arguments").named_children)
+        pieces = tuple(affine_index(walk, a, scope) for a in node.child_by_field_name("arguments").named_children)
         if not pieces:
             raise Refusal(node, f"`{text(node)}` has no arguments")
         return Bound(pieces, text(node.child_by_field_name("function")))
-    return Bound((_affine(walk, node, scope),), "max")
+    return Bound((affine_index(walk, node, scope),), "max")
 
 
-def _unparenthesised(node: Node) -> Node:
+def unparenthesised(node: Node) -> Node:
     while node.type == "parenthesized_expression" and node.named_children:
         node = node.named_children[0]
     return node
 
 
-def _affine(walk: _Walk, node: Node, scope: set[str]) -> AffineExpr:
+def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
     """An affine expression in loop variables (`scope`) and integer parameters."""
-    node = _unparenthesised(node)
+    node = unparenthesised(node)
     if node.type == "integer":
         return AffineExpr.of_constant(int(text(node).replace("_", ""), 0))
     if node.type == "identifier":
@@ -398,12 +455,12 @@ def _affine(walk: _Walk, node: Node, scope: set[str]) -> AffineExpr:
     if node.type in ("call", "subscript"):
         return AffineExpr.of_variable(_inline_size(walk, node))
     if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
-        inner = _affine(walk, node.child_by_field_name("argument"), scope)
+        inner = affine_index(walk, node.child_by_field_name("argument"), scope)
         return -inner if text(node.child_by_field_name("operator")) == "-" else inner
     if node.type == "binary_operator":
         op = text(node.child_by_field_name("operator"))
-        left = _affine(walk, node.child_by_field_name("left"), scope)
-        right = _affine(walk, node.child_by_field_name("right"), scope)
+        left = affine_index(walk, node.child_by_field_name("left"), scope)
+        right = affine_index(walk, node.child_by_field_name("right"), scope)
         if op == "+":
             return left + right
         if op == "-":
@@ -414,7 +471,7 @@ def _affine(walk: _Walk, node: Node, scope: set[str]) -> AffineExpr:
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
 
 
-def _inline_size(walk: _Walk, node: Node) -> str:
+def _inline_size(walk: Walk, node: Node) -> str:
     """`len(A)` or `A.shape[k]` written inside a bound: a size parameter named `A_dk`."""
     array, dim = None, 0
     if node.type == "call" and text(node.child_by_field_name("function")) == "len":
@@ -440,8 +497,8 @@ def _inline_size(walk: _Walk, node: Node) -> str:
     return name
 
 
-def _conditions(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condition, ...]:
-    node = _unparenthesised(node)
+def _conditions(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condition, ...]:
+    node = unparenthesised(node)
     scope = {loop.name for loop in loops}
     if node.type == "boolean_operator" and text(node.child_by_field_name("operator")) == "and":
         return _conditions(walk, node.child_by_field_name("left"), loops) + _conditions(
@@ -453,7 +510,7 @@ def _conditions(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condi
         if len(operators) != len(operands) - 1 or any(op not in COMPARISONS[:-1] for op in operators):
             raise Refusal(node, f"condition `{text(node)}`: only <, <=, >, >= and == are affine guards")
         try:
-            sides = [_affine(walk, operand, scope) for operand in operands]
+            sides = [affine_index(walk, operand, scope) for operand in operands]
         except Refusal as refusal:
             culprit = text(refusal.node)
             raise Refusal(node, f"condition `{text(node)}` depends on `{culprit}`, not only on loop variables and sizes") from None
@@ -461,8 +518,21 @@ def _conditions(walk: _Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condi
     raise Refusal(node, f"condition `{text(node)}` is not an affine comparison (joined by `and`)")
 
 
+def _take_any_assignment(
+    walk: Walk, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+) -> None:
+    """An element statement as the loop front-end reads it; NumPy code (slices, whole arrays, `@`,
+    NumPy calls, array locals) goes to the array front-end, which lowers it into the same walk."""
+    front_end = walk.front_end
+    if front_end is not None and front_end.mentions_arrays(node):
+        front_end.lower_assignment(node, loops, guards, positions, counter)
+        return
+    _take_assignment(walk, node, loops, guards, positions + (counter[0],))
+    counter[0] += 1
+
+
 def _take_assignment(
-    walk: _Walk, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...]
+    walk: Walk, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...]
 ) -> None:
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     op = "=" if node.type == "assignment" else text(node.child_by_field_name("operator"))
@@ -473,7 +543,7 @@ def _take_assignment(
     scope = {loop.name for loop in loops}
     target: ArrayRef | Name
     if left.type == "subscript":
-        target = _array_ref(walk, left, scope)
+        target = element_ref(walk, left, scope)
     elif left.type == "identifier":
         name = text(left)
         if name in scope:
@@ -488,11 +558,11 @@ def _take_assignment(
         walk.assigned.setdefault(name, left)
     else:
         raise Refusal(left, f"`{text(left)}`: assign to one array element or one scalar")
-    value = _value(walk, right, scope)
-    walk.statements.append(_RawStatement(node, loops, guards, target, op, value, positions))
+    value = element_value(walk, right, scope)
+    walk.statements.append(RawStatement(node, loops, guards, target, op, value, positions))
 
 
-def _array_ref(walk: _Walk, node: Node, scope: set[str]) -> ArrayRef:
+def element_ref(walk: Walk, node: Node, scope: set[str]) -> ArrayRef:
     """`A[i, j]` or `A[i][j]` with affine subscripts."""
     indices: list[Node] = []
     base = node
@@ -503,7 +573,7 @@ def _array_ref(walk: _Walk, node: Node, scope: set[str]) -> ArrayRef:
         raise Refusal(node, f"`{text(node)}`: only named arrays are modelled")
     array = text(base)
     try:
-        affine = tuple(_affine(walk, index, scope) for index in indices)
+        affine = tuple(affine_index(walk, index, scope) for index in indices)
     except Refusal:
         raise Refusal(node, f"subscript `{text(node)}` is not affine in the loop variables") from None
     rank = walk.ranks.setdefault(array, len(affine))
@@ -512,11 +582,11 @@ def _array_ref(walk: _Walk, node: Node, scope: set[str]) -> ArrayRef:
     return ArrayRef(array, affine)
 
 
-def _value(walk: _Walk, node: Node, scope: set[str]) -> Expr:
+def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
     """A value expression of a statement body."""
     kind = node.type
     if kind == "parenthesized_expression":
-        return _value(walk, node.named_children[0], scope)
+        return element_value(walk, node.named_children[0], scope)
     if kind == "integer":
         return Number(int(text(node).replace("_", ""), 0))
     if kind == "float":
@@ -532,32 +602,32 @@ def _value(walk: _Walk, node: Node, scope: set[str]) -> Expr:
             raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
         return Name(name)
     if kind == "subscript":
-        return _array_ref(walk, node, scope)
+        return element_ref(walk, node, scope)
     if kind == "unary_operator":
         op = text(node.child_by_field_name("operator"))
         if op not in ("-", "+"):
             raise Refusal(node, f"operator `{op}` is not modelled")
-        return Unary(op, _value(walk, node.child_by_field_name("argument"), scope))
+        return Unary(op, element_value(walk, node.child_by_field_name("argument"), scope))
     if kind == "not_operator":
-        return Unary("not", _value(walk, node.child_by_field_name("argument"), scope))
+        return Unary("not", element_value(walk, node.child_by_field_name("argument"), scope))
     if kind == "binary_operator":
         op = text(node.child_by_field_name("operator"))
         if op not in BINARY_OPS:
             raise Refusal(node, f"operator `{op}` is not modelled")
         return Binary(
             op,
-            _value(walk, node.child_by_field_name("left"), scope),
-            _value(walk, node.child_by_field_name("right"), scope),
+            element_value(walk, node.child_by_field_name("left"), scope),
+            element_value(walk, node.child_by_field_name("right"), scope),
         )
     if kind == "boolean_operator":
         op = text(node.child_by_field_name("operator"))
         return Binary(
             op,
-            _value(walk, node.child_by_field_name("left"), scope),
-            _value(walk, node.child_by_field_name("right"), scope),
+            element_value(walk, node.child_by_field_name("left"), scope),
+            element_value(walk, node.child_by_field_name("right"), scope),
         )
     if kind == "comparison_operator":
-        operands = [_value(walk, operand, scope) for operand in node.named_children]
+        operands = [element_value(walk, operand, scope) for operand in node.named_children]
         operators = [text(op) for op in node.children_by_field_name("operators")]
         if len(operators) != len(operands) - 1 or any(op not in COMPARISONS for op in operators):
             raise Refusal(node, f"comparison `{text(node)}` is not modelled")
@@ -567,13 +637,13 @@ def _value(walk: _Walk, node: Node, scope: set[str]) -> Expr:
         return result
     if kind == "conditional_expression":
         then, test, otherwise = node.named_children
-        return Choice(_value(walk, test, scope), _value(walk, then, scope), _value(walk, otherwise, scope))
+        return Choice(element_value(walk, test, scope), element_value(walk, then, scope), element_value(walk, otherwise, scope))
     if kind == "call":
-        return _call(walk, node, scope)
+        return element_call(walk, node, scope)
     raise Refusal(node, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled in a statement")
 
 
-def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
+def element_call(walk: Walk, node: Node, scope: set[str]) -> Call:
     function = node.child_by_field_name("function")
     name, module = text(function), ""
     if function.type == "attribute":
@@ -585,7 +655,7 @@ def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
     arguments = node.child_by_field_name("arguments").named_children
     if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in arguments):
         raise Refusal(node, f"`{text(node)}`: only positional arguments are modelled")
-    args = tuple(_value(walk, a, scope) for a in arguments)
+    args = tuple(element_value(walk, a, scope) for a in arguments)
     expected = {"pow": 2, "min": None, "max": None}.get(name, 1)
     if expected is not None and len(args) != expected:
         raise Refusal(node, f"`{name}` takes {expected} argument(s), got {len(args)}")
@@ -594,7 +664,7 @@ def _call(walk: _Walk, node: Node, scope: set[str]) -> Call:
     return Call(name, args, "np" if module in ("np", "numpy") else module)
 
 
-def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.Context) -> Kernel:
+def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.Context) -> Kernel:
     """Second phase: with every parameter known, build the isl objects."""
     parameters = tuple(p for p in walk.arguments if p in walk.parameters) + tuple(
         p for p in walk.shape_parameters if p in walk.parameters
@@ -606,10 +676,14 @@ def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.
         if argument in walk.parameters and argument in locals_written:
             raise Refusal(walk.assigned[argument], f"`{argument}` is an integer size and cannot be assigned")
     written_arrays = {raw.target.array for raw in walk.statements if isinstance(raw.target, ArrayRef)}
-    arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays]
+    arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays and a in walk.ranks]
     arrays += [Array(local, 0, True, local in walk.arguments) for local in walk.assigned]
+    front_end = walk.front_end
+    allocations = tuple(front_end.allocations) if front_end is not None else ()
+    arrays += [Array(a.name, len(a.shape), True, True) for a in allocations]
     local_names = set(walk.assigned)
-    scalars = tuple(a for a in walk.arguments if a not in walk.arrays and a not in walk.parameters and a not in local_names)
+    array_arguments = {a.name for a in arrays if a.rank > 0}
+    scalars = tuple(a for a in walk.arguments if a not in array_arguments and a not in walk.parameters and a not in local_names)
     statements = []
     for index, raw in enumerate(walk.statements):
         statement_name = f"S{index}"
@@ -652,7 +726,11 @@ def _build_kernel(walk: _Walk, name: str, function: Node, source: str, ctx: isl.
         scalars=scalars,
         arrays=tuple(arrays),
         statements=tuple(statements),
-        returns=walk.returns,
+        returns=tuple(front_end.returns)
+        if front_end is not None and front_end.returns
+        else ((ReturnValue(walk.returns),) if walk.returns else ()),
+        returns_tuple=front_end.returns_tuple if front_end is not None else False,
+        allocations=allocations,
         ctx=ctx,
     )
 

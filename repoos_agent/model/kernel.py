@@ -15,6 +15,7 @@ from functools import cached_property
 from weakref import WeakKeyDictionary
 
 import islpy as isl
+import numpy as np
 
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import ArrayRef, Expr, Name
@@ -108,6 +109,124 @@ class Array:
 
 
 @dataclass(frozen=True)
+class DtypeRule:
+    """How an allocated array's element type follows from the arguments' types, as NumPy decides it.
+
+    `sources` are the arguments (arrays and scalars) whose types meet in the value, plus
+    `<int>`/`<float>` for Python literals; scalars and literals are weak (NEP 50: a float32
+    array times 2.0 stays float32). `floating` marks values that true division or a math
+    function made: integers become float64. `fixed` is an explicit `dtype=` or `.astype`."""
+
+    sources: tuple[str, ...] = ()
+    floating: bool = False
+    fixed: str | None = None
+
+    def merged(self, other: DtypeRule) -> DtypeRule:
+        """The rule of a value computed from both: their sources meet (an explicit type as a strong source)."""
+        return DtypeRule(tuple(dict.fromkeys(self._sources() + other._sources())), self.floating or other.floating)
+
+    def _sources(self) -> tuple[str, ...]:
+        return (f"={self.fixed}",) if self.fixed else self.sources
+
+    def resolve(self, arrays: Mapping[str, str], scalars: Mapping[str, str]) -> str:
+        """The element type's NumPy name, given the arguments' array dtypes and scalar kinds."""
+        if self.fixed:
+            return self.fixed
+        strong: list[object] = []
+        weak: list[object] = []
+        for source in self.sources:
+            if source.startswith("="):
+                strong.append(np.dtype(source[1:]))
+            elif source in arrays:
+                strong.append(np.dtype(arrays[source]))
+            elif source == "<float>" or scalars.get(source) == "float":
+                weak.append(0.0)
+            else:
+                weak.append(0)
+        result = np.result_type(*strong, *weak) if strong or weak else np.dtype("float64")
+        if self.floating and result.kind in "biu":
+            result = np.dtype("float64")
+        if result.kind == "b":
+            result = np.dtype("int64")
+        return result.name
+
+
+@dataclass(frozen=True)
+class Extent:
+    """One dimension of an allocated array: `ceil(max(0, size) / divisor)` (a divisor for strided slices)."""
+
+    size: AffineExpr
+    divisor: int = 1
+
+    def value(self, parameters: Mapping[str, int]) -> int:
+        total = self.size.constant + sum(coefficient * parameters[name] for name, coefficient in self.size.terms)
+        return max(0, -(-total // self.divisor))
+
+    def __str__(self) -> str:
+        return str(self.size) if self.divisor == 1 else f"ceil(({self.size})/{self.divisor})"
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """An array the kernel needs but is not given: a result it returns, or a temporary.
+
+    The caller allocates it (extents from the sizes, element type by NumPy's rules) and passes
+    it like an argument, so code generation, legality and verification see one kind of array."""
+
+    name: str
+    shape: tuple[Extent, ...]
+    dtype: DtypeRule
+    role: str  # "result" or "temporary"
+    line: int
+
+    def extents(self, parameters: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(extent.value(parameters) for extent in self.shape)
+
+    def as_json(self) -> dict:
+        """The form a stored contract keeps, so a swapped kernel allocates without its model."""
+        shape = [[[list(term) for term in e.size.terms], e.size.constant, e.divisor] for e in self.shape]
+        dtype = {"sources": list(self.dtype.sources), "floating": self.dtype.floating, "fixed": self.dtype.fixed}
+        return {"name": self.name, "shape": shape, "dtype": dtype, "role": self.role, "line": self.line}
+
+    @staticmethod
+    def from_json(data: Mapping) -> Allocation:
+        shape = tuple(
+            Extent(AffineExpr(tuple((name, value) for name, value in terms), constant), divisor)
+            for terms, constant, divisor in data["shape"]
+        )
+        rule = data["dtype"]
+        dtype = DtypeRule(tuple(rule["sources"]), rule["floating"], rule["fixed"])
+        return Allocation(data["name"], shape, dtype, data["role"], data["line"])
+
+
+@dataclass(frozen=True)
+class ReturnValue:
+    """One value the function returns: an array (an argument or an allocation), or the single
+    element of a one-element allocation when the Python function returns a scalar."""
+
+    name: str
+    scalar: bool = False
+
+
+def returned_value(returns: tuple[ReturnValue, ...], as_tuple: bool, arrays: Mapping[str, object]) -> object:
+    """What the Python function returns, built from the arrays a native call filled."""
+    values = [arrays[r.name][0] if r.scalar else arrays[r.name] for r in returns]  # type: ignore[index]
+    if as_tuple:
+        return tuple(values)
+    return values[0] if values else None
+
+
+def named_results(returns: tuple[ReturnValue, ...], as_tuple: bool, result: object) -> dict[str, np.ndarray]:
+    """The inverse: what a Python call returned, as arrays named like the native kernel's results."""
+    if not returns:
+        return {}
+    parts = list(result) if as_tuple and isinstance(result, tuple) else [result]
+    if len(parts) != len(returns):
+        raise ValueError(f"returned {len(parts)} values where the model has {len(returns)}")
+    return {r.name: np.asarray([part]) if r.scalar else np.asarray(part) for r, part in zip(returns, parts, strict=True)}
+
+
+@dataclass(frozen=True)
 class ShapeParameter:
     """A size read from an array's shape (`n = A.shape[0]`), not passed as an argument."""
 
@@ -130,8 +249,22 @@ class Kernel:
     scalars: tuple[str, ...]  # read-only non-integer arguments, passed by value
     arrays: tuple[Array, ...]
     statements: tuple[Statement, ...]
-    returns: str | None
+    returns: tuple[ReturnValue, ...]
     ctx: isl.Context = field(repr=False)
+    returns_tuple: bool = False  # `return a, b`: the function returns a tuple even of one value
+    allocations: tuple[Allocation, ...] = ()
+
+    @property
+    def c_arguments(self) -> tuple[str, ...]:
+        """What the native entry point takes: the Python arguments, then the allocated arrays."""
+        return self.arguments + tuple(a.name for a in self.allocations)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The arrays a caller can observe after a call: written arguments, then returned allocations."""
+        written = tuple(a.name for a in self.arrays if a.is_argument and a.written and a.rank > 0 and a.name in self.arguments)
+        results = tuple(a.name for a in self.allocations if a.role == "result")
+        return written + results
 
     @property
     def depth(self) -> int:

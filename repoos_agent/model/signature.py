@@ -58,4 +58,12 @@ class Signature:
                 scalars.append((name, "float"))
             else:
                 raise ArgumentSpecError(f"argument `{name}` must be a number or an array, got {type(value).__name__}")
+        array_types, scalar_kinds = dict(arrays), dict(scalars)
+        for allocation in kernel.allocations:
+            dtype = allocation.dtype.resolve(array_types, scalar_kinds)
+            if dtype not in C_TYPES:
+                raise ArgumentSpecError(
+                    f"`{kernel.name}` line {allocation.line}: `{allocation.name}` would be {dtype}; supported: {', '.join(C_TYPES)}"
+                )
+            arrays.append((allocation.name, dtype))
         return Signature(tuple(arrays), tuple(scalars))

@@ -9,6 +9,7 @@ from repoos_agent.backends.build import file_digest
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen import BoundsCheck, CArgument, CSource
 from repoos_agent.errors import RepoosError
+from repoos_agent.model.kernel import Allocation
 from repoos_agent.model.signature import Signature
 from repoos_agent.store.records import VerifiedKernel
 
@@ -34,6 +35,8 @@ def load_contract(contract: VerifiedKernel) -> NativeKernel:
         sizes=tuple(interface["sizes"]),
         shape_sizes=tuple((array, dim) for array, dim in interface["shape_sizes"]),
         name=interface["name"],
+        allocations=tuple(Allocation.from_json(a) for a in interface.get("allocations", [])),
+        shape_names=tuple(interface.get("shape_names", [])),
     )
     types = dict(entry.split(":", 1) for entry in contract.signature)
     ranked = {name for name, _, _ in interface["arrays"]}

@@ -18,7 +18,7 @@ import numpy as np
 
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.measure.cores import call_team, usable_cores
-from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.kernel import Allocation, Kernel, ReturnValue
 from repoos_agent.model.signature import Signature
 from repoos_agent.store.records import VerifiedKernel
 
@@ -40,33 +40,50 @@ class ArrayGuard:
 
 @dataclass(frozen=True)
 class KernelInterface:
-    """The facts a call needs: argument order, array guards, scalar kinds, and what the function returns."""
+    """The facts a call needs: argument order, array guards, scalar kinds, what the kernel allocates
+    (its results and temporaries, with their element types) and what the function returns."""
 
     arguments: tuple[str, ...]
     arrays: tuple[ArrayGuard, ...]
     scalars: tuple[tuple[str, int, str], ...]  # (name, position, "int" | "float")
-    returns: str | None
+    returns: tuple[ReturnValue, ...]
+    returns_tuple: bool = False
+    allocations: tuple[tuple[Allocation, np.dtype], ...] = ()
 
     @staticmethod
     def of_contract(contract: VerifiedKernel) -> KernelInterface:
         interface = json.loads(contract.interface)
         types = dict(entry.split(":", 1) for entry in contract.signature)
         arrays = [(name, rank, written) for name, rank, written in interface["arrays"]]
-        return KernelInterface._build(tuple(types), types, arrays, interface["returns"])
+        allocations = tuple(Allocation.from_json(a) for a in interface.get("allocations", []))
+        returns = tuple(ReturnValue(name, scalar) for name, scalar in interface.get("results", []))
+        if not returns and interface.get("returns"):
+            returns = (ReturnValue(interface["returns"]),)
+        arguments = tuple(name for name in types if name not in {a.name for a in allocations})
+        return KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations)
 
     @staticmethod
     def of_kernel(kernel: Kernel, signature: Signature) -> KernelInterface:
         types = dict(signature.arrays) | dict(signature.scalars)
-        arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0]
-        return KernelInterface._build(kernel.arguments, types, arrays, kernel.returns)
+        arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0 and a.name in kernel.arguments]
+        return KernelInterface._build(kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations)
 
     @staticmethod
-    def _build(arguments: tuple[str, ...], types: dict[str, str], arrays: list, returns: str | None) -> KernelInterface:
+    def _build(
+        arguments: tuple[str, ...],
+        types: dict[str, str],
+        arrays: list,
+        returns: tuple[ReturnValue, ...],
+        returns_tuple: bool,
+        allocations: tuple[Allocation, ...],
+    ) -> KernelInterface:
         position = {name: index for index, name in enumerate(arguments)}
+        arrays = [entry for entry in arrays if entry[0] in position]
         guards = tuple(ArrayGuard(name, position[name], np.dtype(types[name]), rank, written) for name, rank, written in arrays)
         array_names = {guard.name for guard in guards}
         scalars = tuple((name, position[name], types[name]) for name in arguments if name not in array_names)
-        return KernelInterface(tuple(arguments), guards, scalars, returns)
+        typed = tuple((allocation, np.dtype(types[allocation.name])) for allocation in allocations)
+        return KernelInterface(tuple(arguments), guards, scalars, tuple(returns), returns_tuple, typed)
 
 
 class CallPlan:
@@ -81,12 +98,28 @@ class CallPlan:
         self._scalars = interface.scalars
         self._written = tuple(index for index, guard in enumerate(interface.arrays) if guard.written)
         position = {name: index for index, name in enumerate(interface.arguments)}
+        allocated = {allocation.name: index for index, (allocation, _) in enumerate(interface.allocations)}
         layout = []
         for argument in native.source.arguments:
-            layout.append((argument.role, position[argument.name], argument.dim))
+            if argument.name in allocated:
+                layout.append(("allocated_" + argument.role, allocated[argument.name], argument.dim))
+            else:
+                layout.append((argument.role, position[argument.name], argument.dim))
         self._layout = tuple(layout)
+        self._c_arity = len(layout)
         self._array_slot = {guard.position: index for index, guard in enumerate(interface.arrays)}
-        self._return_position = position.get(interface.returns) if interface.returns else None
+        self._sizes = tuple((name, position[name]) for name in native.source.sizes)
+        # Sizes the allocations' extents read (a contract stored before allocations existed has none).
+        self._shape_sizes = tuple(
+            (name, position[array], dim)
+            for name, (array, dim) in zip(native.source.shape_names, native.source.shape_sizes, strict=False)
+        )
+        self._returns = interface.returns
+        self._returns_tuple = interface.returns_tuple
+        self._result_slots = tuple(
+            ("allocated", allocated[r.name], r.scalar) if r.name in allocated else ("argument", position[r.name], r.scalar)
+            for r in interface.returns
+        )
         self._cores = usable_cores() if native.parallel else 0
         self.last_team: int | None = None  # threads the last call's parallel loops ran on (None: no OpenMP)
 
@@ -138,15 +171,29 @@ class CallPlan:
                     return f"argument `{name}` = {value} does not fit the native kernel's 64-bit integer"
             elif not isinstance(value, (float, int, np.floating, np.integer)):
                 return f"argument `{name}` is a {type(value).__name__}; the native kernel takes a number"
+        allocated = self._allocate(values)
         prepared: list[object] = []
         for role, position, dim in self._layout:
             if role == "array":
                 prepared.append(pointers[self._array_slot[position]])
             elif role == "dim":
                 prepared.append(values[position].shape[dim])  # type: ignore[attr-defined]
+            elif role == "allocated_array":
+                prepared.append(allocated[position].ctypes.data)
+            elif role == "allocated_dim":
+                prepared.append(allocated[position].shape[dim])
             else:
                 prepared.append(values[position])
-        return prepared
+        return prepared + allocated  # the allocations ride after the C arguments, for `run` to return
+
+    def _allocate(self, values: Sequence[object]) -> list[np.ndarray]:
+        """The call's results and temporaries, sized by its sizes (NumPy allocates them too)."""
+        if not self.interface.allocations:
+            return []
+        sizes = {name: int(values[position]) for name, position in self._sizes}  # type: ignore[call-overload]
+        for name, position, dim in self._shape_sizes:
+            sizes[name] = values[position].shape[dim]  # type: ignore[attr-defined]
+        return [np.empty(allocation.extents(sizes), dtype=dtype) for allocation, dtype in self.interface.allocations]
 
     def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:
         """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check).
@@ -157,7 +204,16 @@ class CallPlan:
         if self._cores:
             self.last_team = call_team(self._cores)
             self.native.set_team(self.last_team)
-        code = self.native.run_prepared(prepared)
+        code = self.native.run_prepared(prepared[: self._c_arity] if self.interface.allocations else prepared)
         if code != 0:
             return False, self.native.refusal(code, dict(zip(self.interface.arguments, values, strict=True)))
-        return True, values[self._return_position] if self._return_position is not None else None
+        if not self._result_slots:
+            return True, None
+        allocated = prepared[self._c_arity :]
+        results = [
+            (allocated[slot] if where == "allocated" else values[slot])[0]
+            if scalar
+            else (allocated[slot] if where == "allocated" else values[slot])  # type: ignore[index]
+            for where, slot, scalar in self._result_slots
+        ]
+        return True, tuple(results) if self._returns_tuple else results[0]

@@ -150,7 +150,7 @@ def _baseline_texts(kernel: Kernel) -> tuple[tuple[str, ...], str, str | None]:
 
 def _signature_fields(kernel: Kernel, signature: Signature) -> tuple[str, ...]:
     types = dict(signature.arrays) | dict(signature.scalars)
-    return tuple(f"{name}:{types[name]}" for name in kernel.arguments)
+    return tuple(f"{name}:{types[name]}" for name in kernel.c_arguments)
 
 
 def _ensure_function(store: GraphStore, target: Target) -> Function:
@@ -246,7 +246,11 @@ def record_winner(
         "shape_sizes": [list(pair) for pair in source.shape_sizes],
         "name": source.name,
         "arrays": [[a.name, a.rank, a.written] for a in kernel.arrays if a.is_argument and a.rank > 0],
-        "returns": kernel.returns,
+        "returns": kernel.returns[0].name if len(kernel.returns) == 1 and not kernel.returns_tuple else None,
+        "results": [[r.name, r.scalar] for r in kernel.returns],
+        "returns_tuple": kernel.returns_tuple,
+        "allocations": [a.as_json() for a in kernel.allocations],
+        "shape_names": list(source.shape_names),
     }
     measured = evaluation.speedup if evaluation and evaluation.speedup is not None else 1.0
     contract = VerifiedKernel(
