@@ -9,7 +9,7 @@ SIZES = {
     "SMALL": {"seq": 64, "channels": 64},
     "MEDIUM": {"seq": 256, "channels": 192},
     "LARGE": {"seq": 2048, "channels": 768},
-    "EXTRALARGE": {"seq": 4096, "channels": 1536},
+    "EXTRALARGE": {"seq": 4096, "channels": 1024},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"batch": 2, "height": 10, "width": 12, "c_in": 3, "c_out": 4, "kh": 3, "kw": 3},
     "SMALL": {"batch": 4, "height": 24, "width": 24, "c_in": 4, "c_out": 8, "kh": 3, "kw": 3},
     "MEDIUM": {"batch": 8, "height": 48, "width": 48, "c_in": 8, "c_out": 16, "kh": 3, "kw": 3},
-    "LARGE": {"batch": 8, "height": 64, "width": 64, "c_in": 16, "c_out": 32, "kh": 5, "kw": 5},
-    "EXTRALARGE": {"batch": 16, "height": 128, "width": 64, "c_in": 16, "c_out": 32, "kh": 5, "kw": 5},
+    "LARGE": {"batch": 4, "height": 64, "width": 64, "c_in": 16, "c_out": 32, "kh": 5, "kw": 5},
+    "EXTRALARGE": {"batch": 8, "height": 128, "width": 64, "c_in": 16, "c_out": 32, "kh": 5, "kw": 5},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"nr": 10, "nq": 8, "ns": 12},
     "SMALL": {"nr": 20, "nq": 25, "ns": 30},
     "MEDIUM": {"nr": 40, "nq": 50, "ns": 60},
-    "LARGE": {"nr": 140, "nq": 150, "ns": 160},
-    "EXTRALARGE": {"nr": 220, "nq": 250, "ns": 256},
+    "LARGE": {"nr": 256, "nq": 256, "ns": 320},
+    "EXTRALARGE": {"nr": 512, "nq": 512, "ns": 320},
 }
 
 

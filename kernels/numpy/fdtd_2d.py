@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"tmax": 20, "nx": 20, "ny": 30},
     "SMALL": {"tmax": 40, "nx": 60, "ny": 80},
     "MEDIUM": {"tmax": 100, "nx": 200, "ny": 240},
-    "LARGE": {"tmax": 100, "nx": 1000, "ny": 1200},
-    "EXTRALARGE": {"tmax": 200, "nx": 1400, "ny": 1700},
+    "LARGE": {"tmax": 50, "nx": 1000, "ny": 1200},
+    "EXTRALARGE": {"tmax": 100, "nx": 1400, "ny": 1700},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"n": 60},
     "SMALL": {"n": 180},
     "MEDIUM": {"n": 500},
-    "LARGE": {"n": 1000},
-    "EXTRALARGE": {"n": 1600},
+    "LARGE": {"n": 600},
+    "EXTRALARGE": {"n": 950},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"tokens": 16, "channels": 32},
     "SMALL": {"tokens": 64, "channels": 128},
     "MEDIUM": {"tokens": 512, "channels": 512},
-    "LARGE": {"tokens": 8192, "channels": 3072},
-    "EXTRALARGE": {"tokens": 16384, "channels": 6144},
+    "LARGE": {"tokens": 4096, "channels": 1536},
+    "EXTRALARGE": {"tokens": 8192, "channels": 3072},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"tsteps": 20, "n": 10},
     "SMALL": {"tsteps": 40, "n": 20},
     "MEDIUM": {"tsteps": 100, "n": 40},
-    "LARGE": {"tsteps": 100, "n": 100},
-    "EXTRALARGE": {"tsteps": 200, "n": 126},
+    "LARGE": {"tsteps": 40, "n": 80},
+    "EXTRALARGE": {"tsteps": 80, "n": 100},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"tsteps": 20, "n": 30},
     "SMALL": {"tsteps": 40, "n": 90},
     "MEDIUM": {"tsteps": 100, "n": 250},
-    "LARGE": {"tsteps": 100, "n": 1000},
-    "EXTRALARGE": {"tsteps": 200, "n": 1400},
+    "LARGE": {"tsteps": 50, "n": 1000},
+    "EXTRALARGE": {"tsteps": 100, "n": 1400},
 }
 
 

@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"n": 40},
     "SMALL": {"n": 120},
     "MEDIUM": {"n": 400},
-    "LARGE": {"n": 1000},
-    "EXTRALARGE": {"n": 1600},
+    "LARGE": {"n": 800},
+    "EXTRALARGE": {"n": 1270},
 }
 
 

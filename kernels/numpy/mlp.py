@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"batch": 8, "d_in": 16, "hidden1": 32, "hidden2": 24, "d_out": 10},
     "SMALL": {"batch": 32, "d_in": 64, "hidden1": 128, "hidden2": 96, "d_out": 10},
     "MEDIUM": {"batch": 128, "d_in": 256, "hidden1": 512, "hidden2": 384, "d_out": 10},
-    "LARGE": {"batch": 2048, "d_in": 2048, "hidden1": 4096, "hidden2": 2048, "d_out": 100},
-    "EXTRALARGE": {"batch": 4096, "d_in": 4096, "hidden1": 4096, "hidden2": 4096, "d_out": 100},
+    "LARGE": {"batch": 1024, "d_in": 2048, "hidden1": 4096, "hidden2": 2048, "d_out": 100},
+    "EXTRALARGE": {"batch": 2048, "d_in": 4096, "hidden1": 4096, "hidden2": 4096, "d_out": 100},
 }
 
 

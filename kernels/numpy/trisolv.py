@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"n": 40},
     "SMALL": {"n": 120},
     "MEDIUM": {"n": 400},
-    "LARGE": {"n": 8000},
-    "EXTRALARGE": {"n": 16000},
+    "LARGE": {"n": 16000},
+    "EXTRALARGE": {"n": 28000},
 }
 
 

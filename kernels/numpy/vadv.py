@@ -8,8 +8,8 @@ SIZES = {
     "MINI": {"ni": 6, "nj": 8, "nz": 10},
     "SMALL": {"ni": 16, "nj": 16, "nz": 20},
     "MEDIUM": {"ni": 48, "nj": 48, "nz": 40},
-    "LARGE": {"ni": 256, "nj": 256, "nz": 80},
-    "EXTRALARGE": {"ni": 512, "nj": 512, "nz": 80},
+    "LARGE": {"ni": 192, "nj": 192, "nz": 80},
+    "EXTRALARGE": {"ni": 384, "nj": 384, "nz": 80},
 }
 
 
