@@ -3,7 +3,7 @@
 import numpy as np
 
 NAME = "cavity-flow-pressure"
-CATEGORY = "weather"
+CATEGORY = "cfd"
 SIZES = {
     "MINI": {"nit": 10, "nx": 16, "ny": 16},
     "SMALL": {"nit": 20, "nx": 41, "ny": 41},
