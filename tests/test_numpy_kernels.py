@@ -120,6 +120,14 @@ def test_in_place_kernels_change_an_argument():
         assert any(not np.array_equal(before[a], after[a]) for a in before if isinstance(before[a], np.ndarray)), name
 
 
+def test_kernels_that_return_their_result_leave_their_arguments_alone():
+    for name in RETURNS_ARRAY + RETURNS_TUPLE + RETURNS_SCALAR:
+        before = find_bundled(f"numpy:{name}").inputs("MINI")
+        after, _ = run(name, "MINI")
+        for argument, value in before.items():
+            np.testing.assert_array_equal(value, after[argument], err_msg=f"{name} changed {argument}")
+
+
 def test_causal_attention_row_zero_sees_only_token_zero():
     arguments, result = run("attention", "MINI")
     x = arguments["x"]
