@@ -43,6 +43,7 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
+from repoos_agent.study.competitors import ToolMeasurement
 
 NUMPY_PEERS = ("numba", "dace", "pythran")
 PEER_TOLERANCE_SCALE = 100.0
@@ -135,8 +136,11 @@ class DacePeer:
     folder: str
 
     def load(self) -> Callable[[dict[str, object]], object]:
+        import dace
         from dace.sdfg.utils import load_precompiled_sdfg
 
+        # Timed inputs are page-aligned views into larger buffers (`measure.layout`), C-contiguous all the same.
+        dace.Config.set("compiler", "allow_view_arguments", value=True)
         compiled = load_precompiled_sdfg(self.folder)
 
         def call(values: dict[str, object]) -> object:
@@ -169,23 +173,6 @@ class PythranPeer:
 Peer = NumbaPeer | DacePeer | PythranPeer
 
 
-@dataclass(frozen=True)
-class PeerMeasurement:
-    """One peer on one instance. `status`: ok, missing, unsupported, incorrect, runtime_error or timeout.
-
-    `reference_s` is the reference's median in the same race: the NumPy original's for a NumPy kernel."""
-
-    tool: str
-    status: str
-    message: str = ""
-    speedup: float | None = None
-    tool_s: float | None = None
-    reference_s: float | None = None
-    spread: float | None = None
-    max_rel_error: float | None = None
-    build_s: float = 0.0
-
-
 def peer_installed(tool: str) -> bool:
     """Whether `tool`'s package can be imported here (the name is its import name)."""
     try:
@@ -211,31 +198,31 @@ def measure_peer(
     reference: NativeKernel | NumpyOriginal | None = None,
     outputs: tuple[str, ...] | None = None,
     repeats: int = 5,
-) -> PeerMeasurement:
+) -> ToolMeasurement:
     """Build `tool`'s peer, check it against `reference` (the NumPy original by default) and race the two.
 
     `outputs` are the names compared: by default every array argument and whatever the original returns."""
     if not peer_installed(tool):
-        return PeerMeasurement(tool, "missing", f"{tool} is not installed (pip install 'repoos-agent[peers]')")
+        return ToolMeasurement(tool, "missing", f"{tool} is not installed (pip install 'repoos-agent[peers]')")
     reference = reference or NumpyOriginal(path, function)
     outputs = outputs if outputs is not None else compared_outputs(path, function, values)
     start = time.perf_counter()
     try:
         peer = build_peer(tool, path, function, values)
     except PeerUnsupported as error:
-        return PeerMeasurement(tool, "unsupported", str(error), build_s=time.perf_counter() - start)
+        return ToolMeasurement(tool, "unsupported", str(error), build_s=time.perf_counter() - start)
     build_s = time.perf_counter() - start
     rules = RaceRules(outputs, PEER_TOLERANCE_SCALE, min_repeats=repeats)
     result = shared_worker().race(reference, peer, values, rules, timeout_s)
     error = result.comparison.max_rel_error if result.comparison else None
     if result.outcome != "ok":
-        return PeerMeasurement(tool, result.outcome, _one_line(result.message), max_rel_error=error, build_s=build_s)
-    return PeerMeasurement(
+        return ToolMeasurement(tool, result.outcome, _one_line(result.message), max_rel_error=error, build_s=build_s)
+    return ToolMeasurement(
         tool,
         "ok",
         speedup=result.speedup,
         tool_s=result.candidate.median_s,
-        reference_s=result.baseline.median_s,
+        baseline_s=result.baseline.median_s,
         spread=result.candidate.spread,
         max_rel_error=error,
         build_s=build_s,
