@@ -423,7 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument("--model", help="model of an openai/gemini backend")
     eval_parser.add_argument("--base-url", help="an OpenAI-compatible server")
     eval_parser.add_argument(
-        "--compare", help="tools measured in the same run: numba,graphite,polly (a C tool may name its compiler: polly=/path/clang)"
+        "--compare",
+        help="tools measured in the same run: numba,graphite,polly,dace,pythran (a C tool may name its compiler: polly=/path/clang)"
+        "; dace and pythran need the `peers` extra",
     )
     eval_parser.add_argument(
         "--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png, and logs/ with every search's events"

@@ -130,7 +130,7 @@ class HeadToHead:
 
 
 def race_in_process(
-    baseline: NativeKernel,
+    baseline: Callable[[Mapping[str, object]], object],
     candidate: Callable[[Mapping[str, object]], object],
     values: Mapping[str, object],
     rules: RaceRules,
@@ -138,7 +138,8 @@ def race_in_process(
 ) -> HeadToHead:
     """The race itself (the worker runs this); `report(stage)` says what is about to run.
 
-    `candidate` is a built kernel or any callable taking the kernel's arguments by name (a Numba build).
+    Each side is a built kernel or any callable taking the kernel's arguments by name (a Numba build;
+    the NumPy original, the reference of a NumPy kernel's peers).
     The machine is probed first and the candidate's team sized to the cores it found free; it is
     probed again at the end, and every timed run notes whether more tasks wanted the cores than at
     the start, so the caller can tell one state of the machine from two."""
@@ -264,7 +265,7 @@ class MeasurementWorker:
 
     def race(
         self,
-        baseline: NativeKernel,
+        baseline: NativeKernel | LoadableContender,
         candidate: NativeKernel | LoadableContender,
         values: Mapping[str, object],
         rules: RaceRules,
@@ -272,15 +273,15 @@ class MeasurementWorker:
     ) -> HeadToHead:
         """Run the race in the worker; a crash or `timeout_s` without an answer is an outcome, not an error.
 
-        `candidate` is a built kernel, or any picklable contender the worker loads itself."""
+        Each side is a built kernel, or any picklable contender the worker loads itself."""
         with self._lock:
             if self._process is None or not self._process.is_alive():
                 self._start()
             connection = self._connection
             stage = "start"
             try:
-                rival = Contender.of(candidate) if isinstance(candidate, NativeKernel) else candidate
-                connection.send((Contender.of(baseline), rival, dict(values), rules))
+                sides = [Contender.of(side) if isinstance(side, NativeKernel) else side for side in (baseline, candidate)]
+                connection.send((*sides, dict(values), rules))
             except (BrokenPipeError, OSError):
                 self._stop()
                 return HeadToHead("runtime_error", "the measuring process was gone; it restarts on the next race")

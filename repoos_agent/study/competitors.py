@@ -5,6 +5,8 @@
   with automatic parallelization (`-floop-parallelize-all -ftree-parallelize-loops=CORES`;
   gcc's manual: Graphite only marks loops, the parallelizer needs the thread count).
 - `polly`: clang-19 with LLVM's Polly on the same C, parallel code through libgomp.
+- `dace`, `pythran` (and `numba` on a NumPy kernel): built from the kernel's Python source by
+  `numpy_peers`; a NumPy kernel's tools race the NumPy original instead of our baseline.
 
 Each tool's build runs in the measurement worker against our -O3 baseline exactly as a
 candidate schedule does: outputs compared first (a mismatch is reported, never timed as a
@@ -32,7 +34,8 @@ from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 
-TOOLS = ("numba", "graphite", "polly")
+TOOLS = ("numba", "graphite", "polly", "dace", "pythran")
+C_TOOLS = ("graphite", "polly")
 DEFAULT_COMPILERS = {"graphite": "gcc", "polly": "clang-19"}
 BUILD_TIMEOUT_S = 600.0
 """Polly takes over a minute on some matrix kernels here (its matmul packing); a build past ten minutes is a compile_error."""
@@ -60,7 +63,9 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolMeasurement:
-    """One tool on one instance. `status`: ok, missing, compile_error, incorrect, runtime_error or timeout."""
+    """One tool on one instance. `status`: ok, missing, compile_error, unsupported (the tool refused the
+    program), incorrect, runtime_error or timeout. `baseline_s` is the reference's median in the same
+    race: our -O3 baseline for a PolyBench kernel, the NumPy original for a NumPy kernel."""
 
     tool: str
     status: str
@@ -83,8 +88,8 @@ def parse_tools(text: str) -> tuple[ToolSpec, ...]:
         name = name.strip().lower()
         if name not in TOOLS:
             raise RepoosError(f"--compare: unknown tool `{name}`; tools are {', '.join(TOOLS)}")
-        if compiler and name == "numba":
-            raise RepoosError("--compare: numba takes no compiler (`numba`, not `numba=…`)")
+        if compiler and name not in C_TOOLS:
+            raise RepoosError(f"--compare: {name} takes no compiler (`{name}`, not `{name}=…`)")
         specs.append(ToolSpec(name, compiler.strip() or DEFAULT_COMPILERS.get(name)))
     return tuple(specs)
 

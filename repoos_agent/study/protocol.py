@@ -12,21 +12,31 @@ Definitions (the reference paper's, made exact):
   geometric means of those medians over instances.
 The comparison tools are measured once per instance, after the search, on the same
 inputs and against the same baseline (see `competitors`).
+
+A NumPy kernel (`numpy:NAME`) is measured against the NumPy original instead: its tools
+(`numpy_peers`) race the original, and so does the search's winner, in the same run. A NumPy
+kernel the engine cannot ingest is `refused` (with the reason); its tools are measured all the same.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
+from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.catalog import SIZE_CLASSES, SUITES, BundledKernel, bundled_kernels, find_bundled
-from repoos_agent.errors import RepoosError
-from repoos_agent.study.competitors import ToolMeasurement, ToolSpec, measure_tool
+from repoos_agent.errors import CompileError, RepoosError
+from repoos_agent.legality import prove_legal
+from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.model.signature import Signature
+from repoos_agent.study.competitors import C_TOOLS, ToolMeasurement, ToolSpec, measure_tool
+from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, NumpyOriginal, compared_outputs, measure_peer
 from repoos_agent.study.statistics import format_speedup, median
 from repoos_agent.target import Target, resolve_target
 
@@ -77,13 +87,18 @@ class DialogueRecord:
 
 @dataclass(frozen=True)
 class InstanceResult:
-    """One kernel at one size: R runs of K dialogues, and the comparison tools."""
+    """One kernel at one size: R runs of K dialogues, and the comparison tools.
+
+    `engine` is `ok`, or `refused` when the engine cannot ingest the kernel (no dialogue ran; `engine_message`
+    says why), or the outcome of the winner's race against a NumPy kernel's original when that failed."""
 
     kernel: str
     size: str
     dialogues: tuple[DialogueRecord, ...]
     run_walls: tuple[float, ...]  # wall time of each run (its K dialogues concurrently)
     tools: tuple[ToolMeasurement, ...] = field(default=())
+    engine: str = "ok"
+    engine_message: str = ""
 
     def runs(self) -> list[list[DialogueRecord]]:
         by_run: dict[int, list[DialogueRecord]] = {}
@@ -108,6 +123,8 @@ class InstanceResult:
 
     @property
     def best_schedule(self) -> str:
+        if not self.dialogues:
+            return ""
         best = max(self.dialogues, key=lambda r: r.speedup)
         return best.schedule
 
@@ -179,19 +196,41 @@ def run_study(
     own_sizes = dict(config.size_overrides)
     results = []
     for name in config.kernels:
-        target = resolve_target(name)
+        bundled = find_bundled(name)
+        try:
+            target: Target | str = resolve_target(name)
+        except RepoosError as error:
+            if bundled.suite != "numpy":
+                raise
+            target = str(error)  # the engine refuses it; its tools still run
         sizes = (own_sizes[name],) if name in own_sizes else config.sizes
         for size in sizes:
-            results.append(study_instance(target, target.size_class(size), config, report))
+            if isinstance(target, str):
+                results.append(refused_instance(bundled, size.upper(), target, config, report))
+            else:
+                results.append(study_instance(target, target.size_class(size), config, report))
             if finished:
                 finished(list(results))
     return results
 
 
+def refused_instance(
+    bundled: BundledKernel, size: str, reason: str, config: StudyConfig, report: Callable[[str], None]
+) -> InstanceResult:
+    """A NumPy kernel the engine cannot ingest: no search, the engine's entry `refused`, the tools measured."""
+    report(f"{bundled.name} {size}: refused: {reason}")
+    tools = _measure_tools(bundled, None, size, config, report)
+    return InstanceResult(bundled.name, size, (), (), tools, engine="refused", engine_message=reason)
+
+
 def study_instance(target: Target, size: str, config: StudyConfig, report: Callable[[str], None]) -> InstanceResult:
-    """R runs of K concurrent dialogues on one instance, then the comparison tools."""
+    """R runs of K concurrent dialogues on one instance, then the comparison tools.
+
+    On a NumPy kernel each dialogue's winner is raced against the NumPy original: its speedup is over that."""
     records: list[DialogueRecord] = []
     walls: list[float] = []
+    engine, engine_message = "ok", ""
+    numpy_suite = target.bundled is not None and target.bundled.suite == "numpy"
     for run in range(config.runs):
         seeds = [config.seed + SEED_STRIDE * (run * config.k + d) for d in range(config.k)]
         start = time.perf_counter()
@@ -199,21 +238,72 @@ def study_instance(target: Target, size: str, config: StudyConfig, report: Calla
             searches = list(pool.map(lambda seed: _search(target, size, config, seed), seeds))
         walls.append(time.perf_counter() - start)
         for dialogue, (seed, (result, events)) in enumerate(zip(seeds, searches, strict=True)):
-            records.append(_record(run, dialogue, seed, result, events))
+            record = _record(run, dialogue, seed, result, events)
+            if numpy_suite:
+                record, failure = _over_numpy(target, size, record, config)
+                engine, engine_message = (failure[0], failure[1]) if failure else (engine, engine_message)
+            records.append(record)
         best = max(records[-config.k :], key=lambda r: r.speedup)
         schedule = best.schedule or "(identity)"
         report(
             f"{target.label} {size} run {run + 1}/{config.runs}: {format_speedup(best.speedup)} in {walls[-1]:.1f} s  {schedule}"
         )
+    tools = _measure_tools(target.bundled, target, size, config, report)
+    return InstanceResult(target.label, size, tuple(records), tuple(walls), tools, engine, engine_message)
+
+
+def _measure_tools(
+    bundled: BundledKernel | None, target: Target | None, size: str, config: StudyConfig, report: Callable[[str], None]
+) -> tuple[ToolMeasurement, ...]:
+    """Every `--compare` tool on one instance: a NumPy kernel's race its NumPy original, the others our baseline."""
+    label = target.label if target is not None else bundled.name if bundled is not None else "?"
+    numpy_suite = bundled is not None and bundled.suite == "numpy"
     tools = []
     for spec in config.tools:
-        measurement = measure_tool(spec, target, size, config.seed, config.timeout_s)
+        if numpy_suite and spec.name in C_TOOLS:
+            reason = f"{spec.name} compiles the engine's C of a loop kernel; a NumPy kernel is measured against NumPy"
+            measurement = ToolMeasurement(spec.name, "unsupported", reason)
+        elif numpy_suite:
+            measurement = measure_peer(spec.name, str(bundled.path), bundled.function, bundled.inputs(size), config.timeout_s)
+        elif spec.name in NUMPY_PEERS and spec.name != "numba" and target is not None:
+            values = target.inputs(size, config.seed)
+            baseline = build_baseline(target.kernel, Signature.of_values(target.kernel, values))
+            outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
+            path, function = str(target.kernel.path), target.kernel.name
+            measurement = measure_peer(spec.name, path, function, values, config.timeout_s, baseline, outputs)
+        else:
+            measurement = measure_tool(spec, target, size, config.seed, config.timeout_s)
         tools.append(measurement)
         outcome = (
             format_speedup(measurement.speedup) if measurement.status == "ok" else f"{measurement.status}: {measurement.message}"
         )
-        report(f"{target.label} {size} {spec.name}: {outcome}")
-    return InstanceResult(target.label, size, tuple(records), tuple(walls), tuple(tools))
+        report(f"{label} {size} {spec.name}: {outcome}")
+    return tuple(tools)
+
+
+def _over_numpy(
+    target: Target, size: str, record: DialogueRecord, config: StudyConfig
+) -> tuple[DialogueRecord, tuple[str, str] | None]:
+    """The dialogue's winner (our baseline for the identity) raced against the NumPy original on the same inputs:
+    its speedup becomes the record's. A failed race leaves the record unmeasured (NaN) with the outcome."""
+    values = target.inputs(size, config.seed)
+    signature = Signature.of_values(target.kernel, values)
+    path, function = str(target.bundled.path), target.bundled.function
+    try:
+        if record.schedule:
+            proof = prove_legal(target.kernel, record.schedule, allow_reassociation=True, explain=False)
+            if not proof.legal:
+                raise CompileError(f"the winner `{record.schedule}` no longer proves legal")
+            ours = build_native(target.kernel, signature, proof.lowered)
+        else:
+            ours = build_baseline(target.kernel, signature)
+    except CompileError as error:
+        return replace(record, speedup=math.nan, spread=math.nan), ("compile_error", str(error))
+    rules = RaceRules(compared_outputs(path, function, values), PEER_TOLERANCE_SCALE)
+    result = shared_worker().race(NumpyOriginal(path, function), ours, values, rules, config.timeout_s)
+    if result.outcome != "ok" or result.speedup is None:
+        return replace(record, speedup=math.nan, spread=math.nan), (result.outcome, result.message)
+    return replace(record, speedup=result.speedup, spread=result.candidate.spread), None
 
 
 def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[SearchResult, list[Event]]:

@@ -34,6 +34,7 @@ def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
         "runnable_rate",
         "invalid_rate",
         "illegal_rate",
+        "engine_status",
     ]
     times = ["wall_s", *TIME_PARTS, "tokens_in", "tokens_out", "cost_usd"]
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
@@ -88,10 +89,10 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
     figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(instances) * len(series) ** 0.5 + 2), 4.5))
     for number, (_, values) in enumerate(series):
         positions = [index + (number - (len(series) - 1) / 2) * width for index in range(len(instances))]
-        drawn = [(x, v) for x, v in zip(positions, values, strict=True) if v]
+        drawn = [(x, v) for x, v in zip(positions, values, strict=True) if _drawn(v)]
         axes.bar([x for x, _ in drawn], [v for _, v in drawn], width, color=colors[number % len(colors)])
         for x, value in zip(positions, values, strict=True):
-            if not value:
+            if not _drawn(value):
                 axes.annotate("×", (x, 1.0), ha="center", va="center", color=colors[number % len(colors)])
     axes.set_yscale("log")
     axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -101,7 +102,9 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
     axes.set_xticks(
         range(len(instances)), labels, rotation=60 if len(instances) > 6 else 0, ha="right" if len(instances) > 6 else "center"
     )
-    axes.set_ylabel("speedup over RepoOS -O3 baseline (log)")
+    numpy_only = all(i.kernel.startswith("numpy:") for i in instances) and instances
+    reference = "the NumPy original" if numpy_only else "RepoOS -O3 baseline; NumPy original for numpy: kernels"
+    axes.set_ylabel(f"speedup over {reference} (log)")
     axes.set_title(f"{', '.join(sizes)}: {config.iters} turns × {config.candidates} candidates, {config.runs} run(s)")
     handles = [Patch(color=colors[number % len(colors)], label=name) for number, (name, _) in enumerate(series)]
     axes.legend(handles=handles, fontsize="small")
@@ -110,12 +113,18 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
     plt.close(figure)
 
 
+def _drawn(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
 def print_table(
     config: StudyConfig, instances: list[InstanceResult], summary: StudySummary, console: Console | None = None
 ) -> None:
     """The per-instance table and the headline figures, on the terminal."""
     console = console or Console(width=None if sys.stdout.isatty() else 160)
-    table = Table(title="repoos eval: speedup over the RepoOS -O3 baseline")
+    numpy_only = bool(instances) and all(i.kernel.startswith("numpy:") for i in instances)
+    reference = "the NumPy original" if numpy_only else "the RepoOS -O3 baseline (NumPy original for numpy: kernels)"
+    table = Table(title=f"repoos eval: speedup over {reference}")
     for column in ("kernel", "size", "RepoOS", *([f"best of {config.k}"] if config.k > 1 else [])):
         table.add_column(column)
     for spec in config.tools:
@@ -123,16 +132,18 @@ def print_table(
     for column in ("runnable", "wall s", "schedule"):
         table.add_column(column)
     for instance in instances:
-        cells = [instance.kernel, instance.size, f"{format_speedup(instance.single)} ±{instance.spread:.0%}"]
+        ran = math.isfinite(instance.single)
+        ours = f"{format_speedup(instance.single)} ±{instance.spread:.0%}" if ran else instance.engine
+        cells = [instance.kernel, instance.size, ours]
         if config.k > 1:
-            cells.append(format_speedup(instance.best_of_k))
+            cells.append(format_speedup(instance.best_of_k) if ran else instance.engine)
         for spec in config.tools:
             tool = instance.tool(spec.name)
             cells.append(format_speedup(tool.speedup) if tool and tool.status == "ok" else (tool.status if tool else "-"))
         verdicts = instance.verdicts
         proposals = sum(verdicts.values())
         cells.append(f"{verdicts.get('legal', 0) / proposals:.0%}" if proposals else "-")
-        cells.append(f"{instance.wall_s:.1f}")
+        cells.append(f"{instance.wall_s:.1f}" if math.isfinite(instance.wall_s) else "-")
         cells.append(instance.best_schedule or "(identity)")
         table.add_row(*cells)
     console.print(table)
@@ -145,7 +156,8 @@ def summary_lines(config: StudyConfig, summary: StudySummary) -> list[str]:
     lines = [
         f"{summary.instances} instances, {config.runs} run(s) each: "
         f"single run (ComPilot@{config.iters}) {_estimate(summary.single)}; "
-        f"best of {config.k} {_estimate(summary.best_of_k)}; lowest instance {format_speedup(summary.min_single)}",
+        f"best of {config.k} {_estimate(summary.best_of_k)}; lowest instance "
+        f"{format_speedup(summary.min_single) if math.isfinite(summary.min_single) else 'n/a'}",
     ]
     for name, estimate in summary.tools.items():
         lines.append(
@@ -177,16 +189,17 @@ def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, obj
     row: dict[str, object] = {
         "kernel": instance.kernel,
         "size": instance.size,
-        "single": f"{instance.single:.4f}",
-        "spread": f"{instance.spread:.4f}",
-        "best_of_k": f"{instance.best_of_k:.4f}",
+        "single": _figure(instance.single),
+        "spread": _figure(instance.spread),
+        "best_of_k": _figure(instance.best_of_k),
         "schedule": instance.best_schedule,
         "evaluations": sum(r.evaluations for r in instance.dialogues),
         "runnable_rate": f"{verdicts.get('legal', 0) / proposals:.4f}",
         "invalid_rate": f"{verdicts.get('invalid', 0) / proposals:.4f}",
         "illegal_rate": f"{verdicts.get('illegal', 0) / proposals:.4f}",
-        "wall_s": f"{instance.wall_s:.3f}",
-        **{part: f"{instance.median_of(part):.3f}" for part in TIME_PARTS},
+        "engine_status": instance.engine,
+        "wall_s": _figure(instance.wall_s, 3),
+        **{part: _figure(instance.median_of(part), 3) for part in TIME_PARTS},
         "tokens_in": sum(r.tokens_in for r in instance.dialogues),
         "tokens_out": sum(r.tokens_out for r in instance.dialogues),
         "cost_usd": "" if any(c is None for c in costs) else f"{sum(c for c in costs if c is not None):.6f}",
@@ -198,10 +211,17 @@ def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, obj
     return row
 
 
+def _figure(value: float, digits: int = 4) -> str:
+    """A number for the CSV; empty where there is none (the engine refused the kernel)."""
+    return f"{value:.{digits}f}" if math.isfinite(value) else ""
+
+
 def _instance_json(instance: InstanceResult) -> dict[str, object]:
     return {
         "kernel": instance.kernel,
         "size": instance.size,
+        "engine": instance.engine,
+        "engine_message": instance.engine_message,
         "single": instance.single,
         "spread": instance.spread,
         "best_of_k": instance.best_of_k,

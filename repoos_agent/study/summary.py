@@ -35,8 +35,11 @@ class StudySummary:
 
 
 def summarize(instances: list[InstanceResult], tool_names: tuple[str, ...], seed: int) -> StudySummary:
-    """Aggregate `instances`; `seed` makes the bootstrap intervals reproducible."""
-    single = [i.single for i in instances]
+    """Aggregate `instances`; `seed` makes the bootstrap intervals reproducible.
+
+    Our figures are over the instances where the engine ran (not `refused`); the tools' over all."""
+    ours = [i for i in instances if i.engine == "ok" and math.isfinite(i.single)]
+    single = [i.single for i in ours]
     tools, tools_ok = {}, {}
     for name in tool_names:
         measured = [t.speedup for i in instances if (t := i.tool(name)) and t.status == "ok" and t.speedup]
@@ -44,6 +47,7 @@ def summarize(instances: list[InstanceResult], tool_names: tuple[str, ...], seed
         tools_ok[name] = len(measured)
     best_tools = {id(i): _best_tool(i) for i in instances}
     with_tool = [i for i in instances if best_tools[id(i)] is not None]
+    ours_with_tool = [i for i in ours if best_tools[id(i)] is not None]
     verdicts = {v: 0 for v in VERDICTS}
     for instance in instances:
         for verdict, count in instance.verdicts.items():
@@ -53,17 +57,17 @@ def summarize(instances: list[InstanceResult], tool_names: tuple[str, ...], seed
     return StudySummary(
         instances=len(instances),
         single=bootstrap_geometric_mean(single, seed),
-        best_of_k=bootstrap_geometric_mean([i.best_of_k for i in instances], seed),
+        best_of_k=bootstrap_geometric_mean([i.best_of_k for i in ours], seed),
         min_single=min(single, default=math.nan),
         tools=tools,
         tools_ok=tools_ok,
         best_tool=bootstrap_geometric_mean([best_tools[id(i)] for i in with_tool], seed),
-        ours_over_best_tool=bootstrap_geometric_mean([i.single / best_tools[id(i)] for i in with_tool], seed),
+        ours_over_best_tool=bootstrap_geometric_mean([i.single / best_tools[id(i)] for i in ours_with_tool], seed),
         proposals=proposals,
         verdicts={v: c for v, c in verdicts.items() if c},
         rates={v: c / proposals for v, c in verdicts.items() if c} if proposals else {},
-        median_wall_s=median([i.wall_s for i in instances]),
-        median_parts_s={part: median([i.median_of(part) for i in instances]) for part in TIME_PARTS},
+        median_wall_s=median([i.wall_s for i in ours]),
+        median_parts_s={part: median([i.median_of(part) for i in ours]) for part in TIME_PARTS},
         tokens_in=sum(r.tokens_in for i in instances for r in i.dialogues),
         tokens_out=sum(r.tokens_out for i in instances for r in i.dialogues),
         cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
