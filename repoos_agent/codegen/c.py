@@ -10,6 +10,7 @@ size never turns into a wild memory access.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -525,6 +526,8 @@ class _Printer:
     def _value(self, expr: Expr) -> str:
         """A body expression as C, computing in the precision NumPy would (see `numeric`)."""
         if isinstance(expr, Number):
+            if isinstance(expr.value, float) and math.isinf(expr.value):
+                return "INFINITY" if expr.value > 0 else "(-INFINITY)"
             return repr(expr.value) if isinstance(expr.value, float) else f"{expr.value}LL"
         if isinstance(expr, Name):
             return self.c_names[expr.name]

@@ -9,6 +9,7 @@ is left to LLVM's loop vectorizer (`opt -O3`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
@@ -24,7 +25,8 @@ MLIR_TYPES = {"int": "i64", "float": "f64", "float64": "f64", "float32": "f32", 
 _CMPI = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _CMPF = {"==": "oeq", "!=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 _MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.sin", "cos": "math.cos",
-         "tan": "math.tan", "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil", "fabs": "math.absf"}  # fmt: skip
+         "tan": "math.tan", "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil", "fabs": "math.absf",
+         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ class _Emitter:
         kind = self.kinds.kind_of(expr)
         mlir_type = MLIR_TYPES[kind]
         if isinstance(expr, Number):
-            literal = f"{float(expr.value):.17e}" if is_float(kind) else str(int(expr.value))
+            literal = _float_literal(float(expr.value), mlir_type) if is_float(kind) else str(int(expr.value))
             return self.op(depth, f"arith.constant {literal} : {mlir_type}")
         if isinstance(expr, Name):
             if expr.name in self.kinds.names and self.arrays.get(expr.name) and self.arrays[expr.name].rank == 0:
@@ -352,7 +354,18 @@ class _Emitter:
         ct = MLIR_TYPES[compute]
         if expr.function == "pow":
             return self.op(depth, f"math.powf {args[0]}, {args[1]} : {ct}")
+        if expr.function == "atan2":
+            return self.op(depth, f"math.atan2 {args[0]}, {args[1]} : {ct}")
         return self.op(depth, f"{_MATH[expr.function]} {args[0]} : {ct}")
+
+
+def _float_literal(value: float, mlir_type: str) -> str:
+    """MLIR reads infinities only as bit patterns."""
+    if math.isinf(value):
+        bits = {"f64": 0x7FF0000000000000, "f32": 0x7F800000}[mlir_type]
+        sign = {"f64": 1 << 63, "f32": 1 << 31}[mlir_type] if value < 0 else 0
+        return hex(bits | sign)
+    return f"{value:.17e}"
 
 
 def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirSource:

@@ -39,8 +39,9 @@ LOOP_NAMES = ("i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "
 ELEMENTWISE = {
     "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
     "abs": "fabs", "absolute": "fabs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "asin": "asin", "acos": "acos", "atan": "atan",
 }  # fmt: skip
-FLOATING_CALLS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "floor", "ceil"})
+FLOATING_CALLS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "floor", "ceil", "arcsin", "arccos", "arctan"})
 REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
 CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
@@ -108,6 +109,10 @@ class ArrayLowering:
     returns_tuple: bool = False
     inlining: tuple[str, ...] = ()
     statement: Node | None = None  # the source statement being lowered: what its element statements cite
+    owned: dict[tuple[tuple[str, ...], str], str] = field(default_factory=dict)  # local -> the allocation it owns
+    shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
+    depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
+    equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     _fresh: count = field(default_factory=count)
 
     # ---- statements ----------------------------------------------------------------------
@@ -191,6 +196,11 @@ class ArrayLowering:
             value = produced
         else:
             value = self.value(right, place)
+        self.write(target, op, value, right, place, node)
+
+    def write(self, target: Value, op: str, value: Value, right: Node, place: Place, node: Node) -> None:
+        """Store a computed value into the target's view (through a temporary if it reads what it overwrites)."""
+        assert target.view is not None
         if value.boolean:
             raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
         mapper = _broadcast_to(value, target.shape, right)
@@ -205,28 +215,74 @@ class ArrayLowering:
         self.emit(target.shape, op, body, place, node)
 
     def _bind(self, name: str, right: Node, place: Place, node: Node) -> None:
+        """`name = value`. A name that already owns an allocation of the same shape is rebound by writing
+        into it: a value carried round a loop (`x = f(x)` in its body) must live in the same memory in
+        every iteration. A rebinding in a deeper loop that cannot do that is refused."""
         if name in place.scope:
             raise Refusal(node, f"assignment to loop variable `{name}`")
         if name in self.walk.parameters or name in self.walk.shape_parameters:
             raise Refusal(node, f"assignment to `{name}`, which is used as a loop bound or subscript")
+        key = (self.inlining, name)
         whole = unparenthesised(right)
+        before = len(self.allocations)
         if self._is_product_or_reduction(whole) or _is_creation(whole):
             value = self._produce(whole, place, node, into=None, name=name)
         else:
             value = self.value(right, place)
-            if value.boolean:
-                raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
-            if value.rank == 0:
-                self._scalar_update(name, "=", right, place, node, value)
-                return
-            if value.view is None:
-                value = self.materialize(value, name, place, node)
         assert value is not None
+        if value.boolean:
+            raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
         if value.rank == 0:
             self.locals.pop(name, None)
             self._assign_scalar(name, "=", value, place, node)
             return
+        existing = self.locals.get(name)
+        owned = self.owned.get(key)
+        if (
+            existing is not None
+            and owned is not None
+            and owned not in self.shared
+            and self._same_shape(existing.shape, value.shape)
+        ):
+            if not (value.view is not None and value.view.array == owned and _is_whole(value)):
+                self.write(existing, "=", value, right, place, node)
+            return
+        if existing is not None and self.depth.get(key, 0) < len(place.loops):
+            raise Refusal(
+                node,
+                f"`{name}` is rebound inside a loop to an array it cannot share memory with (another shape, or a view); "
+                f"assign into `{name}[...]` instead",
+            )
+        if value.view is None:
+            value = self.materialize(value, name, place, node)
+        assert value.view is not None
+        if value.view.array in {a.name for a in self.allocations[before:]}:  # made by this statement: its own
+            self.owned[key] = value.view.array
+        else:
+            self.owned.pop(key, None)
+            self.shared.add(value.view.array)  # an alias: neither name may overwrite it as a rebinding
         self.locals[name] = value
+        self.depth[key] = len(place.loops)
+
+    def _equate(self, shapes: list[tuple[Extent, ...]], result: tuple[Extent, ...]) -> None:
+        """Broadcasting two extents together means NumPy found them equal: remember it, so a later
+        rebinding sees `ni` and `wcon_d0 - 1` as one extent."""
+        for shape in shapes:
+            for extent, wide in zip(reversed(shape), reversed(result), strict=False):
+                if not _is_one(extent) and extent != wide:
+                    first, second = self._canonical(extent), self._canonical(wide)
+                    if first != second:
+                        self.equal[first] = second
+
+    def _canonical(self, extent: Extent) -> Extent:
+        while extent in self.equal:
+            extent = self.equal[extent]
+        return extent
+
+    def _same_shape(self, first: tuple[Extent, ...], second: tuple[Extent, ...]) -> bool:
+        return len(first) == len(second) and all(
+            self._canonical(a) == self._canonical(b) for a, b in zip(first, second, strict=True)
+        )
 
     def _scalar_update(self, name: str, op: str, right: Node, place: Place, node: Node, value: Value | None = None) -> None:
         value = value if value is not None else self.value(right, place)
@@ -358,10 +414,22 @@ class ArrayLowering:
                 raise Refusal(node, f"`{variable}` in an extent is neither a size nor a loop variable")
             self.walk.parameters[variable] = None
 
-    def allocate(self, hint: str, shape: tuple[Extent, ...], dtype: DtypeRule, node: Node, role: str = "temporary") -> str:
-        """A new kernel-local array; its extents may use sizes but not loop variables."""
+    def allocate(
+        self,
+        hint: str,
+        shape: tuple[Extent, ...],
+        dtype: DtypeRule,
+        node: Node,
+        role: str = "temporary",
+        place: Place | None = None,
+    ) -> str:
+        """A new kernel-local array. Inside loops its extents may grow with the loop variables
+        (`A[:i + 1] @ x`): it is allocated at the largest extent the loops reach, and each
+        iteration uses its leading part."""
         name = self._allocation_name(hint)
         line = node.start_point[0] + 1
+        if place is not None:
+            shape = tuple(Extent(_largest(extent.size, place.loops, node), extent.divisor) for extent in shape)
         for extent in shape:
             for variable in extent.size.variables:
                 if (
@@ -399,7 +467,7 @@ class ArrayLowering:
             self.walk.assigned.setdefault(local, node)
             self.emit((), "=", lambda index: (Name(local), value.element(())), place, node)
             return Value((), lambda index: Name(local), value.dtype)
-        name = self.allocate(hint, value.shape, value.dtype, node)
+        name = self.allocate(hint, value.shape, value.dtype, node, place=place)
         self.emit(value.shape, "=", lambda index: (ArrayRef(name, index), value.element(index)), place, node)
         return self.stored(name, value.shape, value.dtype)
 
@@ -697,6 +765,7 @@ class ArrayLowering:
 
     def _elementwise(self, values: list[Value], combine: Callable[..., Expr], node: Node, boolean: bool = False) -> Value:
         shape, mappers = _broadcast([v.shape for v in values], node)
+        self._equate([v.shape for v in values], shape)
         dtype = DtypeRule()
         for value in values:
             if not value.boolean:
@@ -787,6 +856,10 @@ class ArrayLowering:
             values = self._positional(function, positional, 2, place, node)
             call = "max" if function in ("maximum", "fmax") else "min"
             return self._elementwise(values, lambda a, b: Call(call, (a, b)), node)
+        if function in ("arctan2", "atan2"):
+            values = self._positional(function, positional, 2, place, node)
+            value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
+            return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed))
         if function in ("power",):
             values = self._positional(function, positional, 2, place, node)
             return self._elementwise(values, lambda a, b: Binary("**", a, b), node)
@@ -960,7 +1033,14 @@ class ArrayLowering:
         return tuple(sorted(set(axes)))
 
     def _output(
-        self, shape: tuple[Extent, ...], dtype: DtypeRule, into: Value | None, name: str, node: Node, reads: set[str]
+        self,
+        shape: tuple[Extent, ...],
+        dtype: DtypeRule,
+        into: Value | None,
+        name: str,
+        node: Node,
+        reads: set[str],
+        place: Place,
     ) -> tuple[Value, bool]:
         """Where a produced value goes: the caller's target when it does not read it, else a new allocation."""
         if into is not None and into.view is not None and into.view.array not in reads and into.rank == len(shape):
@@ -969,7 +1049,7 @@ class ArrayLowering:
             local = self._scalar_name(f"{name or 'acc'}_{next(self._fresh)}")
             self.walk.assigned.setdefault(local, node)
             return Value((), lambda index: Name(local), dtype), False
-        allocation = self.allocate(name or "tmp", shape, dtype, node)
+        allocation = self.allocate(name or "tmp", shape, dtype, node, place=place)
         return self.stored(allocation, shape, dtype), False
 
     def _reduce(
@@ -994,7 +1074,7 @@ class ArrayLowering:
         )
         dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)
         reads = _arrays_read(operand)
-        target, direct = self._output(out_shape, dtype, into, name, node, reads)
+        target, direct = self._output(out_shape, dtype, into, name, node, reads, place)
         out_positions = {d: (d if keepdims else kept.index(d)) for d in kept}
         # loops: kept dims are output dims; reduced dims follow, in the operand's own order
         reduced = [(operand.shape[d], 0) for d in axes]
@@ -1064,7 +1144,7 @@ class ArrayLowering:
         out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
         dtype = left.dtype.merged(right.dtype)
         reads = _arrays_read(left) | _arrays_read(right)
-        target, direct = self._output(out_shape, dtype, into, name, node, reads)
+        target, direct = self._output(out_shape, dtype, into, name, node, reads, place)
         rows = 1 if left.rank == 2 else 0
         out_rank = len(out_shape)
 
@@ -1285,6 +1365,26 @@ def _broadcast_to(value: Value, shape: tuple[Extent, ...], node: Node) -> Callab
 def _arrays_read(value: Value) -> set[str]:
     probe = tuple(AffineExpr.of_variable(f"_r{d}") for d in range(value.rank))
     return {ref.array for ref in array_refs(value.element(probe))}
+
+
+def _largest(size: AffineExpr, loops: tuple[Loop, ...], node: Node) -> AffineExpr:
+    """An upper bound of `size` over the loops' ranges, free of their variables: each variable is
+    replaced by the end of its range that makes the size larger, innermost loop first."""
+    for loop in reversed(loops):
+        coefficient = dict(size.terms).get(loop.name, 0)
+        if coefficient == 0:
+            continue
+        direction = 1 if loop.step > 0 else -1
+        towards_stop = (coefficient > 0) == (direction > 0)
+        bound = loop.stop if towards_stop else loop.start
+        if len(bound.pieces) != 1:
+            raise Refusal(
+                node, f"`{text(node)[:60]}` needs a temporary whose extent follows loop `{loop.name}`, whose bound is a min/max"
+            )
+        end = bound.pieces[0] - AffineExpr.of_constant(direction) if towards_stop else bound.pieces[0]
+        rest = AffineExpr(tuple((n, c) for n, c in size.terms if n != loop.name), size.constant)
+        size = rest + end.scaled(coefficient)
+    return size
 
 
 def _lex_less(first: list[str], second: list[str]) -> str:

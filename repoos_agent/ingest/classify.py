@@ -9,6 +9,7 @@ from repoos_agent.ingest.parse import text
 TABULAR_METHODS = frozenset({"query", "filter", "filter_by", "group_by", "order_by", "execute", "select", "where", "join"})
 BRANCH_NODES = frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "case_clause"})
 FSM_BRANCH_THRESHOLD = 3
+NUMERIC_MODULES = frozenset({"np", "numpy", "math"})
 
 
 def _walk(node: Node):
@@ -26,6 +27,8 @@ def tabular_reason(function: Node) -> str | None:
         if node.type == "call":
             callee = node.child_by_field_name("function")
             if callee is not None and callee.type == "attribute":
+                if text(callee.child_by_field_name("object")) in NUMERIC_MODULES:
+                    continue  # `np.where(c, x, y)` is an elementwise choice, not a query
                 method = text(callee.child_by_field_name("attribute"))
                 if method in TABULAR_METHODS:
                     methods.append(method)

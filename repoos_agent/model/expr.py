@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from repoos_agent.model.affine import AffineExpr
 
-MATH_FUNCTIONS = frozenset({"sqrt", "exp", "log", "pow", "fabs", "sin", "cos", "tan", "tanh", "floor", "ceil"})
+MATH_FUNCTIONS = frozenset(
+    {"sqrt", "exp", "log", "pow", "fabs", "sin", "cos", "tan", "tanh", "floor", "ceil", "asin", "acos", "atan", "atan2"}
+)
 
 
 @dataclass(frozen=True)
