@@ -86,11 +86,23 @@ def schedules(kernel) -> st.SearchStrategy[str]:
 
 MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", "2mm", "symm"]
 MLIR_EXAMPLES_PER_KERNEL = 20
+NUMPY_KERNELS = [
+    "numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:floyd-warshall", "numpy:hdiff", "numpy:lu",
+    "numpy:layernorm", "numpy:vadv", "numpy:attention", "numpy:syrk",
+]  # fmt: skip
+"""NumPy programs lowered by the array front-end: elementwise chains, reductions, products, stencils,
+loop-carried rebinding, float32 and loop-variant temporaries (`REPOOS_SOUNDNESS_EXAMPLES` hunts all)."""
+NUMPY_EXAMPLES_PER_KERNEL = 12
 
 
 @pytest.mark.parametrize(
     ("name", "backend", "examples"),
-    [(name, "c", EXAMPLES_PER_KERNEL) for name in KERNELS] + [(name, "mlir", MLIR_EXAMPLES_PER_KERNEL) for name in MLIR_KERNELS],
+    [(name, "c", EXAMPLES_PER_KERNEL) for name in KERNELS]
+    + [(name, "mlir", MLIR_EXAMPLES_PER_KERNEL) for name in MLIR_KERNELS]
+    + [
+        (name, "c", EXAMPLES_PER_KERNEL if HUNT else NUMPY_EXAMPLES_PER_KERNEL)
+        for name in ([k.name for k in bundled_kernels("numpy")] if HUNT else NUMPY_KERNELS)
+    ],
 )
 def test_every_legal_random_schedule_computes_the_baseline_output(name, backend, examples):
     target = resolve_target(name)

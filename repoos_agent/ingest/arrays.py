@@ -526,6 +526,8 @@ class ArrayLowering:
         kind = node.type
         if kind == "parenthesized_expression":
             return self.value(node.named_children[0], place)
+        if kind in ("integer", "float") and text(node)[-1:] in ("j", "J"):
+            raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled")
         if kind == "integer":
             number = int(text(node).replace("_", ""), 0)
             return Value((), lambda index: Number(number), DtypeRule(("<int>",)))
@@ -567,8 +569,6 @@ class ArrayLowering:
             return self._elementwise([test, then, otherwise], lambda c, a, b: Choice(c, a, b), node)
         if kind == "call":
             return self._call(node, place)
-        if kind == "complex" or (kind == "float" and text(node).endswith("j")):
-            raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled")
         what = {
             "list": "lists are not modelled: pass arrays in",
             "list_comprehension": "list comprehensions are not modelled: write an array expression or a loop",
@@ -652,6 +652,11 @@ class ArrayLowering:
             else:
                 expanded.append(item)
         expanded.extend([None] * (base.rank - sum(1 for item in expanded if item is None or not _is_newaxis(item))))
+        for item in items:
+            if item.type in ("list", "comparison_operator", "boolean_operator", "not_operator") or (
+                item.type == "identifier" and (self._is_array_argument(text(item)) or text(item) in self.locals)
+            ):
+                raise Refusal(node, f"`{text(node)}`: index arrays and boolean masks are not modelled")
         # Each output dimension maps to (base dim or None, start, step); integer indices fix a base dim.
         fixed: dict[int, AffineExpr] = {}
         outputs: list[tuple[int | None, AffineExpr, int]] = []
@@ -676,10 +681,6 @@ class ArrayLowering:
                     value = extent.size + value
                 fixed[dim] = value
             dim += 1
-        if any(item is not None and item.type in ("list", "comparison_operator") for item in expanded) or any(
-            item is not None and item.type == "identifier" and self._is_array_argument(text(item)) for item in expanded
-        ):
-            raise Refusal(node, f"`{text(node)}`: index arrays and boolean masks are not modelled")
 
         def mapped(index: Index) -> Index:
             result = [AffineExpr.of_constant(0)] * base.rank
@@ -805,11 +806,13 @@ class ArrayLowering:
             if method in ELEMENTWISE or method == "pow":
                 return self._numpy("power" if method == "pow" else method, positional, keywords, place, node)
             raise Refusal(node, f"`math.{method}` is not modelled")
-        if owner.type == "identifier" and text(owner) not in self.locals and not self.walk.arguments.__contains__(text(owner)):
-            module = text(owner)
+        root = owner
+        while root.type == "attribute":
+            root = root.child_by_field_name("object")
+        if root.type == "identifier" and text(root) not in self.locals and text(root) not in self.walk.arguments:
             raise Refusal(
                 node,
-                f"call `{text(callee)}`: module `{module}` is unknown here; NumPy, math and this module's functions are modelled",
+                f"call `{text(callee)}`: module `{text(owner)}` is unknown here (NumPy, math and this module's functions are)",
             )
         value = self.value(owner, place)
         if method in REDUCTIONS:

@@ -587,6 +587,8 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
     kind = node.type
     if kind == "parenthesized_expression":
         return element_value(walk, node.named_children[0], scope)
+    if kind in ("integer", "float") and text(node)[-1:] in ("j", "J"):
+        raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled")
     if kind == "integer":
         return Number(int(text(node).replace("_", ""), 0))
     if kind == "float":

@@ -201,7 +201,9 @@ class ScheduleState:
         first = levels[0]
         tile_ids = {i: self._fresh_id(f"{i}/tile") for i in ids}
         members = [self.statements[name] for name in self.statements_with(ids[0])]
-        if len({tuple(m.positions[first + 1 : first + len(ids)]) for m in members}) > 1:
+        if len({tuple(m.positions[first + 1 : first + len(ids)]) for m in members}) > 1 or any(
+            [d.id for d in m.dims[first : first + len(ids)]] != list(ids) for m in members
+        ):
             self._fail(primitive, "the loops are not perfectly nested: statements sit between them")
         taken = {d.name for m in members for d in m.dims}
         for schedule in members:

@@ -1,0 +1,138 @@
+"""NumPy programs in: array statements lowered into the one polyhedral model, checked against NumPy.
+
+NumPy sums pairwise; the native code sums in loop order. For float64 the outcome differs by
+a few units in the last place (the comparison's tolerance, 1e-9 relative, is far wider); for
+float32 by up to about 1e-6 relative, under the float32 tolerance of 1e-4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import repoos_agent
+from repoos_agent.catalog import bundled_kernels
+from repoos_agent.check import check_baseline
+from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.runtime.swap import SwapFallbackWarning
+from repoos_agent.target import resolve_target
+
+from .conftest import ROOT
+from .fixtures import numpy_programs
+
+NUMPY_KERNELS = [kernel.name for kernel in bundled_kernels("numpy")]
+PROGRAMS = ROOT / "tests" / "fixtures" / "numpy_programs.py"
+
+
+@pytest.mark.parametrize("name", NUMPY_KERNELS)
+@pytest.mark.parametrize("size", ["MINI", "SMALL"])
+def test_every_numpy_kernel_is_modelled_and_its_baseline_equals_numpy(name, size):
+    report = check_baseline(resolve_target(name), size)
+    assert report.correct, (report.mismatched, report.max_rel_error)
+    assert report.outputs
+
+
+@pytest.mark.parametrize("name", ["numpy:softmax", "numpy:attention", "numpy:jacobi-2d", "numpy:lu", "numpy:bicg"])
+def test_the_mlir_backend_computes_numpy_kernels_too(name):
+    assert check_baseline(resolve_target(name), "SMALL", compiler="mlir").correct
+
+
+def _native(function, ranks: dict[str, int]):
+    """The function swapped for its baseline build (source order), with no fallback to Python allowed."""
+    kernel = load_kernel(PROGRAMS, function.__name__, ranks)
+    return kernel, repoos_agent.accelerate(graph=str(ROOT / "tests" / "no-such-store.sqlite"))(function)
+
+
+@pytest.fixture
+def no_fallback():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SwapFallbackWarning)
+        yield
+
+
+def test_a_returned_array_comes_back_through_accelerate(no_fallback):
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((7, 5)), rng.standard_normal((5, 3)), rng.standard_normal(3)
+    kernel, layer = _native(numpy_programs.layer, {"x": 2, "w": 2, "b": 1})
+    got = layer(x, w, b)
+    assert layer.route == "baseline build (source order)"
+    np.testing.assert_allclose(got, numpy_programs.layer(x, w, b), rtol=1e-12)
+    assert got.shape == (7, 3) and got.dtype == np.float64
+    assert [a.role for a in kernel.allocations].count("result") == 1
+
+
+def test_a_tuple_with_a_scalar_comes_back_through_accelerate(no_fallback):
+    x = np.random.default_rng(2).standard_normal((9, 4))
+    _, moments = _native(numpy_programs.moments, {"x": 2})
+    mean, spread = moments(x)
+    want_mean, want_spread = numpy_programs.moments(x)
+    np.testing.assert_allclose(mean, want_mean, rtol=1e-12)
+    assert np.isscalar(spread) and spread == pytest.approx(want_spread, rel=1e-12)
+
+
+def test_float32_stays_float32(no_fallback):
+    x = np.random.default_rng(3).standard_normal(11).astype(np.float32)
+    _, scale = _native(numpy_programs.float32_scale, {"x": 1})
+    got = scale(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, numpy_programs.float32_scale(x))
+
+
+@pytest.mark.parametrize(
+    ("function", "ranks", "temporaries"),
+    [
+        (numpy_programs.shift_right, {"a": 1}, 1),  # reads what an earlier element wrote: a temporary keeps NumPy's meaning
+        (numpy_programs.shift_left, {"a": 1}, 0),  # isl proves every read precedes the write to its element
+        (numpy_programs.smooth_rows, {"A": 2}, 1),
+    ],
+)
+def test_overlapping_slice_updates_read_the_old_values_as_numpy_does(no_fallback, function, ranks, temporaries):
+    kernel, native = _native(function, ranks)
+    assert len(kernel.allocations) == temporaries
+    rng = np.random.default_rng(4)
+    start = rng.standard_normal((13,) * ranks[next(iter(ranks))])
+    want, got = start.copy(), start.copy()
+    function(want)
+    native(got)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_negative_and_strided_slices(no_fallback):
+    a = np.random.default_rng(5).standard_normal(15)
+    b = np.zeros(15)
+    _, reversed_copy = _native(numpy_programs.reversed_copy, {"a": 1, "b": 1})
+    reversed_copy(a, b)
+    np.testing.assert_array_equal(b, a[::-1] * 2.0)
+    _, every_other = _native(numpy_programs.every_other, {"a": 1})
+    np.testing.assert_array_equal(every_other(a[:14].copy()), numpy_programs.every_other(a[:14]))
+
+
+def test_implicit_loops_are_named_by_role_and_shown():
+    kernel = load_kernel(PROGRAMS, "layer", {"x": 2, "w": 2, "b": 1})
+    product = next(s for s in kernel.statements if s.op == "+=")
+    assert product.iterators == ("i", "k", "j")  # the output's i, j; the contraction k inside j's row
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "fragment"),
+    [
+        (numpy_programs.GATHER, 5, "index arrays and boolean masks are not modelled"),
+        ("import numpy as np\n\n\ndef f(a):\n    return a[a > 0]\n", 5, "index arrays and boolean masks are not modelled"),
+        ("def f(a):\n    n = a.shape[0]\n    while n > 1:\n        n = n - 1\n    a[0] = 1.0\n", 3, "`while`"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled"),
+        ("import scipy.special\n\n\ndef f(a):\n    a[:] = scipy.special.erf(a)\n", 5, "module `scipy.special` is unknown"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.einsum('i->i', a)\n", 5, "np.einsum is not modelled"),
+    ],
+)
+def test_out_of_scope_constructs_are_refused_at_their_line(source, line, fragment):
+    report = ingest_source(source, "user.py", {"f": {"a": 1}, "gather": {"a": 1, "idx": 1}})[0]
+    assert not report.analyzable
+    assert report.diagnostics[0].line == line, report.diagnostics
+    assert fragment in report.diagnostics[0].message, report.diagnostics
+
+
+def test_a_slice_refusal_no_longer_blames_a_missing_loop():
+    source = "def f(a, b):\n    a[1:-1] = 0.5 * (b[:-2] + b[2:])\n"
+    assert ingest_source(source, "user.py", {"f": {"a": 1, "b": 1}})[0].analyzable
