@@ -43,6 +43,7 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
+from repoos_agent.model.kernel import ReturnValue, named_results
 from repoos_agent.study.competitors import ToolMeasurement
 
 NUMPY_PEERS = ("numba", "dace", "pythran")
@@ -104,9 +105,23 @@ class NumpyOriginal:
 
     path: str
     function: str
+    results: tuple[tuple[str, bool], ...] = ()  # racing the engine: its names for what the function returns
+    returns_tuple: bool = False
 
     def load(self) -> Callable[[dict[str, object]], object]:
-        return by_name(getattr(_module_at(self.path, "numpy"), self.function), _parameters(self.path, self.function))
+        call = by_name(getattr(_module_at(self.path, "numpy"), self.function), _parameters(self.path, self.function))
+        if not self.results:
+            return call
+        returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
+
+        def named(values: dict[str, object]) -> object:
+            result = call(values)
+            for key in [key for key in values if key.startswith(RETURNED)]:
+                del values[key]
+            values.update(named_results(returns, self.returns_tuple, result))
+            return result
+
+        return named
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.backends import build_baseline, build_native
@@ -36,7 +38,7 @@ from repoos_agent.legality import prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.study.competitors import C_TOOLS, ToolMeasurement, ToolSpec, measure_tool
-from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, NumpyOriginal, compared_outputs, measure_peer
+from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, NumpyOriginal, measure_peer
 from repoos_agent.study.statistics import format_speedup, median
 from repoos_agent.target import Target, resolve_target
 
@@ -299,8 +301,11 @@ def _over_numpy(
             ours = build_baseline(target.kernel, signature)
     except CompileError as error:
         return replace(record, speedup=math.nan, spread=math.nan), ("compile_error", str(error))
-    rules = RaceRules(compared_outputs(path, function, values), PEER_TOLERANCE_SCALE)
-    result = shared_worker().race(NumpyOriginal(path, function), ours, values, rules, config.timeout_s)
+    kernel = target.kernel
+    arrays = [name for name, value in values.items() if isinstance(value, np.ndarray)]
+    outputs = tuple(dict.fromkeys([*arrays, *(r.name for r in kernel.returns)]))
+    original = NumpyOriginal(path, function, tuple((r.name, r.scalar) for r in kernel.returns), kernel.returns_tuple)
+    result = shared_worker().race(original, ours, values, RaceRules(outputs, PEER_TOLERANCE_SCALE), config.timeout_s)
     if result.outcome != "ok" or result.speedup is None:
         return replace(record, speedup=math.nan, spread=math.nan), (result.outcome, result.message)
     return replace(record, speedup=result.speedup, spread=result.candidate.spread), None
