@@ -60,7 +60,7 @@ def _print_json(payload: object) -> None:
 
 
 def command_kernels(args: argparse.Namespace) -> int:
-    kernels = bundled_kernels()
+    kernels = bundled_kernels(None)
     if args.json:
         _print_json([{"name": k.name, "category": k.category, "function": k.function, "sizes": k.sizes} for k in kernels])
         return 0

@@ -88,10 +88,10 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err == "repoos: error: no version: the repoos-agent package is not installed\n"
 
 
-def test_kernels_lists_thirty_with_polybench_names(repoos_command):
+def test_kernels_lists_polybench_and_the_numpy_programs(repoos_command):
     result = run(repoos_command, "kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
-    assert len(names) == 30 and {"jacobi-2d", "floyd-warshall", "2mm"} <= names
+    assert len(names) == 30 + 38 and {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention"} <= names
 
 
 def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):

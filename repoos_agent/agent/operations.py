@@ -151,9 +151,9 @@ class GeneratedCode:
 
 
 def list_kernels() -> KernelCatalog:
-    """The bundled PolyBench kernels, which every target-taking tool accepts by name (e.g. `gemm`, `jacobi-2d`),
-    with their categories and size classes."""
-    kernels = tuple(BundledKernelSummary(k.name, k.category, k.sizes) for k in bundled_kernels())
+    """The bundled kernels, which every target-taking tool accepts by name: PolyBench's (`gemm`, `jacobi-2d`)
+    and the NumPy programs (`numpy:softmax`), with their categories and size classes."""
+    kernels = tuple(BundledKernelSummary(k.name, k.category, k.sizes) for k in bundled_kernels(None))
     return KernelCatalog(kernels, SIZE_CLASSES)
 
 
