@@ -99,14 +99,14 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["kernel", "parameter", "MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"]
-    gemm = lines.index("  gemm            ni           20     60     200   1000        2000")
+    gemm = [line.split() for line in lines].index(["gemm", "ni", "20", "60", "200", "1000", "2000"])
     assert [line.split() for line in lines[gemm + 1 : gemm + 3]] == [
         ["nj", "25", "70", "220", "1100", "2300"],
         ["nk", "30", "80", "240", "1200", "2600"],
     ]
     assert lines[gemm - 1] == "linear-algebra/blas"
     assert ["3mm", "ni", "16", "40", "180", "800", "1600"] in [line.split() for line in lines]
-    assert lines[-1].startswith("30 kernels")
+    assert lines[-1].startswith("68 kernels")
     assert max(len(line) for line in lines) <= 80
 
 

@@ -1,8 +1,8 @@
-"""cavity-flow-pressure: pressure Poisson iterations of a lid-driven cavity, p in place. Modelled on Barba's CFD step 11."""
+"""cavity-flow: pressure Poisson iterations of a lid-driven cavity, p in place. Modelled on Barba's CFD step 11."""
 
 import numpy as np
 
-NAME = "cavity-flow-pressure"
+NAME = "cavity-flow"
 CATEGORY = "cfd"
 SIZES = {
     "MINI": {"nit": 10, "nx": 16, "ny": 16},
@@ -28,7 +28,7 @@ def init(nit: int, nx: int, ny: int) -> dict:
     }
 
 
-def cavity_flow_pressure(nit, rho, dt, dx, dy, u, v, p):
+def cavity_flow(nit, rho, dt, dx, dy, u, v, p):
     # The source term: rho * (divergence / dt - the squared velocity gradients), centred differences.
     b = np.zeros_like(p)
     dudx = (u[1:-1, 2:] - u[1:-1, :-2]) / (2.0 * dx)
