@@ -209,7 +209,8 @@ def command_optimize(args: argparse.Namespace) -> int:
                 result = optimize(target, config, events)
         else:
             result = optimize(target, config, events)
-    contract = _record(args, record_search, target, result, config, near=target.kernel.path)
+    # A NumPy original that beat every schedule stays as it is: nothing is saved to swap in for it.
+    contract = None if result.original_won else _record(args, record_search, target, result, config, near=target.kernel.path)
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -221,6 +222,8 @@ def command_optimize(args: argparse.Namespace) -> int:
             "verified": best.verified if best else "n/a (the identity: the baseline itself)",
         },
         "finish": result.finish,
+        "original_speedup": result.original_speedup,
+        "original_won": result.original_won,
         "machine_busy": result.machine_busy,
         "remeasured": result.remeasured,
         "evaluations": result.evaluations,
@@ -237,7 +240,10 @@ def command_optimize(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(payload)
         return 0
-    print(f"best: {result.schedule or '(identity: the baseline)'}")
+    if result.original_won:
+        print("best: the NumPy original itself (no native schedule beat it; nothing is saved or swapped)")
+    else:
+        print(f"best: {result.schedule or '(identity: the baseline)'}")
     verified = payload["best"]["verified"]
     print(f"  speedup {result.best_speedup:.2f}x ±{result.best_spread:.0%} over the native baseline, z3 verified: {verified}")
     if result.finish:

@@ -48,6 +48,14 @@ class Target:
             raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
         return wanted
 
+    def python_source(self) -> tuple[Path, str] | None:
+        """The file and function name of the Python original, for a race that imports it afresh."""
+        if self.bundled is not None:
+            return self.bundled.path, self.bundled.function
+        if isinstance(self.function, ModuleFunction):
+            return self.function.path, self.function.name
+        return None
+
     @property
     def sizes(self) -> tuple[str, ...]:
         return SIZE_CLASSES if self.bundled is not None else ()

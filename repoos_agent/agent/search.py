@@ -33,8 +33,10 @@ from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
 from repoos_agent.check import fresh_copy
 from repoos_agent.errors import RepoosError
-from repoos_agent.evaluate import Evaluation, evaluate_schedule
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE, Evaluation, evaluate_schedule
 from repoos_agent.measure import time_runs
+from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
@@ -110,6 +112,8 @@ class SearchResult:
     machine_busy: bool = False  # another process held a core during the racing finish
     remeasured: int = 0  # finalists the racing finish timed again because it could not decide on the first look
     finish: str = ""  # how the racing finish decided, in a sentence or two
+    original_speedup: float | None = None  # a NumPy program's original raced in the finish, over the native baseline
+    original_won: bool = False  # ... and was the fastest: nothing beats the user's own code, so it stays
 
     @property
     def schedule(self) -> str:
@@ -292,6 +296,11 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         best, speedup, spread = _best_so_far(leaderboard)
     else:
         best, speedup, spread = finish.winner, finish.speedup, finish.spread
+    original = finish.original if finish else None
+    original_won = original is not None and original[0] > speedup
+    if original_won:
+        assert original is not None
+        best, speedup, spread = None, original[0], original[1]
     kept = not cancelled and incumbent is not None and best is not None and best.schedule == incumbent.schedule
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     races = finish.races if finish else {}
@@ -314,6 +323,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         machine_busy=finish.machine_busy if finish else False,
         remeasured=finish.remeasured if finish else 0,
         finish=finish.note if finish else "",
+        original_speedup=original[0] if original else None,
+        original_won=original_won,
     )
     events.emit(
         Event(
@@ -330,6 +341,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
                 "machine_busy": result.machine_busy,
                 "remeasured": result.remeasured,
                 "finish": result.finish,
+                "original_speedup": result.original_speedup,
+                "original_won": result.original_won,
             },
             tokens=result.tokens,
         )
@@ -469,6 +482,7 @@ class Finish:
     remeasured: int
     note: str
     races: dict[str, Evaluation] = field(default_factory=dict)  # schedule -> its latest re-measurement that counts
+    original: tuple[float, float] | None = None  # a NumPy program's original: speedup over the baseline, spread
 
 
 def _racing_finish(
@@ -520,7 +534,29 @@ def _racing_finish(
     winner = _decide(raced, incumbent, busy)
     stored = incumbent.schedule if incumbent is not None else None
     note = _finish_note(finalists, races, winner, _fastest(raced), stored, busy, remeasured, _undecided(list(races.values())))
-    return Finish(winner[0], winner[1], winner[2], busy, remeasured, note, shown)
+    original = _race_original(target, config) if target.kernel.numpy_program else None
+    if original is not None:
+        verdict = "is kept: it is the fastest" if original[0] > winner[1] else "is slower"
+        note = note.rstrip(".") + f". The NumPy original raced too: {original[0]:.2f}x over the baseline ±{original[1]:.0%}; it {verdict}."
+    return Finish(winner[0], winner[1], winner[2], busy, remeasured, note, shown, original)
+
+
+def _race_original(target: Target, config: SearchConfig) -> tuple[float, float] | None:
+    """The Python (NumPy) original raced against the native baseline on the search's inputs, outputs
+    compared first: its speedup over the baseline and spread, or None when it could not be raced."""
+    source = target.python_source()
+    if source is None:
+        return None
+    kernel = target.kernel
+    values = target.inputs(config.size, config.seed)
+    baseline = build_baseline(kernel, Signature.of_values(kernel, values))
+    results = tuple((r.name, r.scalar) for r in kernel.returns)
+    original = NumpyOriginal(str(source[0]), source[1], results, kernel.returns_tuple)
+    rules = RaceRules(kernel.outputs, REASSOCIATION_TOLERANCE_SCALE, min_repeats=RACE_REPEATS)
+    result = shared_worker().race(baseline, original, values, rules, config.timeout_s)
+    if result.outcome != "ok" or result.speedup is None or result.candidate is None:
+        return None
+    return result.speedup, result.candidate.spread
 
 
 def _fastest(raced: list[tuple[Entry | None, float, float]]) -> tuple[Entry | None, float, float]:

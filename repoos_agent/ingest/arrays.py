@@ -113,6 +113,7 @@ class ArrayLowering:
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
+    emitted: int = 0  # element statements this front-end emitted
     _fresh: count = field(default_factory=count)
 
     # ---- statements ----------------------------------------------------------------------
@@ -132,6 +133,10 @@ class ArrayLowering:
             self.returned(node, Place((), (), (), counter))
         finally:
             self.statement = None
+
+    @property
+    def lowered_any(self) -> bool:
+        return self.emitted > 0
 
     def mentions_arrays(self, node: Node) -> bool:
         """Whether a statement needs this front-end: array locals, whole arrays, slices, `@`, NumPy calls."""
@@ -387,6 +392,7 @@ class ArrayLowering:
         slot = place.counter[0]
         place.counter[0] += 1
         positions = (*place.positions, slot, *([0] * len(order)))
+        self.emitted += 1
         cited = self.statement if self.statement is not None else node
         self.walk.statements.append(RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions))
 

@@ -131,6 +131,9 @@ class ArrayFrontEnd(Protocol):
     returns: list[ReturnValue]
     returns_tuple: bool
 
+    @property
+    def lowered_any(self) -> bool: ...
+
     def mentions_arrays(self, node: Node) -> bool: ...
 
     def lower_assignment(
@@ -733,6 +736,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         else ((ReturnValue(walk.returns),) if walk.returns else ()),
         returns_tuple=front_end.returns_tuple if front_end is not None else False,
         allocations=allocations,
+        numpy_program=front_end is not None and front_end.lowered_any,
         ctx=ctx,
     )
 

@@ -253,6 +253,7 @@ class Kernel:
     ctx: isl.Context = field(repr=False)
     returns_tuple: bool = False  # `return a, b`: the function returns a tuple even of one value
     allocations: tuple[Allocation, ...] = ()
+    numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
 
     @property
     def c_arguments(self) -> tuple[str, ...]:

@@ -27,14 +27,11 @@ import importlib.machinery
 import importlib.util
 import inspect
 import re
-import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
@@ -43,14 +40,12 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
-from repoos_agent.model.kernel import ReturnValue, named_results
+from repoos_agent.measure.original import RETURNED, NumpyOriginal, by_name, module_at, parameters_of, returned_values
 from repoos_agent.study.competitors import ToolMeasurement
 
 NUMPY_PEERS = ("numba", "dace", "pythran")
 PEER_TOLERANCE_SCALE = 100.0
 """As `evaluate.REASSOCIATION_TOLERANCE_SCALE`: float64 to 1e-7, float32 to 1e-2 (normwise)."""
-RETURNED = "returned"
-"""Returned values join the compared outputs under this name (`returned[0]`, `returned[1]` for a tuple)."""
 PYTHRAN_FLAGS = ("-O3", "-march=native", "-DUSE_XSIMD", "-fopenmp")
 """Pythran's documented flags for speed: vectorized NumPy expressions, OpenMP."""
 DACE_DROPPED_FLAGS = ("-ffast-math",)
@@ -60,68 +55,6 @@ set flush-to-zero for every kernel timed there after it (the NumPy original and 
 
 class PeerUnsupported(RepoosError):
     """A peer's compiler refused the program: the reason is the peer's own, on one line."""
-
-
-def returned_values(result: object) -> dict[str, object]:
-    """A call's return as named outputs: none, `returned`, or `returned[i]` for each item of a tuple."""
-    if result is None:
-        return {}
-    if isinstance(result, tuple):
-        return {f"{RETURNED}[{index}]": item for index, item in enumerate(result)}
-    return {RETURNED: result}
-
-
-def by_name(function: Callable[..., object], order: list[str]) -> Callable[[dict[str, object]], object]:
-    """`function` as the worker calls a contender: arguments by name; returns stored beside them for comparison."""
-
-    def call(values: dict[str, object]) -> object:
-        result = function(*(values[name] for name in order))
-        values.update(returned_values(result))
-        return result
-
-    return call
-
-
-@cache
-def _module_at(path: str, tag: str) -> ModuleType:
-    """The kernel's module imported afresh under a name of its own (a peer rewrites its functions in place)."""
-    name = f"repoos_{tag}_{Path(path).stem}_{hashlib.sha256(path.encode()).hexdigest()[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise RepoosError(f"{path}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _parameters(path: str, function: str) -> list[str]:
-    return list(inspect.signature(getattr(_module_at(path, "numpy"), function)).parameters)
-
-
-@dataclass(frozen=True)
-class NumpyOriginal:
-    """The NumPy kernel itself, the reference its peers race (loaded in the measurement worker)."""
-
-    path: str
-    function: str
-    results: tuple[tuple[str, bool], ...] = ()  # racing the engine: its names for what the function returns
-    returns_tuple: bool = False
-
-    def load(self) -> Callable[[dict[str, object]], object]:
-        call = by_name(getattr(_module_at(self.path, "numpy"), self.function), _parameters(self.path, self.function))
-        if not self.results:
-            return call
-        returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
-
-        def named(values: dict[str, object]) -> object:
-            result = call(values)
-            for key in [key for key in values if key.startswith(RETURNED)]:
-                del values[key]
-            values.update(named_results(returns, self.returns_tuple, result))
-            return result
-
-        return named
 
 
 @dataclass(frozen=True)
@@ -135,13 +68,13 @@ class NumbaPeer:
         import numba
         from numba.core.errors import NumbaPerformanceWarning
 
-        module = _module_at(self.path, "numba")
+        module = module_at(self.path, "numba")
         for name, value in list(vars(module).items()):
             if inspect.isfunction(value) and value.__module__ == module.__name__:
                 setattr(module, name, numba.njit(parallel=True)(value))
         # parallel=True on code Numba cannot parallelize only warns; it runs serially.
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        return by_name(getattr(module, self.function), _parameters(self.path, self.function))
+        return by_name(getattr(module, self.function), parameters_of(self.path, self.function))
 
 
 @dataclass(frozen=True)
@@ -264,6 +197,8 @@ def _build_numba(path: str, function: str, values: Mapping[str, object]) -> Numb
             call(fresh_copy(values))
     except (NumbaError, ImportError) as error:  # ImportError: `@` and np.linalg without SciPy
         raise PeerUnsupported(_numba_reason(str(error))) from None
+    except Exception as error:  # Numba's own run-time failures (a parfor's size assertion on broadcasting)
+        raise PeerUnsupported(f"{type(error).__name__}: {_numba_reason(str(error))}") from None
     return peer
 
 
@@ -281,7 +216,7 @@ def _build_dace(path: str, function: str, values: Mapping[str, object]) -> DaceP
     import dace
     from dace.transformation.auto.auto_optimize import auto_optimize
 
-    original = getattr(_module_at(path, "dace"), function)
+    original = getattr(module_at(path, "dace"), function)
     folder = _peer_folder("dace", path, function, values, dace.__version__)
     if (folder / "build").is_dir() and any((folder / "build").glob("lib*.so")):
         return DacePeer(str(folder))
@@ -350,7 +285,7 @@ def _build_pythran(path: str, function: str, values: Mapping[str, object]) -> Py
     folder = _peer_folder("pythran", path, function, values, pythran.__version__, source)
     module = f"repoos_pythran_{folder.name.replace('-', '_')}"
     library = folder / f"{module}.so"
-    order = tuple(_parameters(path, function))
+    order = tuple(parameters_of(path, function))
     if library.exists():
         return PythranPeer(str(library), module, function, order)
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,86 @@
+"""The Python original as a race contender: loaded in the measurement worker, called with the
+arguments by name, what it returns kept beside them so that outputs compare.
+
+The NumPy kernels' peers race it in `repoos eval`, and the search's racing finish races it
+against a NumPy program's winner, so that no kernel is ever slower than the user's own code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from repoos_agent.errors import RepoosError
+from repoos_agent.model.kernel import ReturnValue, named_results
+
+RETURNED = "returned"
+"""Returned values join the compared outputs under this name (`returned[0]`, `returned[1]` for a tuple)."""
+
+
+def returned_values(result: object) -> dict[str, object]:
+    """A call's return as named outputs: none, `returned`, or `returned[i]` for each item of a tuple."""
+    if result is None:
+        return {}
+    if isinstance(result, tuple):
+        return {f"{RETURNED}[{index}]": item for index, item in enumerate(result)}
+    return {RETURNED: result}
+
+
+def by_name(function: Callable[..., object], order: list[str]) -> Callable[[dict[str, object]], object]:
+    """`function` as the worker calls a contender: arguments by name; returns stored beside them for comparison."""
+
+    def call(values: dict[str, object]) -> object:
+        result = function(*(values[name] for name in order))
+        values.update(returned_values(result))
+        return result
+
+    return call
+
+
+@cache
+def module_at(path: str, tag: str) -> ModuleType:
+    """The kernel's module imported afresh under a name of its own (a peer rewrites its functions in place)."""
+    name = f"repoos_{tag}_{Path(path).stem}_{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RepoosError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def parameters_of(path: str, function: str) -> list[str]:
+    return list(inspect.signature(getattr(module_at(path, "numpy"), function)).parameters)
+
+
+@dataclass(frozen=True)
+class NumpyOriginal:
+    """The NumPy kernel itself, the reference its peers race (loaded in the measurement worker)."""
+
+    path: str
+    function: str
+    results: tuple[tuple[str, bool], ...] = ()  # racing the engine: its names for what the function returns
+    returns_tuple: bool = False
+
+    def load(self) -> Callable[[dict[str, object]], object]:
+        call = by_name(getattr(module_at(self.path, "numpy"), self.function), parameters_of(self.path, self.function))
+        if not self.results:
+            return call
+        returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
+
+        def named(values: dict[str, object]) -> object:
+            result = call(values)
+            for key in [key for key in values if key.startswith(RETURNED)]:
+                del values[key]
+            values.update(named_results(returns, self.returns_tuple, result))
+            return result
+
+        return named
