@@ -7,6 +7,8 @@ float32 by up to about 1e-6 relative, under the float32 tolerance of 1e-4.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,28 @@ def test_out_of_scope_constructs_are_refused_at_their_line(source, line, fragmen
 def test_a_slice_refusal_no_longer_blames_a_missing_loop():
     source = "def f(a, b):\n    a[1:-1] = 0.5 * (b[:-2] + b[2:])\n"
     assert ingest_source(source, "user.py", {"f": {"a": 1, "b": 1}})[0].analyzable
+
+
+def test_the_numpy_original_races_the_winner_and_is_reported():
+    from repoos_agent.agent.events import EventStream
+    from repoos_agent.agent.search import SearchConfig, optimize
+
+    events = EventStream()
+    result = optimize(resolve_target("numpy:softmax"), SearchConfig(iters=1, candidates=2, size="SMALL"), events)
+    assert result.original_speedup is not None and result.original_speedup > 0
+    assert "The NumPy original raced too" in result.finish
+    finished = next(e for e in events.events if e.kind == "run_finished")
+    assert finished.detail["original_won"] == result.original_won
+    if result.original_won:  # the user's own code stays: no schedule is reported as the winner
+        assert result.best is None
+
+
+def test_the_heuristic_fuses_a_softmax_into_its_row_loop():
+    from repoos_agent.agent.heuristic import HeuristicProposer
+
+    target = resolve_target("numpy:softmax")
+    proposer = HeuristicProposer(target.kernel, extents=target.kernel.parameter_values(target.inputs("SMALL")))
+    fused = [idea.schedule for idea in proposer.ideas if "fuse(" in idea.schedule and "parallelize(i)" in idea.schedule]
+    assert fused, [idea.schedule for idea in proposer.ideas]
+    statements = [s.name for s in target.kernel.statements]
+    assert all(f"fuse({a}, {b}, 1)" in fused[0] for a, b in itertools.pairwise(statements))  # max, exp, sum, divide: one row

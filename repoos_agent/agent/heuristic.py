@@ -32,6 +32,10 @@ STRIP_WIDTHS = (128, 512)
 """Strip widths of a parallel innermost loop: a few strips per core at MEDIUM, whole cache lines always."""
 
 
+MAX_FUSED_STATEMENTS = 40
+"""Fusion tries each statement against the one before it: one proof per try, so a long program costs seconds."""
+
+
 @dataclass(frozen=True)
 class Idea:
     """A schedule and why it might help; `score` orders ideas before anything is measured."""
@@ -135,6 +139,7 @@ class HeuristicProposer:
         if not parallel:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         candidates += self._time_tilings()
+        candidates += self._fusions()
         innermost = self._vectorizable()
         if parallel:
             base = "; ".join(parallel)
@@ -142,6 +147,33 @@ class HeuristicProposer:
         candidates += [Idea(f"unroll({loop}, 4)", 0.2, "unrolled innermost loop") for loop in self._innermost()[:1]]
         legal = [c for c in candidates if self._legal(c.schedule)]
         return sorted(legal, key=lambda c: -c.score)
+
+    def _fusions(self) -> list[Idea]:
+        """Producer into consumer, in source order, each at the deepest depth legality allows: what a
+        performance engineer does to NumPy code. An elementwise chain becomes one loop nest; a softmax's
+        max, exp, sum and divide share the row loop, so each row's temporaries stay in cache; then the
+        fused outer loops run on all cores."""
+        statements = [s for s in self.kernel.statements if s.loops]
+        if not self.kernel.numpy_program or not 1 < len(statements) <= MAX_FUSED_STATEMENTS:
+            return []
+        parts: list[str] = []
+        previous = statements[0]
+        for statement in statements[1:]:
+            for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
+                text = f"fuse({previous.name}, {statement.name}, {depth})"
+                if self._legal(_joined(*parts, text)):
+                    parts.append(text)
+                    break
+            previous = statement
+        if not parts:
+            return []
+        fused = _joined(*parts)
+        marks = self._parallel_marks(prefix=fused)
+        ideas = [Idea(fused, 1.0, "producers fused into their consumers: temporaries stay in cache")]
+        if marks:
+            reason = "producers fused into their consumers, the fused outer loops on all cores"
+            ideas.append(Idea(_joined(fused, *marks), 2.6, reason))
+        return ideas
 
     def _parallel_marks(self, prefix: str = "") -> list[str]:
         """`parallelize` for every outermost loop that carries no dependence (after `prefix`)."""

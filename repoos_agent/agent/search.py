@@ -537,7 +537,8 @@ def _racing_finish(
     original = _race_original(target, config) if target.kernel.numpy_program else None
     if original is not None:
         verdict = "is kept: it is the fastest" if original[0] > winner[1] else "is slower"
-        note = note.rstrip(".") + f". The NumPy original raced too: {original[0]:.2f}x over the baseline ±{original[1]:.0%}; it {verdict}."
+        raced_too = f"The NumPy original raced too: {original[0]:.2f}x over the baseline ±{original[1]:.0%}; it {verdict}."
+        note = note.rstrip(".") + ". " + raced_too
     return Finish(winner[0], winner[1], winner[2], busy, remeasured, note, shown, original)
 
 
