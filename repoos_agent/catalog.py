@@ -63,6 +63,19 @@ def bundled_kernels(suite: str | None = "polybench") -> tuple[BundledKernel, ...
     return tuple(sorted(found, key=lambda k: (SUITES.index(k.suite), k.category, k.name)))
 
 
+def bundled_ranks(path: str | Path) -> dict[str, dict[str, int]] | None:
+    """The array ranks of the bundled kernel defined in `path`, by function, for ingesting the file
+    alone (NumPy code need not spell its ranks out); None for any other file."""
+    try:
+        wanted = Path(path).resolve()
+    except OSError:
+        return None
+    for kernel in bundled_kernels(None):
+        if kernel.path.resolve() == wanted:
+            return {kernel.function: kernel.ranks()}
+    return None
+
+
 def find_bundled(name: str) -> BundledKernel:
     """The kernel called `name` (`jacobi-2d`, `jacobi_2d`, `numpy:gemm`), or an error that suggests near names."""
     wanted = name.strip().lower().replace("_", "-")

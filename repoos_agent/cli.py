@@ -18,7 +18,7 @@ from repoos_agent.agent.search_record import record_search
 from repoos_agent.agent.search_report import backend_spec, leaderboard_rows
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, bundled_ranks
 from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
@@ -90,7 +90,7 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 
 def command_ingest(args: argparse.Namespace) -> int:
-    reports = ingest_file(args.path)
+    reports = ingest_file(args.path, bundled_ranks(args.path))
     _record(args, record_ingest, args.path, reports, near=args.path)
     functions = describe_ingest(args.path, reports).functions
     if args.json:

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, bundled_ranks
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
@@ -162,7 +162,7 @@ def ingest(path: PythonFile) -> IngestReport:
     why the others cannot (line and column), their loops and statement labels.
 
     Pass an analyzable function's `target` (`path.py:function`) to analyze, check_legality, evaluate, optimize or show_code."""
-    return describe_ingest(path, ingest_file(path))
+    return describe_ingest(path, ingest_file(path, bundled_ranks(path)))
 
 
 def describe_ingest(path: str, reports: list[FunctionReport]) -> IngestReport:

@@ -47,6 +47,12 @@ CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_lik
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
 CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
 NUMPY = ("np", "numpy")
+REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
+"""What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
+RANK_HINT = (
+    " (an argument's rank comes from the call's values, e.g. `repoos check FILE:FUNCTION --arg x=float64[n,m]`,"
+    " or from `n, m = x.shape` in the source)"
+)
 ARRAY_OPERATORS = ("+", "-", "*", "/", "//", "%", "**")
 UNSUPPORTED = {
     "einsum": "np.einsum is not modelled; write the contraction with `@` or a reduction",
@@ -394,7 +400,7 @@ class ArrayLowering:
         positions = (*place.positions, slot, *([0] * len(order)))
         self.emitted += 1
         cited = self.statement if self.statement is not None else node
-        self.walk.statements.append(RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions))
+        self.walk.statements.append(RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True))
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
         taken = (
@@ -1037,7 +1043,8 @@ class ArrayLowering:
             except ValueError:
                 raise Refusal(item, f"axis `{text(item)}` must be an integer constant") from None
             if not -rank <= value < rank:
-                raise Refusal(item, f"axis {value} is out of range for an array of rank {rank}")
+                hint = RANK_HINT if rank == 0 else ""
+                raise Refusal(item, f"axis {value} is out of range for an array of rank {rank}{hint}")
             axes.append(value % rank)
         return tuple(sorted(set(axes)))
 
@@ -1083,7 +1090,7 @@ class ArrayLowering:
         )
         dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)
         reads = _arrays_read(operand)
-        target, direct = self._output(out_shape, dtype, into, name, node, reads, place)
+        target, direct = self._output(out_shape, dtype, into, name or REDUCTION_NAMES[kind], node, reads, place)
         out_positions = {d: (d if keepdims else kept.index(d)) for d in kept}
         # loops: kept dims are output dims; reduced dims follow, in the operand's own order
         reduced = [(operand.shape[d], 0) for d in axes]
@@ -1148,12 +1155,12 @@ class ArrayLowering:
                 node, f"`{text(node)[:60]}`: products of arrays of rank {left.rank} and {right.rank} are not modelled (1 or 2)"
             )
         if left.rank == 0 or right.rank == 0:
-            raise Refusal(node, "`@` of a scalar: use `*`")
+            raise Refusal(node, "`@` of a scalar: use `*`" + RANK_HINT)
         contraction = left.shape[-1]
         out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
         dtype = left.dtype.merged(right.dtype)
         reads = _arrays_read(left) | _arrays_read(right)
-        target, direct = self._output(out_shape, dtype, into, name, node, reads, place)
+        target, direct = self._output(out_shape, dtype, into, name or "product", node, reads, place)
         rows = 1 if left.rank == 2 else 0
         out_rank = len(out_shape)
 

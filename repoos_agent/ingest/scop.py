@@ -30,6 +30,7 @@ from repoos_agent.model.expr import (
     Unary,
     array_refs,
     names,
+    shown,
 )
 from repoos_agent.model.kernel import (
     Access,
@@ -100,6 +101,7 @@ class RawStatement:
     op: str
     value: Expr
     positions: tuple[int, ...]
+    lowered: bool = False  # made by the array front-end from a NumPy statement: shown in its element form
 
 
 @dataclass
@@ -707,7 +709,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
                 name=statement_name,
                 line=where_node.line,
                 column=where_node.column,
-                text=" ".join(text(raw.node).split()),
+                text=_statement_text(raw),
                 loops=raw.loops,
                 guards=raw.guards,
                 target=raw.target,
@@ -739,6 +741,14 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         numpy_program=front_end is not None and front_end.lowered_any,
         ctx=ctx,
     )
+
+
+def _statement_text(raw: RawStatement) -> str:
+    """The statement as written, or for a lowered NumPy statement its element form and where it came from."""
+    source = " ".join(text(raw.node).split())
+    if not raw.lowered:
+        return source
+    return f"{shown(raw.target)} {raw.op} {shown(raw.value)}   # {source}"
 
 
 def _access(

@@ -96,3 +96,26 @@ def names(expr: Expr) -> list[str]:
     if isinstance(expr, Choice):
         return names(expr.test) + names(expr.then) + names(expr.otherwise)
     return []
+
+
+def shown(expr: Expr | ArrayRef) -> str:
+    """Python-like text of an element expression, as `repoos ingest` shows a lowered NumPy statement."""
+    if isinstance(expr, Number):
+        return repr(expr.value)
+    if isinstance(expr, Name):
+        return expr.name
+    if isinstance(expr, ArrayRef):
+        return f"{expr.array}[{', '.join(str(i) for i in expr.indices)}]"
+    if isinstance(expr, Unary):
+        return f"{expr.op}{' ' if expr.op == 'not' else ''}{_operand(expr.operand)}"
+    if isinstance(expr, Binary):
+        return f"{_operand(expr.left)} {expr.op} {_operand(expr.right)}"
+    if isinstance(expr, Call):
+        prefix = f"{expr.module}." if expr.module else ""
+        return f"{prefix}{expr.function}({', '.join(shown(a) for a in expr.args)})"
+    return f"{_operand(expr.then)} if {_operand(expr.test)} else {_operand(expr.otherwise)}"
+
+
+def _operand(expr: Expr) -> str:
+    text = shown(expr)
+    return f"({text})" if isinstance(expr, (Binary, Choice)) else text
