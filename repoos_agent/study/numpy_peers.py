@@ -14,6 +14,13 @@ inputs as the reference: its returned values and every array argument are compar
 (`incorrect` beyond tolerance, never timed as a win), then the two are timed interleaved
 under the measurement lock. A peer whose package is not installed is `missing`.
 
+Each loaded side is a `TeamSizedCall`: the race sizes its threads to the cores it found free, as it
+does the engine's OpenMP team (`NativeKernel.set_team`): Numba through `numba.set_num_threads`, DaCe
+and Pythran through `omp_set_num_threads` of the OpenMP runtime their library links (Pythran's links
+none: it parallelizes only code annotated with `omp` comments, so its threads are scipy-openblas's,
+sized through that library's own setter), the NumPy original's BLAS through threadpoolctl when that
+is installed. It is not a dependency: without it NumPy's BLAS keeps its own count, a thread per core.
+
 The tolerance is the engine's own for reassociated reductions (`REASSOCIATION_TOLERANCE_SCALE`
 on `measure.compare.TOLERANCES`: normwise 1e-7 for float64, 1e-2 for float32): a peer sums in
 another order (BLAS, parallel reductions) as a reassociating schedule does.
@@ -22,6 +29,7 @@ another order (BLAS, parallel reductions) as a reassociating schedule does.
 from __future__ import annotations
 
 import ast
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -39,7 +47,7 @@ from types import ModuleType
 import numpy as np
 
 from repoos_agent.backends.cc import cache_dir, engine_work
-from repoos_agent.backends.library import NativeKernel
+from repoos_agent.backends.library import NativeKernel, openmp_team_setter
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
@@ -82,6 +90,52 @@ def by_name(function: Callable[..., object], order: list[str]) -> Callable[[dict
     return call
 
 
+@dataclass(frozen=True)
+class TeamSizedCall:
+    """A loaded contender as the worker races it: called with the arguments by name; `set_team(threads)`
+    runs its next calls on that many threads where its runtime lets one say so (a no-op where not)."""
+
+    call: Callable[[dict[str, object]], object]
+    team_setters: tuple[Callable[[int], None], ...] = ()
+
+    def __call__(self, values: dict[str, object]) -> object:
+        return self.call(values)
+
+    def set_team(self, threads: int) -> None:
+        for setter in self.team_setters:
+            setter(max(1, int(threads)))
+
+
+def _library_team(path: str) -> tuple[Callable[[int], None], ...]:
+    """The OpenMP team setter of the runtime the shared library at `path` links (already loaded: the same handle)."""
+    setter = openmp_team_setter(ctypes.CDLL(path))
+    return (setter,) if setter is not None else ()
+
+
+def _blas_team() -> tuple[Callable[[int], None], ...]:
+    """threadpoolctl's limit on the BLAS libraries loaded in this process, when threadpoolctl is installed."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return ()
+    controller = ThreadpoolController()
+    return (lambda threads: controller.limit(limits=threads, user_api="blas"),)
+
+
+def _scipy_openblas_team() -> tuple[Callable[[int], None], ...]:
+    """scipy-openblas's own thread setter (its pthreads pool runs a Pythran peer's `@`), when it is installed."""
+    if not peer_installed("scipy_openblas64"):
+        return ()
+    import scipy_openblas64
+
+    setter = getattr(scipy_openblas64.dll, "scipy_openblas_set_num_threads64_", None)
+    if setter is None:
+        return ()
+    setter.restype = None
+    setter.argtypes = [ctypes.c_int]
+    return (setter,)
+
+
 @cache
 def _module_at(path: str, tag: str) -> ModuleType:
     """The kernel's module imported afresh under a name of its own (a peer rewrites its functions in place)."""
@@ -108,10 +162,10 @@ class NumpyOriginal:
     results: tuple[tuple[str, bool], ...] = ()  # racing the engine: its names for what the function returns
     returns_tuple: bool = False
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         call = by_name(getattr(_module_at(self.path, "numpy"), self.function), _parameters(self.path, self.function))
         if not self.results:
-            return call
+            return TeamSizedCall(call, _blas_team())
         returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
 
         def named(values: dict[str, object]) -> object:
@@ -121,7 +175,7 @@ class NumpyOriginal:
             values.update(named_results(returns, self.returns_tuple, result))
             return result
 
-        return named
+        return TeamSizedCall(named, _blas_team())
 
 
 @dataclass(frozen=True)
@@ -131,7 +185,7 @@ class NumbaPeer:
     path: str
     function: str
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         import numba
         from numba.core.errors import NumbaPerformanceWarning
 
@@ -141,7 +195,9 @@ class NumbaPeer:
                 setattr(module, name, numba.njit(parallel=True)(value))
         # parallel=True on code Numba cannot parallelize only warns; it runs serially.
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        return by_name(getattr(module, self.function), _parameters(self.path, self.function))
+        call = by_name(getattr(module, self.function), _parameters(self.path, self.function))
+        # Numba's pool has NUMBA_NUM_THREADS threads (a core each unless set); a team cannot outgrow it.
+        return TeamSizedCall(call, (lambda threads: numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS)),))
 
 
 @dataclass(frozen=True)
@@ -150,7 +206,7 @@ class DacePeer:
 
     folder: str
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         import dace
         from dace.sdfg.utils import load_precompiled_sdfg
 
@@ -163,7 +219,7 @@ class DacePeer:
             values.update(returned_values(result))
             return result
 
-        return call
+        return TeamSizedCall(call, _library_team(compiled.filename))
 
 
 @dataclass(frozen=True)
@@ -175,14 +231,15 @@ class PythranPeer:
     function: str
     order: tuple[str, ...]
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         loader = importlib.machinery.ExtensionFileLoader(self.module, self.library)
         spec = importlib.util.spec_from_file_location(self.module, self.library, loader=loader)
         if spec is None:
             raise RepoosError(f"{self.library}: cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
-        return by_name(getattr(module, self.function), list(self.order))
+        call = by_name(getattr(module, self.function), list(self.order))
+        return TeamSizedCall(call, _library_team(self.library) + _scipy_openblas_team())
 
 
 Peer = NumbaPeer | DacePeer | PythranPeer
