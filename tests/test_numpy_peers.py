@@ -153,6 +153,8 @@ def test_the_numpy_original_takes_a_team_without_threadpoolctl_too():
 @pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (scripts/setup-peers)")
 def test_a_dace_peer_runs_on_the_team_the_race_sizes():
     """`omp_set_num_threads` reaches the OpenMP runtime DaCe's library links."""
+    import dace
+
     rng = np.random.default_rng(2)
     peer = build_peer("dace", PATH, "jacobi_step", {"A": rng.random((64, 64)), "B": rng.random((64, 64))})
     call = peer.load()
@@ -161,6 +163,11 @@ def test_a_dace_peer_runs_on_the_team_the_race_sizes():
     for team in (1, 2):
         call.set_team(team)
         assert threads() == team
+    from dace.transformation.auto.auto_optimize import find_fast_library
+
+    if "OpenBLAS" in find_fast_library(dace.DeviceType.CPU):  # `@` calls OpenBLAS, on its own threads
+        matmul = build_peer("dace", PATH, "stats", {"A": rng.random((30, 20)), "alpha": 1.5})
+        assert len(matmul.load().team_setters) == 2
 
 
 @pytest.mark.slow

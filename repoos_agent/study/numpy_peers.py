@@ -16,7 +16,8 @@ under the measurement lock. A peer whose package is not installed is `missing`.
 
 Each loaded side is a `TeamSizedCall`: the race sizes its threads to the cores it found free, as it
 does the engine's OpenMP team (`NativeKernel.set_team`): Numba through `numba.set_num_threads`, DaCe
-and Pythran through `omp_set_num_threads` of the OpenMP runtime their library links (Pythran's links
+and Pythran through `omp_set_num_threads` of the OpenMP runtime their library links (and DaCe's
+OpenBLAS through `openblas_set_num_threads`, where it calls BLAS for `@`; Pythran's links
 none: it parallelizes only code annotated with `omp` comments, so its threads are scipy-openblas's,
 sized through that library's own setter), the NumPy original's BLAS through threadpoolctl when that
 is installed. It is not a dependency: without it NumPy's BLAS keeps its own count, a thread per core.
@@ -107,9 +108,16 @@ class TeamSizedCall:
 
 
 def _library_team(path: str) -> tuple[Callable[[int], None], ...]:
-    """The OpenMP team setter of the runtime the shared library at `path` links (already loaded: the same handle)."""
-    setter = openmp_team_setter(ctypes.CDLL(path))
-    return (setter,) if setter is not None else ()
+    """The thread setters of the runtimes the shared library at `path` links (already loaded: the same
+    handle): OpenMP's `omp_set_num_threads`, and OpenBLAS's (DaCe's BLAS calls run on its pthreads)."""
+    handle = ctypes.CDLL(path)
+    setters = [openmp_team_setter(handle)]
+    blas = getattr(handle, "openblas_set_num_threads", None)
+    if blas is not None:
+        blas.restype = None
+        blas.argtypes = [ctypes.c_int]
+        setters.append(blas)
+    return tuple(setter for setter in setters if setter is not None)
 
 
 def _blas_team() -> tuple[Callable[[int], None], ...]:
@@ -336,10 +344,12 @@ def _numba_reason(message: str) -> str:
 
 def _build_dace(path: str, function: str, values: Mapping[str, object]) -> DacePeer:
     import dace
-    from dace.transformation.auto.auto_optimize import auto_optimize
+    from dace.transformation.auto.auto_optimize import auto_optimize, find_fast_library
 
     original = getattr(_module_at(path, "dace"), function)
-    folder = _peer_folder("dace", path, function, values, dace.__version__)
+    # The libraries DaCe found (OpenBLAS, MKL or neither) decide how it builds `@`: part of the build's name.
+    libraries = ",".join(find_fast_library(dace.DeviceType.CPU))
+    folder = _peer_folder("dace", path, function, values, dace.__version__, libraries)
     if (folder / "build").is_dir() and any((folder / "build").glob("lib*.so")):
         return DacePeer(str(folder))
     flags = dace.Config.get("compiler", "cpu", "args")
