@@ -14,6 +14,7 @@ import repoos_agent
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.model.kernel import DtypeRule
 from repoos_agent.runtime.swap import SwapFallbackWarning
 from repoos_agent.target import resolve_target
 
@@ -136,3 +137,12 @@ def test_out_of_scope_constructs_are_refused_at_their_line(source, line, fragmen
 def test_a_slice_refusal_no_longer_blames_a_missing_loop():
     source = "def f(a, b):\n    a[1:-1] = 0.5 * (b[:-2] + b[2:])\n"
     assert ingest_source(source, "user.py", {"f": {"a": 1, "b": 1}})[0].analyzable
+
+
+def test_python_literals_are_weak_under_numpy_1_too():
+    """NEP 50, whatever NumPy's version: 1.x's result_type alone would give int8 for uint8, int8 and 0."""
+    assert DtypeRule(("a", "b", "<int>")).resolve({"a": "uint8", "b": "int8"}, {}) == "int16"
+    assert DtypeRule(("x", "<float>")).resolve({"x": "float32"}, {}) == "float32"
+    assert DtypeRule(("x", "<float>")).resolve({"x": "int32"}, {}) == "float64"
+    assert DtypeRule(("x", "<int>")).resolve({"x": "bool"}, {}) == "int64"
+    assert DtypeRule(("s",)).resolve({}, {"s": "float"}) == "float64"
