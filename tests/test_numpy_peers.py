@@ -111,7 +111,7 @@ def test_a_kernel_the_engine_refuses_is_reported_with_its_peers(tmp_path: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (pip install -e '.[peers]')")
+@pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (scripts/setup-peers)")
 def test_dace_builds_a_stencil_and_a_tuple_return():
     rng = np.random.default_rng(2)
     stencil = measure_peer("dace", PATH, "jacobi_step", {"A": rng.random((64, 64)), "B": rng.random((64, 64))}, 300)
@@ -121,7 +121,7 @@ def test_dace_builds_a_stencil_and_a_tuple_return():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not peer_installed("pythran"), reason="pythran is not installed (pip install -e '.[peers]')")
+@pytest.mark.skipif(not peer_installed("pythran"), reason="pythran is not installed (scripts/setup-peers)")
 def test_pythran_builds_a_helper_call_and_a_tuple_return():
     in_place = measure_peer("pythran", PATH, "row_scale", small_inputs(), 300)
     assert in_place.status == "ok", in_place.message

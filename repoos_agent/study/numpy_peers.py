@@ -283,7 +283,7 @@ def measure_peer(
 
     `outputs` are the names compared: by default every array argument and whatever the original returns."""
     if not peer_installed(tool):
-        return ToolMeasurement(tool, "missing", f"{tool} is not installed (pip install 'repoos-agent[peers]')")
+        return ToolMeasurement(tool, "missing", f"{tool} is not installed (scripts/setup-peers, then run from .venv-peers)")
     reference = reference or NumpyOriginal(path, function)
     outputs = outputs if outputs is not None else compared_outputs(path, function, values)
     start = time.perf_counter()
