@@ -16,6 +16,7 @@ import repoos_agent
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.model.kernel import DtypeRule
 from repoos_agent.runtime.swap import SwapFallbackWarning
 from repoos_agent.target import resolve_target
 
@@ -163,3 +164,12 @@ def test_the_heuristic_fuses_a_softmax_into_its_row_loop():
     assert fused, [idea.schedule for idea in proposer.ideas]
     statements = [s.name for s in target.kernel.statements]
     assert all(f"fuse({a}, {b}, 1)" in fused[0] for a, b in itertools.pairwise(statements))  # max, exp, sum, divide: one row
+
+
+def test_python_literals_are_weak_under_numpy_1_too():
+    """NEP 50, whatever NumPy's version: 1.x's result_type alone would give int8 for uint8, int8 and 0."""
+    assert DtypeRule(("a", "b", "<int>")).resolve({"a": "uint8", "b": "int8"}, {}) == "int16"
+    assert DtypeRule(("x", "<float>")).resolve({"x": "float32"}, {}) == "float32"
+    assert DtypeRule(("x", "<float>")).resolve({"x": "int32"}, {}) == "float64"
+    assert DtypeRule(("x", "<int>")).resolve({"x": "bool"}, {}) == "int64"
+    assert DtypeRule(("s",)).resolve({}, {"s": "float"}) == "float64"

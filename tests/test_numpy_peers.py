@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import ctypes
 import json
 import math
 from pathlib import Path
@@ -14,7 +15,9 @@ from repoos_agent.catalog import BundledKernel
 from repoos_agent.study import StudyConfig, ToolSpec, summarize, write_outputs
 from repoos_agent.study.competitors import parse_tools
 from repoos_agent.study.numpy_peers import (
+    NumbaPeer,
     NumpyOriginal,
+    build_peer,
     measure_peer,
     peer_installed,
     pythran_source,
@@ -108,7 +111,7 @@ def test_a_kernel_the_engine_refuses_is_reported_with_its_peers(tmp_path: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (pip install -e '.[peers]')")
+@pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (scripts/setup-peers)")
 def test_dace_builds_a_stencil_and_a_tuple_return():
     rng = np.random.default_rng(2)
     stencil = measure_peer("dace", PATH, "jacobi_step", {"A": rng.random((64, 64)), "B": rng.random((64, 64))}, 300)
@@ -118,10 +121,63 @@ def test_dace_builds_a_stencil_and_a_tuple_return():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not peer_installed("pythran"), reason="pythran is not installed (pip install -e '.[peers]')")
+@pytest.mark.skipif(not peer_installed("pythran"), reason="pythran is not installed (scripts/setup-peers)")
 def test_pythran_builds_a_helper_call_and_a_tuple_return():
     in_place = measure_peer("pythran", PATH, "row_scale", small_inputs(), 300)
     assert in_place.status == "ok", in_place.message
     rng = np.random.default_rng(3)
     returned = measure_peer("pythran", PATH, "stats", {"A": rng.random((30, 20)), "alpha": 1.5}, 300)
     assert returned.status == "ok", returned.message
+
+
+def test_a_numba_peer_runs_on_the_team_the_race_sizes():
+    """As the engine's OpenMP team: one thread on a machine with one free core, never more than Numba's pool."""
+    import numba
+
+    call = NumbaPeer(PATH, "row_sums").load()
+    call.set_team(1)
+    assert numba.get_num_threads() == 1
+    call.set_team(10_000)
+    assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+
+
+def test_the_numpy_original_takes_a_team_without_threadpoolctl_too():
+    call = NumpyOriginal(PATH, "row_sums").load()
+    call.set_team(1)  # sizes NumPy's BLAS when threadpoolctl is installed; otherwise nothing to size
+    values = {"A": small_inputs()["A"]}
+    call(values)
+    assert np.allclose(values["returned"], small_inputs()["A"].sum(axis=1))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not peer_installed("dace"), reason="dace is not installed (scripts/setup-peers)")
+def test_a_dace_peer_runs_on_the_team_the_race_sizes():
+    """`omp_set_num_threads` reaches the OpenMP runtime DaCe's library links."""
+    import dace
+
+    rng = np.random.default_rng(2)
+    peer = build_peer("dace", PATH, "jacobi_step", {"A": rng.random((64, 64)), "B": rng.random((64, 64))})
+    call = peer.load()
+    library = next(path for path in Path(peer.folder, "build").glob("lib*.so") if "dacestub" not in path.name)
+    threads = ctypes.CDLL(str(library)).omp_get_max_threads
+    for team in (1, 2):
+        call.set_team(team)
+        assert threads() == team
+    from dace.transformation.auto.auto_optimize import find_fast_library
+
+    if "OpenBLAS" in find_fast_library(dace.DeviceType.CPU):  # `@` calls OpenBLAS, on its own threads
+        matmul = build_peer("dace", PATH, "stats", {"A": rng.random((30, 20)), "alpha": 1.5})
+        assert len(matmul.load().team_setters) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not peer_installed("pythran"), reason="pythran is not installed (scripts/setup-peers)")
+def test_a_pythran_peer_runs_its_blas_on_the_team_the_race_sizes():
+    """Pythran's code is serial (no `omp` annotations in NumPy kernels); its `@` runs on scipy-openblas's threads."""
+    import scipy_openblas64
+
+    rng = np.random.default_rng(3)
+    call = build_peer("pythran", PATH, "stats", {"A": rng.random((30, 20)), "alpha": 1.5}).load()
+    for team in (1, 2):
+        call.set_team(team)
+        assert scipy_openblas64.dll.scipy_openblas_get_num_threads64_() == team

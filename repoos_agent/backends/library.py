@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +60,7 @@ class NativeKernel:
         # Every C build links libgomp, parallel loops or not; only a build with a parallel region (or an MLIR
         # build, which links libomp only when it has one) has a team worth sizing at each call.
         regions = "#pragma omp parallel" in source.text or MLIR_ENTRY in source.text
-        self._team_setter = _team_setter(handle) if regions else None
+        self._team_setter = openmp_team_setter(handle) if regions else None
 
     @property
     def parallel(self) -> bool:
@@ -128,9 +128,10 @@ class NativeKernel:
         return int(self._counter(*args))
 
 
-def _team_setter(handle: ctypes.CDLL):
+def openmp_team_setter(handle: ctypes.CDLL) -> Callable[[int], None] | None:
     """`omp_set_num_threads` of the OpenMP runtime this library links (libgomp for C builds, libomp for
-    MLIR builds): looked up through the library's own handle, so each build sets its own runtime."""
+    MLIR builds, or a NumPy peer's extension): looked up through the library's own handle, so each build sets
+    the runtime it links; None when it links none."""
     try:
         setter = handle.omp_set_num_threads
     except AttributeError:

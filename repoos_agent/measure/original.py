@@ -62,6 +62,32 @@ def parameters_of(path: str, function: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class TeamSizedCall:
+    """A loaded contender as the worker races it: called with the arguments by name; `set_team(threads)`
+    runs its next calls on that many threads where its runtime lets one say so (a no-op where not)."""
+
+    call: Callable[[dict[str, object]], object]
+    team_setters: tuple[Callable[[int], None], ...] = ()
+
+    def __call__(self, values: dict[str, object]) -> object:
+        return self.call(values)
+
+    def set_team(self, threads: int) -> None:
+        for setter in self.team_setters:
+            setter(max(1, int(threads)))
+
+
+def _blas_team() -> tuple[Callable[[int], None], ...]:
+    """threadpoolctl's limit on the BLAS libraries loaded in this process, when threadpoolctl is installed."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return ()
+    controller = ThreadpoolController()
+    return (lambda threads: controller.limit(limits=threads, user_api="blas"),)
+
+
+@dataclass(frozen=True)
 class NumpyOriginal:
     """The NumPy kernel itself, the reference its peers race (loaded in the measurement worker)."""
 
@@ -70,10 +96,10 @@ class NumpyOriginal:
     results: tuple[tuple[str, bool], ...] = ()  # racing the engine: its names for what the function returns
     returns_tuple: bool = False
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         call = by_name(getattr(module_at(self.path, "numpy"), self.function), parameters_of(self.path, self.function))
         if not self.results:
-            return call
+            return TeamSizedCall(call, _blas_team())
         returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
 
         def named(values: dict[str, object]) -> object:
@@ -83,4 +109,4 @@ class NumpyOriginal:
             values.update(named_results(returns, self.returns_tuple, result))
             return result
 
-        return named
+        return TeamSizedCall(named, _blas_team())

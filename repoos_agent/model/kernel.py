@@ -132,18 +132,27 @@ class DtypeRule:
         """The element type's NumPy name, given the arguments' array dtypes and scalar kinds."""
         if self.fixed:
             return self.fixed
-        strong: list[object] = []
-        weak: list[object] = []
+        strong: list[np.dtype] = []
+        weak: set[str] = set()
         for source in self.sources:
             if source.startswith("="):
                 strong.append(np.dtype(source[1:]))
             elif source in arrays:
                 strong.append(np.dtype(arrays[source]))
             elif source == "<float>" or scalars.get(source) == "float":
-                weak.append(0.0)
+                weak.add("f")
             else:
-                weak.append(0)
-        result = np.result_type(*strong, *weak) if strong or weak else np.dtype("float64")
+                weak.add("i")
+        # Weak scalars by NEP 50's rule, spelled out rather than left to np.result_type: NumPy 1.x's
+        # result_type promotes by value (uint8, int8 and 0 give int8 there, int16 in the arithmetic).
+        if strong:
+            result = np.result_type(*strong)
+        else:
+            result = np.dtype("float64" if "f" in weak or not weak else "int64")
+        if "f" in weak and result.kind in "biu":
+            result = np.dtype("float64")
+        if "i" in weak and result.kind == "b":
+            result = np.dtype("int64")
         if self.floating and result.kind in "biu":
             result = np.dtype("float64")
         if result.kind == "b":

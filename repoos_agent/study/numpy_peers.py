@@ -14,6 +14,14 @@ inputs as the reference: its returned values and every array argument are compar
 (`incorrect` beyond tolerance, never timed as a win), then the two are timed interleaved
 under the measurement lock. A peer whose package is not installed is `missing`.
 
+Each loaded side is a `TeamSizedCall`: the race sizes its threads to the cores it found free, as it
+does the engine's OpenMP team (`NativeKernel.set_team`): Numba through `numba.set_num_threads`, DaCe
+and Pythran through `omp_set_num_threads` of the OpenMP runtime their library links (and DaCe's
+OpenBLAS through `openblas_set_num_threads`, where it calls BLAS for `@`; Pythran's links
+none: it parallelizes only code annotated with `omp` comments, so its threads are scipy-openblas's,
+sized through that library's own setter), the NumPy original's BLAS through threadpoolctl when that
+is installed. It is not a dependency: without it NumPy's BLAS keeps its own count, a thread per core.
+
 The tolerance is the engine's own for reassociated reductions (`REASSOCIATION_TOLERANCE_SCALE`
 on `measure.compare.TOLERANCES`: normwise 1e-7 for float64, 1e-2 for float32): a peer sums in
 another order (BLAS, parallel reductions) as a reassociating schedule does.
@@ -22,6 +30,7 @@ another order (BLAS, parallel reductions) as a reassociating schedule does.
 from __future__ import annotations
 
 import ast
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -36,11 +45,11 @@ from pathlib import Path
 import numpy as np
 
 from repoos_agent.backends.cc import cache_dir, engine_work
-from repoos_agent.backends.library import NativeKernel
+from repoos_agent.backends.library import NativeKernel, openmp_team_setter
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
-from repoos_agent.measure.original import RETURNED, NumpyOriginal, by_name, module_at, parameters_of, returned_values
+from repoos_agent.measure.original import RETURNED, NumpyOriginal, TeamSizedCall, by_name, module_at, parameters_of, returned_values
 from repoos_agent.study.competitors import ToolMeasurement
 
 NUMPY_PEERS = ("numba", "dace", "pythran")
@@ -57,6 +66,33 @@ class PeerUnsupported(RepoosError):
     """A peer's compiler refused the program: the reason is the peer's own, on one line."""
 
 
+def _library_team(path: str) -> tuple[Callable[[int], None], ...]:
+    """The thread setters of the runtimes the shared library at `path` links (already loaded: the same
+    handle): OpenMP's `omp_set_num_threads`, and OpenBLAS's (DaCe's BLAS calls run on its pthreads)."""
+    handle = ctypes.CDLL(path)
+    setters = [openmp_team_setter(handle)]
+    blas = getattr(handle, "openblas_set_num_threads", None)
+    if blas is not None:
+        blas.restype = None
+        blas.argtypes = [ctypes.c_int]
+        setters.append(blas)
+    return tuple(setter for setter in setters if setter is not None)
+
+
+def _scipy_openblas_team() -> tuple[Callable[[int], None], ...]:
+    """scipy-openblas's own thread setter (its pthreads pool runs a Pythran peer's `@`), when it is installed."""
+    if not peer_installed("scipy_openblas64"):
+        return ()
+    import scipy_openblas64
+
+    setter = getattr(scipy_openblas64.dll, "scipy_openblas_set_num_threads64_", None)
+    if setter is None:
+        return ()
+    setter.restype = None
+    setter.argtypes = [ctypes.c_int]
+    return (setter,)
+
+
 @dataclass(frozen=True)
 class NumbaPeer:
     """The module under `numba.njit(parallel=True)`; Numba compiles at the first call."""
@@ -64,7 +100,7 @@ class NumbaPeer:
     path: str
     function: str
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         import numba
         from numba.core.errors import NumbaPerformanceWarning
 
@@ -74,7 +110,9 @@ class NumbaPeer:
                 setattr(module, name, numba.njit(parallel=True)(value))
         # parallel=True on code Numba cannot parallelize only warns; it runs serially.
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        return by_name(getattr(module, self.function), parameters_of(self.path, self.function))
+        call = by_name(getattr(module, self.function), parameters_of(self.path, self.function))
+        # Numba's pool has NUMBA_NUM_THREADS threads (a core each unless set); a team cannot outgrow it.
+        return TeamSizedCall(call, (lambda threads: numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS)),))
 
 
 @dataclass(frozen=True)
@@ -83,7 +121,7 @@ class DacePeer:
 
     folder: str
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         import dace
         from dace.sdfg.utils import load_precompiled_sdfg
 
@@ -96,7 +134,7 @@ class DacePeer:
             values.update(returned_values(result))
             return result
 
-        return call
+        return TeamSizedCall(call, _library_team(compiled.filename))
 
 
 @dataclass(frozen=True)
@@ -108,14 +146,15 @@ class PythranPeer:
     function: str
     order: tuple[str, ...]
 
-    def load(self) -> Callable[[dict[str, object]], object]:
+    def load(self) -> TeamSizedCall:
         loader = importlib.machinery.ExtensionFileLoader(self.module, self.library)
         spec = importlib.util.spec_from_file_location(self.module, self.library, loader=loader)
         if spec is None:
             raise RepoosError(f"{self.library}: cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
-        return by_name(getattr(module, self.function), list(self.order))
+        call = by_name(getattr(module, self.function), list(self.order))
+        return TeamSizedCall(call, _library_team(self.library) + _scipy_openblas_team())
 
 
 Peer = NumbaPeer | DacePeer | PythranPeer
@@ -151,7 +190,7 @@ def measure_peer(
 
     `outputs` are the names compared: by default every array argument and whatever the original returns."""
     if not peer_installed(tool):
-        return ToolMeasurement(tool, "missing", f"{tool} is not installed (pip install 'repoos-agent[peers]')")
+        return ToolMeasurement(tool, "missing", f"{tool} is not installed (scripts/setup-peers, then run from .venv-peers)")
     reference = reference or NumpyOriginal(path, function)
     outputs = outputs if outputs is not None else compared_outputs(path, function, values)
     start = time.perf_counter()
@@ -214,10 +253,12 @@ def _numba_reason(message: str) -> str:
 
 def _build_dace(path: str, function: str, values: Mapping[str, object]) -> DacePeer:
     import dace
-    from dace.transformation.auto.auto_optimize import auto_optimize
+    from dace.transformation.auto.auto_optimize import auto_optimize, find_fast_library
 
     original = getattr(module_at(path, "dace"), function)
-    folder = _peer_folder("dace", path, function, values, dace.__version__)
+    # The libraries DaCe found (OpenBLAS, MKL or neither) decide how it builds `@`: part of the build's name.
+    libraries = ",".join(find_fast_library(dace.DeviceType.CPU))
+    folder = _peer_folder("dace", path, function, values, dace.__version__, libraries)
     if (folder / "build").is_dir() and any((folder / "build").glob("lib*.so")):
         return DacePeer(str(folder))
     flags = dace.Config.get("compiler", "cpu", "args")
