@@ -294,3 +294,16 @@ async def test_swap_installs_the_verified_kernel_the_program_will_call(server: C
     assert contract is not None and contract.schedule == "parallelize(i)"
     refused = await server.call("swap", {"target": "gemm", "schedule": "parallelize(k)", "size": "MINI"})
     assert refused.is_error and "was not installed: illegal" in refused.content[0].text
+
+
+async def test_a_numpy_program_is_evaluated_and_a_user_numpy_file_with_its_ranks_from_args(server: Connection):
+    result = await server.call("evaluate", {"target": "numpy:softmax", "schedule": "parallelize(S0.i)", "size": "MINI"})
+    report = result.structured_content
+    assert not result.is_error and report["verdict"] == "legal" and report["correct"] is True
+    arguments = {
+        "target": "kernels/examples/numpy_layer.py:layer",
+        "schedule": "",
+        "args": ["x=f64[12,5]", "w=f64[5,3]", "b=f64[3]"],
+    }
+    user = await server.call("evaluate", arguments)
+    assert not user.is_error and user.structured_content["correct"] is True, user.content[0].text
