@@ -377,12 +377,14 @@ class ScheduleState:
                 )
 
     def _check_unmarked(self, call: ProductCall, loop_id: str, marker: Primitive, by: Primitive | None = None) -> None:
-        """A mark that names the pair's loops (`parallelize(S1.i)`, or a loop only they run in) is refused;
-        one on a loop id other nests share too (NumPy statements of one line) marks those nests."""
+        """A mark that names the pair's loops (`parallelize(S1.i)`, a loop only they run in, or one around
+        both) is refused; one on a loop id other nests share too (NumPy statements of one line) marks
+        those nests, and the call replaces the pair's."""
         pair = set(self._pair(call))
         holders = set(self.statements_with(loop_id))
         ref = marker.loops()[0]
-        if (ref.statement in pair) or (holders and holders <= pair):
+        around = self.kernel.statement(call.update).loops[: len(call.prefix)]
+        if ref.statement in pair or (holders and holders <= pair) or loop_id in {f"{lp.name}@{lp.line}" for lp in around}:
             self._fail(
                 by or marker,
                 f"`{marker}` marks a loop of {' and '.join(sorted(holders & pair))}, which `blas({call.update})` "
