@@ -369,15 +369,16 @@ class _Printer:
     def _block_with_blas(self, node: Block, depth: int, emit) -> list[str]:
         """A block where a `blas` pair's nests are two adjacent children: the call where the
         initializer's nest was, the update's nest dropped (the call ran it)."""
-        ran = [{call.statement for call in _calls(child)} for child in node.children]
+        children = _flattened(node)
+        ran = [{call.statement for call in _calls(child)} for child in children]
         lines: list[str] = []
         skip: set[int] = set()
-        for k, child in enumerate(node.children):
+        for k, child in enumerate(children):
             if k in skip:
                 continue
             call = next((c for c in self.lowered.blas if ran[k] == {c.initializer}), None)
-            if call is not None and k + 1 < len(node.children) and ran[k + 1] == {call.update}:
-                lines += self._blas_call(call, child, node.children[k + 1], depth, emit)
+            if call is not None and k + 1 < len(children) and ran[k + 1] == {call.update}:
+                lines += self._blas_call(call, child, children[k + 1], depth, emit)
                 self.printed_blas.add(call.update)
                 skip.add(k + 1)
                 continue
@@ -722,6 +723,11 @@ def _calls(node: Node) -> list[Call]:
     if isinstance(node, If):
         return _calls(node.then) + (_calls(node.otherwise) if node.otherwise is not None else [])
     return _calls(node.body)
+
+
+def _flattened(block: Block) -> list[Node]:
+    """The children of a block with nested blocks opened: one sequence, in order."""
+    return [item for child in block.children for item in (_flattened(child) if isinstance(child, Block) else [child])]
 
 
 def _free_iterators(node: Node) -> set[str]:
