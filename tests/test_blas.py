@@ -115,3 +115,17 @@ def test_the_heuristic_measures_blas_against_the_loops_for_each_product():
     assert any("blas" not in idea for idea in ideas)
     mlp = [idea.schedule for idea in HeuristicProposer(resolve_target("numpy:mlp").kernel).ideas]
     assert {"blas(S1)", "blas(S4)", "blas(S7)", "blas(S1); blas(S4); blas(S7)"} <= set(mlp)
+
+
+def test_a_product_inside_a_python_loop_is_one_call_per_step_and_the_loop_stays_sequential():
+    kernel = load_kernel(PROGRAMS, "repeated_products", {"A": 2, "x": 1})
+    lowered = prove_legal(kernel, "blas(S1)").lowered
+    rng = np.random.default_rng(5)
+    A, x = rng.random((8, 8)), rng.random(8)
+    values = {"A": A, "x": x.copy(), "steps": 4}
+    build_native(kernel, Signature.of_values(kernel, values), lowered)(values)
+    for _ in range(4):
+        x[:] = 0.5 * (A @ x)
+    np.testing.assert_allclose(values["x"], x, rtol=1e-12)
+    refused = prove_legal(kernel, "blas(S1); parallelize(_step)")
+    assert "`parallelize(_step)` marks a loop of S0 and S1, which `blas(S1)` runs as one BLAS call" in refused.feedback
