@@ -129,3 +129,34 @@ def test_a_product_inside_a_python_loop_is_one_call_per_step_and_the_loop_stays_
     np.testing.assert_allclose(values["x"], x, rtol=1e-12)
     refused = prove_legal(kernel, "blas(S1); parallelize(_step)")
     assert "`parallelize(_step)` marks a loop of S0 and S1, which `blas(S1)` runs as one BLAS call" in refused.feedback
+
+
+LOOP_PRODUCT = """\
+def matmul_loops(A, B, C, n: int, m: int, p: int):
+    for i in range(n):
+        for j in range(m):
+            C[i][j] = 0.0
+    for i in range(n):
+        for k in range(p):
+            for j in range(m):
+                C[i][j] += 2.0 * A[i][k] * B[k][j]
+"""
+
+
+def test_blas_of_a_product_written_as_loops_reorders_its_sum_and_tiling_it_is_invalid(tmp_path):
+    path = tmp_path / "loops.py"
+    path.write_text(LOOP_PRODUCT)
+    kernel = load_kernel(path, "matmul_loops", {"A": 2, "B": 2, "C": 2})
+    strict = prove_legal(kernel, "blas(S1)")
+    assert strict.verdict == "reassociation"
+    assert "`blas` sums the reduction S1 (line 8) in OpenBLAS's order" in strict.feedback
+    allowed = prove_legal(kernel, "blas(S1)", allow_reassociation=True)
+    assert allowed.legal and allowed.reassociates
+    rng = np.random.default_rng(9)
+    A, B = rng.random((5, 4)), rng.random((4, 3))
+    values = {"A": A, "B": B, "C": np.zeros((5, 3)), "n": 5, "m": 3, "p": 4}
+    build_native(kernel, Signature.of_values(kernel, values), allowed.lowered)(values)
+    np.testing.assert_allclose(values["C"], 2.0 * A @ B, rtol=1e-12)
+    tiled = prove_legal(kernel, "blas(S1); tile(S1.i, S1.k, 4, 4)", allow_reassociation=True)
+    assert tiled.verdict == "invalid"
+    assert "primitive 2 `tile(S1.i, S1.k, 4, 4)`: it transforms the loops of S1" in tiled.feedback

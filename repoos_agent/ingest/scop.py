@@ -100,6 +100,7 @@ class RawStatement:
     op: str
     value: Expr
     positions: tuple[int, ...]
+    product: bool = False  # a NumPy product's update (`@`, `np.dot`): its summation order is BLAS's, not ours
 
 
 @dataclass
@@ -714,6 +715,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
                 domain=domain,
                 reads=tuple(reads),
                 writes=(access(raw.target, "write"),),
+                product=raw.product,
             )
         )
     row, _ = function.start_point
