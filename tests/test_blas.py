@@ -13,6 +13,7 @@ import pytest
 
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.backends import build_native
+from repoos_agent.backends.library import openblas_core
 from repoos_agent.check import fresh_copy, run_python, written_arrays
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.evaluate import evaluate_schedule
@@ -160,3 +161,17 @@ def test_blas_of_a_product_written_as_loops_reorders_its_sum_and_tiling_it_is_in
     tiled = prove_legal(kernel, "blas(S1); tile(S1.i, S1.k, 4, 4)", allow_reassociation=True)
     assert tiled.verdict == "invalid"
     assert "primitive 2 `tile(S1.i, S1.k, 4, 4)`: it transforms the loops of S1" in tiled.feedback
+
+
+@pytest.mark.parametrize(
+    ("flags", "core"),
+    [
+        ("fpu sse3 avx2 fma avx512f avx512dq avx512bw avx512vl", "SkylakeX"),
+        ("fpu sse3 avx avx2 fma", "Haswell"),
+        ("fpu sse3", None),
+    ],
+)
+def test_openblas_runs_the_kernels_the_cpu_features_allow(tmp_path, flags, core):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: {flags}\n")
+    assert openblas_core(cpuinfo) == core
