@@ -235,6 +235,8 @@ def show_code(
     verdict = _proved(target, schedule)
     if not verdict.legal:
         raise ScheduleError(f"schedule `{verdict.schedule}` is {verdict.verdict}; only a legal one has code: {verdict.feedback}")
+    if language == "mlir" and verdict.lowered.blas:
+        raise ScheduleError("the MLIR backend has no BLAS calls; show a `blas` schedule as C")
     kernel = target.kernel
     signature = Signature.of_values(kernel, target.inputs(None))
     with isl_lock(kernel):
