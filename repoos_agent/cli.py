@@ -175,6 +175,8 @@ def command_show(args: argparse.Namespace) -> int:
         raise ScheduleError(proof.feedback.splitlines()[0])
     signature = Signature.of_values(kernel, target.inputs(args.size))  # element types: a user kernel's from its --arg specs
     if args.mlir:
+        if proof.lowered.blas:
+            raise ScheduleError("the MLIR backend has no BLAS calls; show a `blas` schedule as C")
         print(generate_mlir(kernel, signature, build_loop_nest(kernel, proof.lowered)).text, end="")
     else:
         print(generate_c(kernel, signature, proof.lowered).text, end="")

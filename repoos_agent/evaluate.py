@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.backends.cc import engine_work
+from repoos_agent.codegen.c import blas_type_problem
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
@@ -98,6 +99,9 @@ def evaluate_schedule(
     base = dict(target=target.label, size=size, schedule=proof.schedule, legality_ms=legality_ms)
     if not proof.legal:
         return _from_proof(proof, base)
+    if proof.lowered.blas and compiler != "c":
+        feedback = f"invalid: the {compiler.upper()} backend has no BLAS calls; build a `blas` schedule with the C backend"
+        return _from_proof(proof, base, verdict="invalid", feedback=feedback)
     with engine_work():
         start = time.perf_counter()
         with isl_lock(target.kernel):
@@ -118,6 +122,9 @@ def evaluate_schedule(
         return _from_proof(proof, base, verdict="verification_failed", feedback=feedback)
     values = target.inputs(size, seed)
     signature = Signature.of_values(target.kernel, values)
+    problem = blas_type_problem(target.kernel, signature, proof.lowered)
+    if problem is not None:
+        return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
     start = time.perf_counter()
     try:
         candidate = build_native(target.kernel, signature, proof.lowered, backend=compiler)

@@ -1,7 +1,8 @@
 """Soundness: every schedule the engine calls legal computes the baseline's output.
 
 Hypothesis draws random schedules (random primitives, loops, factors) over kernels
-of different shapes at MINI size. Most random schedules are invalid or illegal;
+of different shapes at MINI size (`blas(S)` among them, so products run by OpenBLAS are
+compared too). Most random schedules are invalid or illegal;
 each kernel must still see legal ones, and every one of those is compiled, run
 on PolyBench's inputs and compared with the baseline build.
 """
@@ -47,6 +48,8 @@ def schedules(kernel) -> st.SearchStrategy[str]:
     pairs = st.sampled_from([(x, y) for x in names for y in names if x < y]) if len(names) > 1 else None
     any_loop_name = "t"
     size = st.sampled_from([2, 3, 4, 5, 8, 16, 32])
+    products = [s.name for s in kernel.statements if s.op == "+="]  # `blas` of an update; non-products are invalid
+    update = st.sampled_from(products or names)
 
     @st.composite
     def primitive(draw) -> str:
@@ -74,6 +77,7 @@ def schedules(kernel) -> st.SearchStrategy[str]:
                     f"vectorize({nest[-1]}, {draw(st.sampled_from([2, 4, 8]))})",
                     f"unroll({loop}, {draw(st.sampled_from([2, 3, 4]))})",
                     f"promote({loop})",
+                    f"blas({draw(update)})",
                     # a register tile: the middle loop's body becomes a box of constant extents, kept in locals
                     f"{split}tile({a}, {b}, {c}, {draw(size)}, {draw(size)}, {draw(size)}); "
                     f"interchange({a}_t, {b}_t); interchange({a}, {b}); promote({b})",
@@ -149,6 +153,10 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name, backend,
     register_tiles = [idea.schedule for idea in proposer.ideas if "promote(" in idea.schedule]
     assert register_tiles or name not in ("gemm", "2mm"), "the heuristic proposes no register tiles for a matrix product"
     anchors += register_tiles
+    # Products run by OpenBLAS, as the heuristic proposes them (alone, together, with the other nests parallel).
+    blas_calls = [idea.schedule for idea in proposer.ideas if "blas(" in idea.schedule]
+    assert blas_calls or name not in ("numpy:gemm", "numpy:attention"), "the heuristic proposes no BLAS call for a product"
+    anchors += blas_calls
     for text in anchors:
         verdict = prove_legal(kernel, text, explain=False)
         assert verdict.legal, (text, verdict.feedback)

@@ -43,6 +43,8 @@ variable; where several loops share a name, qualify it with a statement: `S1.j`.
   unroll(k, factor)          exact unrolling
   promote(k)                 keep the elements k's body updates in registers across k
                              (register tiling: the loops inside k must be a tile of the target)
+  blas(S1)                   run the product whose update is S1 (T += A*B after T = 0) as one
+                             OpenBLAS gemm/gemv call; no other primitive may touch its loops
 Example: distribute(S0, S1); interchange(S1.j, S1.k); parallelize(S0.i)
 Register tiling of C[i][j] += A[i][k]*B[k][j] (loops i, k, j):
   tile(i, k, j, 6, 128, 32); interchange(i_t, k_t); interchange(i, k); parallelize(i_t); promote(k)

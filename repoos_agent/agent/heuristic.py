@@ -22,6 +22,7 @@ from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import ScheduleError, parse_schedule
+from repoos_agent.schedule.products import NotAProduct, product_call
 
 RAGGED_EDGE_COST = 8.0
 """How much slower a product runs in a register tile's ragged edge than in a full block: an edge
@@ -140,6 +141,7 @@ class HeuristicProposer:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         candidates += self._time_tilings()
         candidates += self._fusions()
+        candidates += self._blas_calls()
         innermost = self._vectorizable()
         if parallel:
             base = "; ".join(parallel)
@@ -175,6 +177,26 @@ class HeuristicProposer:
             ideas.append(Idea(_joined(fused, *marks), 2.6, reason))
         return ideas
 
+    def _blas_calls(self) -> list[Idea]:
+        """`blas(S)` for each product one BLAS call computes, then all of them with the other nests'
+        free loops parallel: the search measures OpenBLAS against the loops (and their fused forms)."""
+        products = []
+        for statement in self.kernel.statements:
+            try:
+                product_call(self.kernel, statement.name)
+            except NotAProduct:
+                continue
+            products.append(f"blas({statement.name})")
+        ideas = [Idea(call, 3.4, "the product run by OpenBLAS") for call in products]
+        if len(products) > 1:
+            ideas.append(Idea(_joined(*products), 3.5, "every product run by OpenBLAS"))
+        if products:
+            every = _joined(*products)
+            marks = self._parallel_marks(prefix=every)
+            if marks:
+                ideas.append(Idea(_joined(every, *marks), 3.6, "every product run by OpenBLAS, the other nests on all cores"))
+        return ideas
+
     def _parallel_marks(self, prefix: str = "") -> list[str]:
         """`parallelize` for every outermost loop that carries no dependence (after `prefix`)."""
         verdict = prove_legal(self.kernel, prefix, self.allow_reassociation) if prefix else None
@@ -191,11 +213,15 @@ class HeuristicProposer:
             return chosen
         lowered = verdict.lowered
         by_name = {lowered.qualified_name(i): (lowered.level_of(i), set(lowered.statements_in(i))) for i in lowered.loop_names}
+        ids = {lowered.qualified_name(i): i for i in lowered.loop_names}
+        by_blas = {name for call in lowered.blas for name in (call.initializer, call.update)}
         marks, covered = [], set()
         for name in sorted(verdict.parallel_loops, key=lambda n: by_name.get(n, (99, set()))[0]):
             _, members = by_name.get(name, (99, set()))
-            if not members or covered & members:
+            if not members or covered & members or members <= by_blas:
                 continue
+            if "." in name and name.split(".")[0] in by_blas:  # the BLAS call runs those nests: name the loop by another
+                name = f"{sorted(members - by_blas)[0]}.{lowered.loop_names[ids[name]]}"
             marks.append(f"parallelize({name})")
             covered |= members
         return marks

@@ -39,7 +39,8 @@ ScheduleText = Annotated[
     Field(
         description="A schedule: primitives separated by `;`, e.g. 'interchange(j, k); parallelize(i)'. Primitives: "
         "interchange(i, j), tile(i, j, 32, 32), skew(i, j, f), reverse(i), shift(S1.i, d), fuse(S0, S1, depth), "
-        "distribute(S0, S1), parallelize(i), vectorize(j, 4), unroll(k, 4), promote(k). Loops are named by their Python loop "
+        "distribute(S0, S1), parallelize(i), vectorize(j, 4), unroll(k, 4), promote(k), blas(S1) (a product's update as one "
+        "OpenBLAS call). Loops are named by their Python loop "
         "variable; qualify a shared name with a statement label (`S1.j`, see analyze). The empty string is the source order."
     ),
 ]
@@ -234,6 +235,8 @@ def show_code(
     verdict = _proved(target, schedule)
     if not verdict.legal:
         raise ScheduleError(f"schedule `{verdict.schedule}` is {verdict.verdict}; only a legal one has code: {verdict.feedback}")
+    if language == "mlir" and verdict.lowered.blas:
+        raise ScheduleError("the MLIR backend has no BLAS calls; show a `blas` schedule as C")
     kernel = target.kernel
     signature = Signature.of_values(kernel, target.inputs(None))
     with isl_lock(kernel):

@@ -20,7 +20,8 @@ dependences and parallel loops, `check_legality` proves a schedule (cheap), `eva
 builds and times it against the native baseline (costly), `show_code` prints the code.
 The schedule language: interchange(i, j) · tile(i, j, 32, 32) · skew(i, j, f) · reverse(i) ·
 shift(S1.i, d) · fuse(S0, S1, depth) · distribute(S0, S1) · parallelize(i) · vectorize(j, w) ·
-unroll(k, f) · promote(k) (registers across k), separated by `;`; qualify shared loop names with a statement (`S1.j`).
+unroll(k, f) · promote(k) (registers across k) · blas(S1) (a product's update as one OpenBLAS call),
+separated by `;`; qualify shared loop names with a statement (`S1.j`).
 Check legality before you evaluate. When you are done, answer with a short summary and no tool call.
 Machine: {machine}.
 """

@@ -74,7 +74,7 @@ def engine_work() -> Iterator[None]:
 def build_key(source: CSource, toolchain: Toolchain) -> str:
     """Names a build by everything that decides its bytes: code (model, schedule, types), compiler, flags."""
     digest = hashlib.sha256()
-    for part in (source.text, toolchain.command, toolchain.version, *toolchain.flags):
+    for part in (source.text, toolchain.command, toolchain.version, *toolchain.flags, *source.libraries):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
@@ -92,11 +92,12 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     write_atomically(c_file, source.text.encode())
     fd, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=directory)
     os.close(fd)
+    links = ["-lm", *(f"-l{library}" for library in source.libraries)]
     try:
         try:
             with engine_work():
                 result = subprocess.run(
-                    [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), "-lm"],
+                    [toolchain.command, *toolchain.flags, "-o", temporary, str(c_file), *links],
                     capture_output=True,
                     text=True,
                     check=False,

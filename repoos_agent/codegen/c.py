@@ -34,11 +34,13 @@ from repoos_agent.codegen.loopnest import (
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
+from repoos_agent.errors import CompileError
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Allocation, Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
 from repoos_agent.schedule import LoweredSchedule, ScheduleState
+from repoos_agent.schedule.products import Operand, ProductCall
 
 ENTRY = "repoos_kernel"
 COUNTER = "repoos_instances"
@@ -103,6 +105,14 @@ static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
 static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
 """
 
+BLAS_PRELUDE = """\
+#include <limits.h>
+#include <omp.h>
+#include <cblas.h>
+"""
+BLAS_LIBRARIES = ("openblas",)
+BLAS_TYPES = {"double": "d", "float": "s"}
+
 
 @dataclass(frozen=True)
 class CArgument:
@@ -136,6 +146,7 @@ class CSource:
     name: str  # the kernel's name, for messages
     allocations: tuple[Allocation, ...] = ()  # arrays the caller allocates and passes after the arguments
     shape_names: tuple[str, ...] = ()  # the size each of `shape_sizes` defines
+    libraries: tuple[str, ...] = ()  # what the build links besides libm (`openblas` for `blas` schedules)
 
     def parameter_values(self, values: Mapping[str, object]) -> dict[str, int]:
         """The sizes a call with `values` runs at, by name: what the allocations' extents read."""
@@ -151,7 +162,23 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
     With `mlir_call`, the function keeps its signature, argument checks and instance counter but
     hands the loop nest to the MLIR backend's compiled function instead of running its own."""
     lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
+    if lowered.blas and mlir_call:
+        raise CompileError("the MLIR backend has no BLAS calls: build a `blas` schedule with the C backend")
+    problem = blas_type_problem(kernel, signature, lowered)
+    if problem is not None:
+        raise CompileError(problem)
     return _Printer(kernel, signature, lowered).source(mlir_call)
+
+
+def blas_type_problem(kernel: Kernel, signature: Signature, lowered: LoweredSchedule) -> str | None:
+    """Why a `blas` mark cannot be a BLAS call for these argument types, or None: every array of the
+    product must be float64 (dgemm, dgemv) or float32 (sgemm, sgemv), all of one type."""
+    for call in lowered.blas:
+        types = {name: C_TYPES[signature.array_type(name)] for name in call.arrays}
+        if len(set(types.values())) != 1 or next(iter(types.values())) not in BLAS_TYPES:
+            listed = ", ".join(f"`{name}` {signature.array_type(name)}" for name in types)
+            return f"blas({call.update}): BLAS multiplies float64 or float32 arrays of one type; here {listed}"
+    return None
 
 
 class _Printer:
@@ -163,6 +190,7 @@ class _Printer:
         self.c_names = _c_names(kernel)
         self.kinds = kind_environment(kernel, signature)
         self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
+        self.printed_blas: set[str] = set()
 
     def source(self, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
@@ -170,7 +198,7 @@ class _Printer:
         nest = build_loop_nest(kernel, self.lowered)
         checks, check_lines = self._bounds_checks(nest)
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
-        lines = [PRELUDE]
+        lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "")]
         if mlir_call:
             lines += self._mlir_declaration()
         entry_at = len(lines)
@@ -185,6 +213,9 @@ class _Printer:
             lines += ["    " + line for line in self._locals()]
             lines += self._node(nest.root, 1, self._statement, marks=True)
             lines[entry_at:entry_at] = [line for region in self.regions for line in region]
+            missing = [call.update for call in self.lowered.blas if call.update not in self.printed_blas]
+            if missing:
+                raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
         lines += ["    return 0;", "}", ""]
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
@@ -195,7 +226,10 @@ class _Printer:
         lines += ["    return count;", "}", ""]
         shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
         shape_names = tuple(sp.name for sp in kernel.shape_parameters)
-        return CSource("\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name, kernel.allocations, shape_names)
+        libraries = BLAS_LIBRARIES if self.lowered.blas and not mlir_call else ()
+        return CSource(
+            "\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name, kernel.allocations, shape_names, libraries
+        )
 
     def _ranked_arrays(self) -> list:
         return [a for a in self.kernel.arrays if a.is_argument and a.rank > 0]
@@ -316,6 +350,8 @@ class _Printer:
     def _node(self, node: Node, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
         if isinstance(node, Block):
+            if marks and self.lowered.blas:
+                return self._block_with_blas(node, depth, emit)
             return [line for child in node.children for line in self._node(child, depth, emit, marks)]
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
@@ -329,6 +365,85 @@ class _Printer:
             body = self._node(node.body, depth + 1, emit, marks)
             return [f"{pad}{{", f"{pad}    const int64_t {node.iterator} = {self._expr(node.value)};", *body, f"{pad}}}"]
         return self._for(node, depth, emit, marks)
+
+    def _block_with_blas(self, node: Block, depth: int, emit) -> list[str]:
+        """A block where a `blas` pair's nests are two adjacent children: the call where the
+        initializer's nest was, the update's nest dropped (the call ran it)."""
+        children = _flattened(node)
+        ran = [{call.statement for call in _calls(child)} for child in children]
+        lines: list[str] = []
+        skip: set[int] = set()
+        for k, child in enumerate(children):
+            if k in skip:
+                continue
+            call = next((c for c in self.lowered.blas if ran[k] == {c.initializer}), None)
+            if call is not None and k + 1 < len(children) and ran[k + 1] == {call.update}:
+                lines += self._blas_call(call, child, children[k + 1], depth, emit)
+                self.printed_blas.add(call.update)
+                skip.add(k + 1)
+                continue
+            lines += self._node(child, depth, emit, True)
+        return lines
+
+    def _blas_call(self, call: ProductCall, initializer: Node, update: Node, depth: int, emit) -> list[str]:
+        """One `cblas_?gemm` or `cblas_?gemv`, guarded: where an extent is empty or does not fit BLAS's
+        `int`, the two nests run as generated."""
+        pad = "    " * depth
+        c_type = C_TYPES[self.signature.array_type(call.target.ref.array)]
+        first = _calls(initializer)[0]
+        statement = self.kernel.statement(call.initializer)
+        bindings = [
+            f"const int64_t {self.c_names[it]} = {self._expr(arg)};"
+            for it, arg in zip(statement.iterators[: len(call.prefix)], first.args, strict=False)
+        ]
+        extents = [_affine_c(e, self.c_names) for e in call.extents]
+        names = [f"rp_blas_{n}" for n in ("m", "n", "k")[: len(extents)]]
+        leading = [self._leading(call.target), self._leading(call.a)] + ([self._leading(call.b)] if call.routine == "gemm" else [])
+        fits = [f"{name} >= 1 && {name} <= INT_MAX" for name in names] + [f"{ld} <= INT_MAX" for ld in leading]
+        alpha = " * ".join(f"(({c_type}) {self._value(factor)})" for factor in call.alpha) or "1.0"
+        prefix = BLAS_TYPES[c_type]
+        if call.routine == "gemm":
+            transposes = ["CblasTrans" if t else "CblasNoTrans" for t in (call.transpose_a, call.transpose_b)]
+            arguments = [
+                "CblasRowMajor", *transposes, *names, alpha,
+                self._start(call.a), leading[1], self._start(call.b), leading[2], "0.0", self._start(call.target), leading[0],
+            ]  # fmt: skip
+        else:
+            transpose = "CblasTrans" if call.transpose_a else "CblasNoTrans"
+            arguments = [
+                "CblasRowMajor", transpose, *names, alpha, self._start(call.a), leading[1],
+                self._start(call.b), self._increment(call.b), "0.0", self._start(call.target), self._increment(call.target),
+            ]  # fmt: skip
+        inner = "    " * (depth + 2)
+        return [
+            f"{pad}{{",
+            *(f"{pad}    {line}" for line in bindings),
+            *(f"{pad}    const int64_t {name} = {extent};" for name, extent in zip(names, extents, strict=True)),
+            f"{pad}    if ({' && '.join(fits)}) {{",
+            f"{inner}openblas_set_num_threads(omp_get_max_threads());",
+            f"{inner}cblas_{prefix}{call.routine}({', '.join(arguments)});",
+            f"{pad}    }} else {{",
+            *self._node(initializer, depth + 2, emit, True),
+            *self._node(update, depth + 2, emit, True),
+            f"{pad}    }}",
+            f"{pad}}}",
+        ]
+
+    def _start(self, operand: Operand) -> str:
+        """The address of the view's first element: the subscript with the product's loop variables at 0."""
+        offsets = "".join(f"[{_affine_c(operand.offset(d), self.c_names)}]" for d in range(len(operand.ref.indices)))
+        return f"&{self.c_names[operand.ref.array]}{offsets}"
+
+    def _leading(self, operand: Operand) -> str:
+        """A matrix's leading dimension (its rows' length); a vector's stride."""
+        if sum(v is not None for v in operand.running) == 2:
+            return self._dim_name(operand.ref.array, len(operand.ref.indices) - 1)
+        return self._increment(operand)
+
+    def _increment(self, operand: Operand) -> str:
+        (dim,) = [d for d, v in enumerate(operand.running) if v is not None]
+        rank = len(operand.ref.indices)
+        return " * ".join(self._dim_name(operand.ref.array, d) for d in range(dim + 1, rank)) or "1"
 
     def _for(self, node: For, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
@@ -608,6 +723,11 @@ def _calls(node: Node) -> list[Call]:
     if isinstance(node, If):
         return _calls(node.then) + (_calls(node.otherwise) if node.otherwise is not None else [])
     return _calls(node.body)
+
+
+def _flattened(block: Block) -> list[Node]:
+    """The children of a block with nested blocks opened: one sequence, in order."""
+    return [item for child in block.children for item in (_flattened(child) if isinstance(child, Block) else [child])]
 
 
 def _free_iterators(node: Node) -> set[str]:

@@ -374,6 +374,7 @@ class ArrayLowering:
         node: Node,
         reduced: tuple[tuple[Extent, int], ...] = (),
         order: tuple[int, ...] | None = None,
+        product: bool = False,
     ) -> None:
         """One statement over implicit loops: the output's dimensions, then `reduced` ones (extent and
         start), run in `order` (indices into output dims then reduced dims; default: as listed)."""
@@ -400,7 +401,9 @@ class ArrayLowering:
         positions = (*place.positions, slot, *([0] * len(order)))
         self.emitted += 1
         cited = self.statement if self.statement is not None else node
-        self.walk.statements.append(RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True))
+        self.walk.statements.append(
+            RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product)
+        )
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
         taken = (
@@ -1187,7 +1190,7 @@ class ArrayLowering:
         order = (
             (0, out_rank, 1) if out_rank == 2 else ((out_rank, 0) if rows == 0 and out_rank == 1 else tuple(range(out_rank + 1)))
         )
-        self.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order)
+        self.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order, product=True)
         return None if direct else target
 
     def _creation(self, node: Node, place: Place, statement: Node, name: str) -> Value:

@@ -102,6 +102,7 @@ class RawStatement:
     value: Expr
     positions: tuple[int, ...]
     lowered: bool = False  # made by the array front-end from a NumPy statement: shown in its element form
+    product: bool = False  # a NumPy product's update (`@`, `np.dot`): its summation order is BLAS's, not ours
 
 
 @dataclass
@@ -719,6 +720,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
                 domain=domain,
                 reads=tuple(reads),
                 writes=(access(raw.target, "write"),),
+                product=raw.product,
             )
         )
     row, _ = function.start_point

@@ -71,6 +71,16 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
     canonical = str(parsed)
+    # BLAS sums in its own blocked order. NumPy's `@` leaves the order to BLAS, so for its products that
+    # is the original's order; a product written as loops fixed its order, and the call reorders it.
+    summed_by_blas = [c.update for c in lowered.blas if not kernel.statement(c.update).product]
+    if summed_by_blas and not (broken or parallel or reordered) and not allow_reassociation:
+        statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in summed_by_blas)
+        feedback = (
+            f"reassociation: `blas` sums the reduction {statements} in OpenBLAS's order, not the loops' order "
+            "the source wrote; results may differ in the last bits. Allow reassociation to accept it."
+        )
+        return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
     if broken or parallel or (reordered and not allow_reassociation):
         violations = tuple(_explain(kernel, parsed, d, lowered) for d in broken)
         violations += tuple(parallel)
@@ -87,14 +97,15 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
         if suggestion:
             lines.append(f"suggestion: {suggestion}")
         return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
-    note = " (reorders a reduction: reassociation allowed)" if reordered else ""
+    reordered_any = bool(reordered or summed_by_blas)
+    note = " (reorders a reduction: reassociation allowed)" if reordered_any else ""
     parallel_text = ", ".join(_with_private(name, scalars) for name, scalars in free_loops) if free_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
     for loop_id, scalars in sorted(private.items()):
         feedback += f" `{lowered.qualified_name(loop_id)}` runs in parallel with {', '.join(sorted(scalars))} private."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
-    return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, bool(reordered))
+    return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
 
 
 def _nested_parallel(lowered: LoweredSchedule) -> list[tuple[str, str]]:

@@ -87,6 +87,7 @@ class Statement:
     domain: isl.Set
     reads: tuple[Access, ...]
     writes: tuple[Access, ...]
+    product: bool = False  # the update of a NumPy product (`@`, `np.dot`), whose summation order NumPy leaves to BLAS
 
     @property
     def iterators(self) -> tuple[str, ...]:

@@ -95,6 +95,7 @@ SIGNATURES: dict[str, str] = {
     "vectorize": "LN",
     "unroll": "LN",
     "promote": "L",
+    "blas": "S",
 }
 USAGE = {
     "interchange": "interchange(i, j)",
@@ -108,6 +109,7 @@ USAGE = {
     "vectorize": "vectorize(j, width)",
     "unroll": "unroll(k, factor)",
     "promote": "promote(k)",
+    "blas": "blas(S1)",
 }
 
 _PRIMITIVE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.S)

@@ -19,6 +19,7 @@ import islpy as isl
 
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule.language import LoopRef, Primitive, Schedule, ScheduleError, StatementRef
+from repoos_agent.schedule.products import NotAProduct, ProductCall, product_call, shared_depth
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class LoweredSchedule:
     promote: frozenset[str] = frozenset()  # loops whose body's updated elements live in registers across them
     marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
     private: dict[str, frozenset[str]] = field(default_factory=dict)  # parallel loop id -> scalars each thread copies (legality)
+    blas: tuple[ProductCall, ...] = ()  # products code generation prints as one BLAS call each (`blas(S1)`)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)
@@ -84,6 +86,8 @@ class ScheduleState:
         self.unroll: dict[str, int] = {}
         self.promote: set[str] = set()
         self.marked_by: dict[str, Primitive] = {}
+        self.blas: dict[str, ProductCall] = {}  # update statement -> the call that replaces it and its initializer
+        self._blas_by: dict[str, Primitive] = {}
         self._fresh = 0
 
     # -- naming -----------------------------------------------------------------------------------
@@ -163,6 +167,8 @@ class ScheduleState:
 
     def apply(self, primitive: Primitive) -> None:
         getattr(self, f"_{primitive.name}")(primitive)
+        for call in self.blas.values():
+            self._check_untouched(call, primitive)
 
     def _fail(self, primitive: Primitive, message: str) -> NoReturn:
         raise ScheduleError(message, str(primitive), primitive.index)
@@ -327,7 +333,79 @@ class ScheduleState:
     def _mark(self, primitive: Primitive) -> str:
         loop_id = self.resolve(primitive.loops()[0], primitive)
         self.marked_by[loop_id] = primitive
+        for call in self.blas.values():
+            self._check_unmarked(call, loop_id, primitive)
         return loop_id
+
+    # -- blas ---------------------------------------------------------------------------------------
+
+    def _blas(self, primitive: Primitive) -> None:
+        """`blas(S1)`: the update S1 and its initializer run as one BLAS call where the initializer's nest
+        was (`schedule.products` decides which call). Their nests must stay as the source wrote them."""
+        (ref,) = (a for a in primitive.args if isinstance(a, StatementRef))
+        self._statement(ref, primitive)
+        if ref.name in self.blas or any(c.initializer == ref.name for c in self.blas.values()):
+            self._fail(primitive, f"{ref.name} is already part of a `blas`")
+        try:
+            call = product_call(self.kernel, ref.name)
+        except NotAProduct as reason:
+            self._fail(primitive, f"{reason}; blas applies to a product one cblas_?gemm or cblas_?gemv computes")
+        if call.initializer in self.blas:
+            self._fail(primitive, f"{call.initializer} is already part of a `blas`")
+        self._check_untouched(call, primitive, earlier=True)
+        for loop_id, marker in self.marked_by.items():
+            self._check_unmarked(call, loop_id, marker, by=primitive)
+        self.blas[ref.name] = call
+        self._blas_by[ref.name] = primitive
+
+    def _pair(self, call: ProductCall) -> tuple[str, str]:
+        return (call.initializer, call.update)
+
+    def _check_untouched(self, call: ProductCall, primitive: Primitive, earlier: bool = False) -> None:
+        """A primitive that moves, reorders, tiles or skews the pair's loops is refused: the call replaces
+        the nests as the source wrote them."""
+        for name in self._pair(call):
+            statement = self.kernel.statement(name)
+            dims = [LoopDim(f"{loop.name}@{loop.line}", loop.name, loop.time()) for loop in statement.loops]
+            schedule = self.statements[name]
+            if schedule.dims != dims or schedule.positions != [Fraction(p) for p in statement.positions]:
+                when = "an earlier primitive transformed" if earlier else "it transforms"
+                self._fail(
+                    primitive,
+                    f"{when} the loops of {name}, which `blas({call.update})` runs as one BLAS call; "
+                    "a product run by BLAS keeps its nests as written",
+                )
+
+    def _check_unmarked(self, call: ProductCall, loop_id: str, marker: Primitive, by: Primitive | None = None) -> None:
+        """A mark that names the pair's loops (`parallelize(S1.i)`, a loop only they run in, or one around
+        both) is refused; one on a loop id other nests share too (NumPy statements of one line) marks
+        those nests, and the call replaces the pair's."""
+        pair = set(self._pair(call))
+        holders = set(self.statements_with(loop_id))
+        ref = marker.loops()[0]
+        around = self.kernel.statement(call.update).loops[: len(call.prefix)]
+        if ref.statement in pair or (holders and holders <= pair) or loop_id in {f"{lp.name}@{lp.line}" for lp in around}:
+            self._fail(
+                by or marker,
+                f"`{marker}` marks a loop of {' and '.join(sorted(holders & pair))}, which `blas({call.update})` "
+                "runs as one BLAS call",
+            )
+
+    def _check_adjacent(self, call: ProductCall) -> None:
+        """Nothing runs between the initializer's nest and the update's: the call runs both at once."""
+        first, second = self.statements[call.initializer], self.statements[call.update]
+        depth = shared_depth(self.kernel.statement(call.initializer), self.kernel.statement(call.update))
+        low, high = first.positions[depth], second.positions[depth]
+        prefix = [d.id for d in first.dims[:depth]]
+        for other in self.statements.values():
+            if other.statement in self._pair(call) or len(other.dims) < depth:
+                continue
+            inside = [d.id for d in other.dims[:depth]] == prefix and other.positions[:depth] == first.positions[:depth]
+            if inside and low <= other.positions[depth] <= high:
+                self._fail(
+                    self._blas_by[call.update],
+                    f"{other.statement} runs between {call.initializer} and {call.update}; the BLAS call runs both at once",
+                )
 
     def _parallelize(self, primitive: Primitive) -> None:
         self.parallel.add(self._mark(primitive))
@@ -396,6 +474,8 @@ class ScheduleState:
             )
         for loop_id in sorted(self.promote):
             self._check_promotion(loop_id)
+        for call in self.blas.values():
+            self._check_adjacent(call)
         loop_names = {d.id: d.name for s in self.statements.values() for d in s.dims}
         return LoweredSchedule(
             schedule=self.timeline(),
@@ -407,6 +487,7 @@ class ScheduleState:
             unroll=dict(self.unroll),
             promote=frozenset(self.promote),
             marked_by=dict(self.marked_by),
+            blas=tuple(self.blas.values()),
         )
 
     def _check_promotion(self, loop_id: str) -> None:
