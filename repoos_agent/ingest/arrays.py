@@ -1143,7 +1143,7 @@ class ArrayLowering:
             place,
             statement,
             tuple(reduced),
-            _reduction_order(unit_dims, len(reduced), operand.rank, axes, kept, out_positions),
+            _reduction_order(unit_dims, operand.rank, axes, out_positions),
         )
         if kind == "mean":
             count_expr = _affine_value(_product_of([operand.shape[d].size for d in axes], node))
@@ -1437,7 +1437,9 @@ def _product_of(sizes: list[AffineExpr], node: Node) -> AffineExpr:
     return symbolic[0].scaled(factor) if symbolic else AffineExpr.of_constant(factor)
 
 
-def _reduction_order(unit_dims, reduced_count, operand_rank, axes, kept, out_positions) -> tuple[int, ...]:
+def _reduction_order(
+    unit_dims: tuple[int, ...], operand_rank: int, axes: tuple[int, ...], out_positions: dict[int, int]
+) -> tuple[int, ...]:
     """Loops of a reduction in the operand's own dimension order, so its elements are read in memory order.
 
     Kept unit dimensions of `keepdims` (which have no operand dimension) run outermost."""
