@@ -210,10 +210,8 @@ class CallPlan:
         if not self._result_slots:
             return True, None
         allocated = prepared[self._c_arity :]
-        results = [
-            (allocated[slot] if where == "allocated" else values[slot])[0]
-            if scalar
-            else (allocated[slot] if where == "allocated" else values[slot])  # type: ignore[index]
-            for where, slot, scalar in self._result_slots
-        ]
+        results = []
+        for where, slot, scalar in self._result_slots:
+            array = allocated[slot] if where == "allocated" else values[slot]
+            results.append(array[0] if scalar else array)  # type: ignore[index]
         return True, tuple(results) if self._returns_tuple else results[0]
