@@ -13,9 +13,9 @@ import repoos_agent
 from repoos_agent.agent.display import LiveLeaderboard
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.operations import describe_ingest
-from repoos_agent.agent.search import optimize
+from repoos_agent.agent.search import model_use_json, optimize
 from repoos_agent.agent.search_record import record_search
-from repoos_agent.agent.search_report import backend_spec, leaderboard_rows
+from repoos_agent.agent.search_report import backend_spec, describe_model_use, leaderboard_rows
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, bundled_ranks
@@ -234,6 +234,8 @@ def command_optimize(args: argparse.Namespace) -> int:
         "wall_s": result.wall_s,
         "tokens": result.tokens,
         "cost_usd": result.cost_usd,
+        "invalid_kinds": result.invalid_kinds,
+        "models": [model_use_json(use) for use in result.models],
         "run": result.run,
         "verified_kernel": contract.key if contract else None,
         "incumbent": config.incumbent,
@@ -254,6 +256,8 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     print(f"  tokens: {result.tokens['input']} in, {result.tokens['output']} out; cost {spent}")
+    for use in result.models:
+        print(f"  {describe_model_use(use)}")
     if payload["incumbent_kept"]:
         print("  the stored VerifiedKernel's schedule: no schedule of this search beat it beyond the spread")
     if contract:

@@ -56,6 +56,7 @@ class Evaluation:
     machine: str = ""  # the machine's state when the race began (free cores, other runnable tasks, load)
     machine_busy: bool = False  # another process held a core before or after the timed runs
     unsettled: str = ""  # why the numbers may mix two states of the machine ("" when they describe one)
+    invalid_kind: str = ""  # for "invalid": "unparseable", "unknown_name", "inapplicable", or "" (the engine refused it later)
 
     @property
     def legal(self) -> bool:
@@ -191,6 +192,7 @@ def _from_proof(proof: LegalityVerdict, base: dict, verdict: str | None = None, 
         violations=proof.violations,
         parallel_loops=proof.parallel_loops,
         suggestion=proof.suggestion,
+        invalid_kind=proof.invalid_kind if (verdict or proof.verdict) == "invalid" else "",
         **base,
         **extra,
     )

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from repoos_agent.agent.dialogue import PromptOptions
 from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import backend_spec
@@ -54,6 +55,17 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument(
         "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
     )
+    parser.add_argument(
+        "--no-constrain",
+        dest="constrain",
+        action="store_false",
+        help="let models write free text (by default their replies are decoded under the kernel's schedule grammar)",
+    )
+    parser.add_argument(
+        "--prompt",
+        default="",
+        help="what models' prompts carry: comma-separated no-dependences, examples, verdict-feedback, one-primitive",
+    )
     parser.add_argument("--iters", type=positive_int, default=5, help="turns per dialogue")
     parser.add_argument("--k", type=positive_int, default=1, help="independent dialogues run concurrently")
     parser.add_argument("--candidates", type=positive_int, default=4, help="schedules per turn, built in parallel")
@@ -73,7 +85,8 @@ def search_target(args: argparse.Namespace) -> Target:
 
 
 def search_config(args: argparse.Namespace) -> SearchConfig:
-    """The `SearchConfig` the options describe."""
+    """The `SearchConfig` the options describe; a bad `--prompt` word is refused here, before any search starts."""
+    PromptOptions.parse(args.prompt)
     return SearchConfig(
         backend=backend_spec(args.backend, args.model),
         base_url=args.base_url,
@@ -88,6 +101,8 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         seed=args.seed,
         allow_reassociation=args.allow_reassociation,
         timeout_s=args.timeout,
+        constrain=args.constrain,
+        prompt=args.prompt,
     )
 
 

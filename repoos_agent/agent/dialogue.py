@@ -11,14 +11,19 @@ reply that does not parse becomes `invalid` feedback, never an exception.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from repoos_agent.agent.heuristic import Idea, Outcome
-from repoos_agent.agent.llm.base import ChatBackend, LLMError, Message
+from repoos_agent.agent.llm.base import ChatBackend, LLMError, Message, ReplyConstraint
 from repoos_agent.agent.machine import Machine, this_machine
+from repoos_agent.agent.prompt_examples import examples_for
+from repoos_agent.errors import RepoosError
 from repoos_agent.legality import analyze
 from repoos_agent.model.kernel import Kernel
+from repoos_agent.schedule import ScheduleError
+from repoos_agent.schedule.grammar import kernel_grammar, schedules_from_json
 
 _BLOCK = re.compile(r"<schedule>(.*?)</schedule>", re.S)
 _DONE = re.compile(r"<done\s*/?>", re.I)
@@ -60,6 +65,45 @@ or answer <done/> when you believe the best is found.
 Machine: {machine}.
 """
 
+CONSTRAINED_NOTE = """Your replies are constrained to this kernel's schedules: write only <schedule>...</schedule>
+blocks, or, where the server decodes JSON, {"schedules": [[{"primitive": "tile", "names": "i, j",
+"numbers": [32, 32]}, {"primitive": "parallelize", "names": "i_t"}]]}.
+"""
+
+ONE_PRIMITIVE_NOTE = """Work one primitive at a time: each <schedule> block holds ONE primitive, which the engine appends
+to the best legal schedule so far (shown with each turn) and measures.
+"""
+
+
+@dataclass(frozen=True)
+class PromptOptions:
+    """What the prompts carry; `benchmarks/llm_prompt.py` measures each part on a real model."""
+
+    dependences: bool = True  # the kernel's dependence summary and which loops are parallel
+    examples: bool = False  # legal schedules of a similar bundled kernel, as few-shot examples
+    feedback: str = "full"  # "full": verdict, speedup and the engine's reason; "verdict": verdict and speedup only
+    one_primitive: bool = False  # one primitive a turn, appended to the best schedule so far, instead of whole schedules
+
+    @staticmethod
+    def parse(spec: str) -> PromptOptions:
+        """`--prompt`'s comma-separated words, e.g. `no-dependences,examples,one-primitive`; "" is the default."""
+        options = PromptOptions()
+        words = {
+            "dependences": {"dependences": True},
+            "no-dependences": {"dependences": False},
+            "examples": {"examples": True},
+            "no-examples": {"examples": False},
+            "full-feedback": {"feedback": "full"},
+            "verdict-feedback": {"feedback": "verdict"},
+            "one-primitive": {"one_primitive": True},
+            "whole-schedules": {"one_primitive": False},
+        }
+        for word in (w.strip() for w in spec.split(",") if w.strip()):
+            if word not in words:
+                raise RepoosError(f"--prompt: unknown word `{word}`; choose from {', '.join(words)}")
+            options = replace(options, **words[word])
+        return options
+
 
 @dataclass
 class LLMProposer:
@@ -70,6 +114,8 @@ class LLMProposer:
     baseline_s: float | None = None
     machine: Machine = field(default_factory=this_machine)
     extents: Mapping[str, int] = field(default_factory=dict)  # parameter values of the measured size, if known
+    constrain: bool = True  # decode replies under the kernel's schedule grammar where the server can
+    prompt: PromptOptions = field(default_factory=PromptOptions)
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
     done: bool = False
 
@@ -78,66 +124,116 @@ class LLMProposer:
         self.error: str | None = None  # why the model stopped answering, if it did
         self.messages: list[Message] = []
         self.reported = 0
+        self.llm_s = 0.0  # time spent waiting for the model
+        self.replies = 0
+        self.constraint = ""  # the form the last reply was decoded under ("" for none)
 
     def propose(self, history: list[Outcome], count: int, others: list[Idea] | None = None) -> list[Idea]:
         """One turn; `others` are proposals of reference agents this model aggregates (Mixture-of-Agents)."""
         if self.done:
             return []
+        base = _best_legal(history) if self.prompt.one_primitive else ""
         if not self.messages:
             system = SYSTEM_PROMPT.format(candidates=count, machine=self.machine.describe())
+            system += CONSTRAINED_NOTE if self.constrain else ""
+            system += ONE_PRIMITIVE_NOTE if self.prompt.one_primitive else ""
             self.messages = [Message("system", system), Message("user", self.kernel_prompt())]
         else:
-            self.messages.append(Message("user", feedback_prompt(history[self.reported :])))
+            self.messages.append(Message("user", feedback_prompt(history[self.reported :], self.prompt.feedback)))
+        if self.prompt.one_primitive:
+            current = f"`{base}`" if base else "the kernel as written (no legal schedule yet)"
+            self.messages[-1] = Message("user", f"{self.messages[-1].content}\nBest legal schedule so far: {current}.")
         if others:
             listing = "\n".join(f"- {idea.agent}: `{idea.schedule}`" for idea in others)
             self.messages[-1] = Message(
                 "user", f"{self.messages[-1].content}\nOther agents propose (they will be measured too):\n{listing}"
             )
         self.reported = len(history)
+        start = time.perf_counter()
         try:
-            completion = self.backend.complete(self.messages)
+            completion = self.backend.complete(self.messages, self._constraint(count, base))
         except LLMError as error:
             self.done = True
             self.error = str(error)
             return []
+        finally:
+            self.llm_s += time.perf_counter() - start
+        self.replies += 1
+        self.constraint = completion.constraint
         self.tokens["input"] += completion.input_tokens
         self.tokens["output"] += completion.output_tokens
         self.messages.append(Message("assistant", completion.text))
-        blocks = [b.strip() for b in _BLOCK.findall(completion.text)]
-        if not blocks:
+        texts = _schedules(completion.text)
+        if isinstance(texts, str):
             if _DONE.search(completion.text):
                 self.done = True
                 return []
-            excerpt = " ".join(completion.text.split())[:80]
-            return [Idea(f"reply without a <schedule> block: {excerpt}", 0.0, "unparsable reply", self.name)]
-        return [Idea(block, 0.0, "model", self.name) for block in blocks[:count]]
+            return [Idea(texts, 0.0, "unparsable reply", self.name)]
+        if self.prompt.one_primitive and base:
+            texts = [f"{base}; {text}" for text in texts]
+        return [Idea(text, 0.0, "model", self.name) for text in texts[:count]]
+
+    def _constraint(self, count: int, base: str) -> ReplyConstraint | None:
+        """The kernel's grammar for this turn: whole schedules, or one primitive after `base`."""
+        if not self.constrain:
+            return None
+        try:
+            prefix = (base,) if base else ()
+            grammar = kernel_grammar(self.kernel, prefix, 1 if self.prompt.one_primitive else 8)
+        except ScheduleError:
+            return None
+        return ReplyConstraint(gbnf=grammar.gbnf(count), json_schema=grammar.json_schema(count))
 
     def kernel_prompt(self) -> str:
         analysis = analyze(self.kernel)
         statements = "\n".join(
             f"  {s.label} (line {s.line}, loops {', '.join(s.loops) or 'none'}): {s.text}" for s in analysis.statements
         )
-        loops = "\n".join(
-            f"  {loop.name}: "
-            + ("parallel" if loop.parallelizable else f"carries {len(loop.carries)} dependence(s)")
-            + (", vectorizable" if loop.vectorizable else "")
-            for loop in analysis.loops
-        )
         baseline = f"{self.baseline_s * 1000:.3f} ms" if self.baseline_s else "measured with each candidate"
         sizes = ", ".join(f"{name} = {value}" for name, value in self.extents.items()) or "not known in advance"
-        return (
-            f"Kernel `{self.kernel.name}`:\n```python\n{self.kernel.source}\n```\n"
-            f"Statements:\n{statements}\nDependences:\n" + "\n".join(f"  {d}" for d in analysis.dependences) + "\n"
-            f"Loops:\n{loops}\nSizes measured: {sizes} (tile and register-block sizes that divide the loops leave no "
+        parts = [f"Kernel `{self.kernel.name}`:\n```python\n{self.kernel.source}\n```", f"Statements:\n{statements}"]
+        if self.prompt.dependences:
+            loops = "\n".join(
+                f"  {loop.name}: "
+                + ("parallel" if loop.parallelizable else f"carries {len(loop.carries)} dependence(s)")
+                + (", vectorizable" if loop.vectorizable else "")
+                for loop in analysis.loops
+            )
+            parts += ["Dependences:\n" + "\n".join(f"  {d}" for d in analysis.dependences), f"Loops:\n{loops}"]
+        if self.prompt.examples:
+            parts.append("Legal schedules the engine found for a similar kernel:\n" + examples_for(self.kernel))
+        parts.append(
+            f"Sizes measured: {sizes} (tile and register-block sizes that divide the loops leave no "
             f"ragged edges, which run untransformed).\nBaseline time: {baseline}.\nPropose schedules."
         )
+        return "\n".join(parts)
 
 
-def feedback_prompt(outcomes: list[Outcome]) -> str:
-    """What the engine said about each candidate of the last turn, in the order proposed."""
+def _schedules(text: str) -> list[str] | str:
+    """The schedule texts of a reply (blocks, or a JSON reply under a schema), or why there are none."""
+    if text.lstrip().startswith("{"):
+        try:
+            texts = [t for t in schedules_from_json(text) if t]
+        except ScheduleError as error:
+            return f"unparsable JSON reply: {error.reason}"
+        return texts or "JSON reply without schedules"
+    blocks = [b.strip() for b in _BLOCK.findall(text)]
+    return blocks or f"reply without a <schedule> block: {' '.join(text.split())[:80]}"
+
+
+def _best_legal(history: list[Outcome]) -> str:
+    """The fastest legal schedule measured so far, "" if none: what one-primitive turns extend."""
+    legal = [o for o in history if o.verdict == "legal" and o.speedup]
+    return max(legal, key=lambda o: o.speedup or 0.0).schedule if legal else ""
+
+
+def feedback_prompt(outcomes: list[Outcome], detail: str = "full") -> str:
+    """What the engine said about each candidate of the last turn, in the order proposed; `detail="verdict"`
+    leaves out the engine's reasons (the ablation `PromptOptions.feedback` measures)."""
     lines = ["Results of your last schedules:"]
     for outcome in outcomes:
         speed = f", {outcome.speedup:.2f}x" if outcome.speedup else ""
-        lines.append(f"- `{outcome.schedule}`: {outcome.verdict}{speed}. {outcome.feedback}".rstrip())
+        reason = f" {outcome.feedback}" if detail == "full" else ""
+        lines.append(f"- `{outcome.schedule}`: {outcome.verdict}{speed}.{reason}".rstrip())
     lines.append("Propose improved schedules, or <done/>.")
     return "\n".join(lines)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from repoos_agent.agent.dialogue import LLMProposer
+from repoos_agent.agent.dialogue import LLMProposer, PromptOptions
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.errors import RepoosError
 from repoos_agent.model.kernel import Kernel
@@ -57,9 +57,13 @@ def make_mixture(
     base_url: str | None,
     baseline_s: float | None = None,
     extents: Mapping[str, int] | None = None,
+    constrain: bool = True,
+    prompt: str = "",
 ) -> MixtureOfAgents:
     def build(spec: str, offset: int) -> Proposer:
-        return make_proposer(spec.strip(), kernel, seed + offset, allow_reassociation, base_url, baseline_s, extents)
+        return make_proposer(
+            spec.strip(), kernel, seed + offset, allow_reassociation, base_url, baseline_s, extents, constrain, prompt
+        )
 
     return MixtureOfAgents([build(spec, n) for n, spec in enumerate(references)], build(aggregator, 100) if aggregator else None)
 
@@ -72,9 +76,12 @@ def make_proposer(
     base_url: str | None = None,
     baseline_s: float | None = None,
     extents: Mapping[str, int] | None = None,
+    constrain: bool = True,
+    prompt: str = "",
 ) -> Proposer:
     """A fresh proposer for one dialogue; `extents`, the parameter values of the size being measured,
-    let the heuristic fit its blocks to the arrays and tell a model the sizes."""
+    let the heuristic fit its blocks to the arrays and tell a model the sizes. `constrain` and `prompt`
+    shape a model's replies and prompts (`LLMProposer`)."""
     backend, _, model = spec.partition(":")
     if backend not in ("heuristic", "openai", "gemini"):
         raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
@@ -84,12 +91,27 @@ def make_proposer(
         return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation, extents=dict(extents or {}))
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")
+    options = PromptOptions.parse(prompt)
     if backend == "openai":
         from repoos_agent.agent.llm.openai_backend import OpenAIBackend
 
-        return LLMProposer(kernel, OpenAIBackend(model, base_url=base_url), baseline_s, extents=dict(extents or {}))
+        return LLMProposer(
+            kernel,
+            OpenAIBackend(model, base_url=base_url),
+            baseline_s,
+            extents=dict(extents or {}),
+            constrain=constrain,
+            prompt=options,
+        )
     if backend == "gemini":
         from repoos_agent.agent.llm.gemini_backend import GeminiBackend
 
-        return LLMProposer(kernel, GeminiBackend(model, base_url=base_url), baseline_s, extents=dict(extents or {}))
+        return LLMProposer(
+            kernel,
+            GeminiBackend(model, base_url=base_url),
+            baseline_s,
+            extents=dict(extents or {}),
+            constrain=constrain,
+            prompt=options,
+        )
     raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")

@@ -18,7 +18,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from repoos_agent.agent.control import SearchCancelled, SearchControl
@@ -70,6 +70,8 @@ class SearchConfig:
     timeout_s: float = 120.0
     mode: str = "dialogue"  # or "tools": the model calls the engine's tools itself
     incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish and wins its ties
+    constrain: bool = True  # models' replies decoded under the kernel's schedule grammar where their server can
+    prompt: str = ""  # what models' prompts carry (`PromptOptions.parse`); "" is the measured default
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,23 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class ModelUse:
+    """One model's part in a search, summed over its dialogues."""
+
+    agent: str  # `local:smollm2`, `openai:gpt-4o-mini`
+    replies: int
+    llm_s: float  # time spent waiting for its replies
+    output_tokens: int
+    constraint: str  # the form its last reply was decoded under, "" for none
+    model_file: str = ""  # a local model's file, and its size
+    model_mb: float | None = None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.output_tokens / self.llm_s if self.llm_s > 0 and self.output_tokens else None
+
+
+@dataclass(frozen=True)
 class SearchResult:
     run: str
     target: str
@@ -114,6 +133,8 @@ class SearchResult:
     finish: str = ""  # how the racing finish decided, in a sentence or two
     original_speedup: float | None = None  # a NumPy program's original raced in the finish, over the native baseline
     original_won: bool = False  # ... and was the fastest: nothing beats the user's own code, so it stays
+    invalid_kinds: dict[str, int] = field(default_factory=dict)  # invalid proposals by why: unparseable, unknown_name, ...
+    models: tuple[ModelUse, ...] = ()  # each model that proposed: what it is, how it was constrained, how fast it answered
 
     @property
     def schedule(self) -> str:
@@ -196,9 +217,28 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         if config.moa:
             moa = list(config.moa)
             return make_mixture(
-                moa, config.aggregator, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s, extents
+                moa,
+                config.aggregator,
+                target.kernel,
+                seed,
+                config.allow_reassociation,
+                config.base_url,
+                baseline_s,
+                extents,
+                config.constrain,
+                config.prompt,
             )
-        return make_proposer(config.backend, target.kernel, seed, config.allow_reassociation, config.base_url, baseline_s, extents)
+        return make_proposer(
+            config.backend,
+            target.kernel,
+            seed,
+            config.allow_reassociation,
+            config.base_url,
+            baseline_s,
+            extents,
+            config.constrain,
+            config.prompt,
+        )
 
     proposers = [proposer_for(number) for number in range(config.k)]
 
@@ -318,6 +358,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         wall_s=time.perf_counter() - start,
         tokens=_tokens(proposers),
         cost_usd=_cost(proposers),
+        invalid_kinds=dict(Counter(e.evaluation.invalid_kind for e in leaderboard if e.evaluation.invalid_kind)),
+        models=_model_uses(proposers),
         cancelled=cancelled,
         kept_incumbent=kept,
         machine_busy=finish.machine_busy if finish else False,
@@ -343,6 +385,8 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
                 "finish": result.finish,
                 "original_speedup": result.original_speedup,
                 "original_won": result.original_won,
+                "invalid_kinds": result.invalid_kinds,
+                "models": [model_use_json(use) for use in result.models],
             },
             tokens=result.tokens,
         )
@@ -365,11 +409,40 @@ def _tokens(proposers: list) -> dict[str, int]:
     return totals
 
 
-def _cost(proposers: list) -> float | None:
-    """Dollars spent on model calls, from the price table; 0 for the heuristic, None if any price is unknown."""
-    members = [
+def model_use_json(use: ModelUse) -> dict:
+    """A model's part as JSON, its tokens per second included."""
+    return {**asdict(use), "tokens_per_s": use.tokens_per_s}
+
+
+def _members(proposers: list) -> list:
+    """Every agent of every dialogue: a Mixture-of-Agents' references and aggregator one by one."""
+    return [
         m for p in proposers for m in [*getattr(p, "references", [p]), *([p.aggregator] if getattr(p, "aggregator", None) else [])]
     ]
+
+
+def _model_uses(proposers: list) -> tuple[ModelUse, ...]:
+    by_agent: dict[str, ModelUse] = {}
+    for member in _members(proposers):
+        if not isinstance(member, LLMProposer):
+            continue
+        info = getattr(member.backend, "model_info", None)
+        seen = by_agent.get(member.name)
+        by_agent[member.name] = ModelUse(
+            agent=member.name,
+            replies=member.replies + (seen.replies if seen else 0),
+            llm_s=member.llm_s + (seen.llm_s if seen else 0.0),
+            output_tokens=member.tokens["output"] + (seen.output_tokens if seen else 0),
+            constraint=member.constraint or (seen.constraint if seen else ""),
+            model_file=getattr(info, "file", "") if info else "",
+            model_mb=getattr(info, "size_mb", None) if info else None,
+        )
+    return tuple(by_agent.values())
+
+
+def _cost(proposers: list) -> float | None:
+    """Dollars spent on model calls, from the price table; 0 for the heuristic, None if any price is unknown."""
+    members = _members(proposers)
     total = 0.0
     for member in members:
         backend = getattr(member, "backend", None)

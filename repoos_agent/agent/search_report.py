@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.ranking import by_speedup, counts_in_race, winner_first
-from repoos_agent.agent.search import SearchResult
+from repoos_agent.agent.search import ModelUse, SearchResult
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,14 @@ class LeaderboardSnapshot:
     best_schedule: str | None
     best_speedup: float | None
     rows: tuple[LeaderboardRow, ...]
+
+
+def describe_model_use(use: ModelUse) -> str:
+    """`local:smollm2 (SmolLM2-135M-Instruct.Q4_1.gguf, 98 MB): 5 replies in 12.3 s, 85 tokens/s, decoded under grammar`."""
+    file = f" ({use.model_file}, {use.model_mb:.0f} MB)" if use.model_file and use.model_mb is not None else ""
+    rate = f", {use.tokens_per_s:.0f} tokens/s" if use.tokens_per_s else ""
+    decoded = f"decoded under {use.constraint}" if use.constraint else "unconstrained"
+    return f"{use.agent}{file}: {use.replies} replies in {use.llm_s:.1f} s{rate}, {decoded}"
 
 
 def backend_spec(backend: str, model: str | None) -> str:

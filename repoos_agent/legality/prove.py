@@ -35,6 +35,7 @@ class LegalityVerdict:
     suggestion: str | None = None
     lowered: LoweredSchedule | None = None
     reassociates: bool = False  # legal only because reductions may be reordered
+    invalid_kind: str = ""  # for "invalid": "unparseable", "unknown_name" (a loop or statement the kernel lacks) or "inapplicable"
 
     @property
     def legal(self) -> bool:
@@ -53,12 +54,17 @@ def prove_legal(
 
 
 def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, explain: bool) -> LegalityVerdict:
+    text = schedule if isinstance(schedule, str) else str(schedule)
     try:
         parsed = parse_schedule(schedule) if isinstance(schedule, str) else schedule
+    except ScheduleError as error:
+        return LegalityVerdict("invalid", text.strip(), f"invalid: {error}", invalid_kind="unparseable")
+    try:
         lowered = ScheduleState(kernel).apply_all(parsed).lower()
     except ScheduleError as error:
-        text = schedule if isinstance(schedule, str) else str(schedule)
-        return LegalityVerdict("invalid", text.strip(), f"invalid: {error}")
+        unknown = error.reason.startswith(("unknown loop", "unknown statement"))
+        kind = "unknown_name" if unknown else "inapplicable"
+        return LegalityVerdict("invalid", text.strip(), f"invalid: {error}", invalid_kind=kind)
     deps = dependences(kernel)
     reduction_candidates = [d for d in deps if _may_be_reassociation(d)]
     broken = _order_violations(kernel, [d for d in deps if d not in reduction_candidates], lowered, limit=MAX_EXPLAINED)

@@ -112,6 +112,16 @@ USAGE = {
     "blas": "blas(S1)",
 }
 
+# The numbers a constrained model may choose from (`schedule.grammar`), per primitive: the sizes and factors
+# worth trying on a CPU, a subset of what parsing accepts. `fuse`'s depth is bounded by the kernel instead.
+NUMBER_CHOICES: dict[str, tuple[int, ...]] = {
+    "tile": (4, 6, 8, 16, 32, 64, 128, 256),
+    "skew": (1, 2, -1),
+    "shift": (1, -1, 2),
+    "vectorize": (4, 8, 16),
+    "unroll": (2, 4, 8),
+}
+
 _PRIMITIVE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.S)
 _LOOP = re.compile(r"^(?:(S\d+)\.)?([A-Za-z_]\w*)$")
 _STATEMENT = re.compile(r"^S\d+$")

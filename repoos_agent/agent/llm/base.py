@@ -15,7 +15,12 @@ from repoos_agent.errors import RepoosError
 
 
 class LLMError(RepoosError):
-    """A backend could not produce a completion (after its retries); the message says why, without keys."""
+    """A backend could not produce a completion (after its retries); the message says why, without keys.
+    `status` is the HTTP status of a server's refusal, when there was one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,21 @@ class Message:
 
 
 @dataclass(frozen=True)
+class ReplyConstraint:
+    """What a reply must match, in each form a server may take (from `schedule.grammar`): a llama.cpp grammar,
+    and a JSON schema for structured outputs. A backend uses the first form its server accepts."""
+
+    gbnf: str
+    json_schema: dict
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     input_tokens: int
     output_tokens: int
     model: str
+    constraint: str = ""  # the form the server decoded under ("grammar", "json_schema", ...), "" for none
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,6 @@ class ChatBackend(Protocol):
 
     name: str
 
-    def complete(self, messages: Sequence[Message]) -> Completion: ...
+    def complete(self, messages: Sequence[Message], constraint: ReplyConstraint | None = None) -> Completion: ...
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn: ...

@@ -16,7 +16,17 @@ import pydantic
 from google import genai
 from google.genai import errors, types
 
-from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy, ToolCall, ToolSpec, ToolTurn
+from repoos_agent.agent.llm.base import (
+    Completion,
+    LLMError,
+    Message,
+    ReplyConstraint,
+    RetryPolicy,
+    ToolCall,
+    ToolSpec,
+    ToolTurn,
+)
+from repoos_agent.agent.llm.constrained import RESPONSE_SCHEMA, complete_constrained
 from repoos_agent.agent.llm.retry import DEFAULT_RETRY_POLICY, TransientFailure, call_with_retries, http_failure
 
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -42,13 +52,26 @@ class GeminiBackend:
     def __repr__(self) -> str:
         return f"GeminiBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    def complete(self, messages: Sequence[Message]) -> Completion:
-        """One completion for the conversation, retried on 429, 5xx and time-outs; `LLMError` if it cannot be had."""
+    def complete(self, messages: Sequence[Message], constraint: ReplyConstraint | None = None) -> Completion:
+        """One completion for the conversation, retried on 429, 5xx and time-outs; `LLMError` if it cannot be had.
+        With a `constraint`, the reply is JSON under `response_schema` unless the server refuses it."""
         system_instruction, contents = _split_conversation(messages, self.name)
-        config = types.GenerateContentConfig(system_instruction=system_instruction)
-        response = call_with_retries(lambda: self._request(contents, config), self._retry, self.name)
-        input_tokens, output_tokens = _token_counts(response.usage_metadata)
-        return Completion(text=response.text or "", input_tokens=input_tokens, output_tokens=output_tokens, model=self.model)
+
+        def attempt(form: str | None) -> Completion:
+            config = types.GenerateContentConfig(system_instruction=system_instruction)
+            if form == RESPONSE_SCHEMA and constraint is not None:
+                config = types.GenerateContentConfig(
+                    system_instruction=system_instruction,
+                    response_mime_type="application/json",
+                    response_schema=gemini_schema(constraint.json_schema),
+                )
+            response = self._request(contents, config)
+            input_tokens, output_tokens = _token_counts(response.usage_metadata)
+            return Completion(text=response.text or "", input_tokens=input_tokens, output_tokens=output_tokens, model=self.model)
+
+        if constraint is None:
+            return call_with_retries(lambda: attempt(None), self._retry, self.name)
+        return complete_constrained(self.base_url or "gemini", (RESPONSE_SCHEMA,), attempt, self._retry, self.name)
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
         """One turn with Gemini function declarations; the model's function calls come back parsed."""
@@ -82,6 +105,19 @@ class GeminiBackend:
         except pydantic.ValidationError as error:
             # Unlike the openai client, this SDK validates answers: a body of the wrong shape is not a reply to show the agent.
             raise LLMError(f"malformed answer: {_first_problem(error)}") from None
+
+
+def gemini_schema(schema: object) -> object:
+    """A JSON schema in the OpenAPI subset `response_schema` takes: no `additionalProperties`, and enums of
+    strings only (an integer enum becomes the strings of its numbers, which the schedule parser reads the same)."""
+    if isinstance(schema, list):
+        return [gemini_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {key: gemini_schema(value) for key, value in schema.items() if key != "additionalProperties"}
+    if converted.get("type") == "integer" and "enum" in converted:
+        converted = {**converted, "type": "string", "enum": [str(value) for value in converted["enum"]]}
+    return converted
 
 
 def _resolve_api_key(api_key: str | None) -> str:

@@ -17,7 +17,17 @@ from urllib.parse import urlsplit
 import openai
 from openai.types.chat import ChatCompletion
 
-from repoos_agent.agent.llm.base import Completion, LLMError, Message, RetryPolicy, ToolCall, ToolSpec, ToolTurn
+from repoos_agent.agent.llm.base import (
+    Completion,
+    LLMError,
+    Message,
+    ReplyConstraint,
+    RetryPolicy,
+    ToolCall,
+    ToolSpec,
+    ToolTurn,
+)
+from repoos_agent.agent.llm.constrained import GRAMMAR, JSON_OBJECT, JSON_SCHEMA, complete_constrained
 from repoos_agent.agent.llm.retry import DEFAULT_RETRY_POLICY, TransientFailure, call_with_retries, http_failure
 
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -28,11 +38,19 @@ class OpenAIBackend:
     """A chat model behind an OpenAI-compatible `/chat/completions` endpoint; `name` is `openai:<model>`."""
 
     def __init__(
-        self, model: str, base_url: str | None = None, api_key: str | None = None, retry: RetryPolicy = DEFAULT_RETRY_POLICY
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY_POLICY,
+        constraint_forms: tuple[str, ...] = (JSON_SCHEMA, JSON_OBJECT),
     ) -> None:
+        """`constraint_forms`: how a constrained reply is asked for, best first (`agent.llm.constrained`); a server
+        known to be llama.cpp takes its grammar first."""
         self.model = model
         self.name = f"openai:{model}"
         self.base_url = base_url
+        self.constraint_forms = constraint_forms
         self._retry = retry
         self._api_key = _resolve_api_key(api_key, base_url)
         self._client = openai.OpenAI(base_url=base_url, api_key=self._api_key, max_retries=0, timeout=retry.timeout_s)
@@ -40,17 +58,25 @@ class OpenAIBackend:
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    def complete(self, messages: Sequence[Message]) -> Completion:
-        """One completion for the conversation, retried on 429, 5xx and time-outs; `LLMError` if it cannot be had."""
+    def complete(self, messages: Sequence[Message], constraint: ReplyConstraint | None = None) -> Completion:
+        """One completion for the conversation, retried on 429, 5xx and time-outs; `LLMError` if it cannot be had.
+        With a `constraint`, the reply is decoded under the first of `constraint_forms` the server takes."""
         wire_messages = [{"role": message.role, "content": message.content} for message in messages]
-        response = call_with_retries(lambda: self._request(wire_messages), self._retry, self.name)
-        usage = response.usage
-        return Completion(
-            text=_first_choice_text(response),
-            input_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
-            output_tokens=_token_count(getattr(usage, "completion_tokens", None)),
-            model=self.model,  # the name asked for, which prices are keyed on; servers may report a dated snapshot
-        )
+
+        def attempt(form: str | None) -> Completion:
+            response = self._request(wire_messages, shape=_shape(form, constraint) if constraint and form else {})
+            usage = response.usage
+            return Completion(
+                text=_first_choice_text(response),
+                input_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+                output_tokens=_token_count(getattr(usage, "completion_tokens", None)),
+                model=self.model,  # the name asked for, which prices are keyed on; servers may report a dated snapshot
+            )
+
+        if constraint is None or not self.constraint_forms:
+            return call_with_retries(lambda: attempt(None), self._retry, self.name)
+        server = str(self._client.base_url)
+        return complete_constrained(server, self.constraint_forms, attempt, self._retry, self.name)
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
         """One turn with native function calling (`tools` on the wire); the model's calls come back parsed."""
@@ -76,17 +102,29 @@ class OpenAIBackend:
             output_tokens=_token_count(getattr(usage, "completion_tokens", None)),
         )
 
-    def _request(self, wire_messages: list[dict], tools: list[dict] | None = None) -> ChatCompletion:
+    def _request(self, wire_messages: list[dict], tools: list[dict] | None = None, shape: dict | None = None) -> ChatCompletion:
         try:
             if tools:
                 return self._client.chat.completions.create(model=self.model, messages=wire_messages, tools=tools)
-            return self._client.chat.completions.create(model=self.model, messages=wire_messages)
+            return self._client.chat.completions.create(model=self.model, messages=wire_messages, **(shape or {}))
         except openai.APITimeoutError:
             raise TransientFailure(f"timed out after {self._retry.timeout_s:g}s") from None
         except openai.APIStatusError as error:
             raise http_failure(error.status_code, _server_message(error), self._api_key, error.response.headers) from None
         except openai.APIConnectionError:
             raise LLMError(f"connection to {self._client.base_url} failed") from None
+
+
+def _shape(form: str, constraint: ReplyConstraint) -> dict:
+    """The request's keyword arguments that ask for `form`."""
+    if form == GRAMMAR:
+        return {"extra_body": {"grammar": constraint.gbnf}}
+    if form == JSON_SCHEMA:
+        schema = {"name": "schedules", "strict": True, "schema": constraint.json_schema}
+        return {"response_format": {"type": "json_schema", "json_schema": schema}}
+    if form == JSON_OBJECT:
+        return {"response_format": {"type": "json_object", "schema": constraint.json_schema}}
+    raise ValueError(f"unknown constraint form {form!r}")
 
 
 def _wire_message(message: Message) -> dict:

@@ -30,10 +30,11 @@ DEFAULT_RETRY_POLICY = RetryPolicy()
 class TransientFailure(Exception):
     """A failed attempt worth repeating; `reason` is safe to show, `retry_after_s` is the server's wish if it sent one."""
 
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+    def __init__(self, reason: str, retry_after_s: float | None = None, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after_s = retry_after_s
+        self.status = status
 
 
 def is_retryable_status(status: int) -> bool:
@@ -45,8 +46,8 @@ def http_failure(status: int, server_message: str | None, secret: str, headers: 
     """The exception for an HTTP error answer: a `TransientFailure` to retry, or an `LLMError` without retry."""
     reason = describe_http_status(status, server_message, secret)
     if is_retryable_status(status):
-        return TransientFailure(reason, retry_after_seconds(headers))
-    return LLMError(reason)
+        return TransientFailure(reason, retry_after_seconds(headers), status)
+    return LLMError(reason, status)
 
 
 def describe_http_status(status: int, server_message: str | None, secret: str) -> str:
