@@ -36,6 +36,7 @@ from repoos_agent.runtime.commands import add_runtime_commands
 from repoos_agent.schedule import ScheduleError
 from repoos_agent.search_options import (
     GRAPH_HELP,
+    add_model_options,
     add_search_options,
     positive_float,
     positive_int,
@@ -323,6 +324,8 @@ def command_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         timeout_s=args.timeout,
         log_dir=str(Path(args.out) / "logs"),
+        constrain=args.constrain,
+        prompt=args.prompt,
     )
     tool_names = tuple(spec.name for spec in config.tools)
 
@@ -434,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
     eval_parser.add_argument("--model", help="model of an openai/gemini backend")
     eval_parser.add_argument("--base-url", help="an OpenAI-compatible server")
+    add_model_options(eval_parser)
     eval_parser.add_argument(
         "--compare",
         help="tools measured in the same run: numba,graphite,polly,dace,pythran (a C tool may name its compiler: polly=/path/clang)"

@@ -55,17 +55,7 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument(
         "--mode", choices=("dialogue", "tools"), default="dialogue", help="tools: the model calls the engine itself"
     )
-    parser.add_argument(
-        "--no-constrain",
-        dest="constrain",
-        action="store_false",
-        help="let models write free text (by default their replies are decoded under the kernel's schedule grammar)",
-    )
-    parser.add_argument(
-        "--prompt",
-        default="",
-        help="what models' prompts carry: comma-separated no-dependences, examples, verdict-feedback, one-primitive",
-    )
+    add_model_options(parser)
     parser.add_argument("--iters", type=positive_int, default=5, help="turns per dialogue")
     parser.add_argument("--k", type=positive_int, default=1, help="independent dialogues run concurrently")
     parser.add_argument("--candidates", type=positive_int, default=4, help="schedules per turn, built in parallel")
@@ -79,14 +69,38 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument("--graph", help=GRAPH_HELP)
 
 
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """How models are asked: `--no-constrain` and `--prompt` (`optimize`, `tui` and `eval`)."""
+    parser.add_argument(
+        "--no-constrain",
+        dest="constrain",
+        action="store_false",
+        help="let models write free text (by default their replies are decoded under the kernel's schedule grammar)",
+    )
+    parser.add_argument(
+        "--prompt",
+        default="",
+        type=prompt_spec,
+        help="what models' prompts carry: comma-separated no-dependences, examples, verdict-feedback, one-primitive",
+    )
+
+
+def prompt_spec(text: str) -> str:
+    """`--prompt`'s words, checked before any search starts."""
+    try:
+        PromptOptions.parse(text)
+    except RepoosError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--prompt: ")) from None
+    return text
+
+
 def search_target(args: argparse.Namespace) -> Target:
     """The kernel the options name, with its `--arg` specs."""
     return resolve_target(args.target, [parse_arg_spec(text) for text in args.arg])
 
 
 def search_config(args: argparse.Namespace) -> SearchConfig:
-    """The `SearchConfig` the options describe; a bad `--prompt` word is refused here, before any search starts."""
-    PromptOptions.parse(args.prompt)
+    """The `SearchConfig` the options describe."""
     return SearchConfig(
         backend=backend_spec(args.backend, args.model),
         base_url=args.base_url,

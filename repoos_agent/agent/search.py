@@ -312,7 +312,12 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
             on_call(name, arguments)
 
         tools = agent_tools(
-            target, config.size, config.compiler, record, measure=lambda schedule: evaluate_candidate(target, schedule, config)
+            target,
+            config.size,
+            config.compiler,
+            record,
+            measure=lambda schedule: evaluate_candidate(target, schedule, config),
+            constrain=config.constrain,
         )
         try:
             run_tools_dialogue(proposer, tools, budget=config.iters * config.candidates, on_call=checked_call)

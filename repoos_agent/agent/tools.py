@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError, create_model
@@ -28,6 +28,7 @@ from repoos_agent.agent.operations import (
 )
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation
+from repoos_agent.schedule.grammar import kernel_grammar
 from repoos_agent.target import Target
 
 
@@ -77,27 +78,44 @@ def bind(
     return Tool(spec, run)
 
 
+def strict_spec(spec: ToolSpec, schedule_pattern: str) -> ToolSpec:
+    """`spec` in strict form: every argument required, no others, and a `schedule` argument held to the kernel's
+    grammar (`KernelGrammar.pattern`), so a server that decodes strictly cannot call a tool with a loop the kernel lacks."""
+    parameters = dict(spec.parameters)
+    properties = {name: dict(schema) for name, schema in parameters.get("properties", {}).items()}
+    if "schedule" in properties:
+        properties["schedule"]["pattern"] = schedule_pattern
+    parameters.update(properties=properties, required=list(properties), additionalProperties=False)
+    return replace(spec, parameters=parameters, strict=True)
+
+
 def agent_tools(
     target: Target,
     size: str | None,
     compiler: str,
     on_evaluation: Callable[[str, Evaluation], None],
     measure: Callable[[str], Evaluation] | None = None,
+    constrain: bool = False,
 ) -> list[Tool]:
     """The tools bound to one target; `on_evaluation` sees every measured schedule (the leaderboard), and
-    `measure`, when given, is how `evaluate` measures (the search's own settings)."""
+    `measure`, when given, is how `evaluate` measures (the search's own settings). `constrain` gives strict
+    parameters whose schedules follow the kernel's grammar."""
 
     def evaluate_and_record(target: Target, schedule: str, size: str | None, compiler: str) -> EvaluationReport:
         evaluation = evaluate_measured(target, schedule, size, compiler, measure)
         on_evaluation(schedule, evaluation)
         return report_evaluation(evaluation)
 
-    return [
+    tools = [
         bind(analyze_kernel, target, name="analyze"),
         bind(check_legality, target),
         bind(evaluate, target, call=evaluate_and_record, size=size, compiler=compiler),
         bind(show_code, target),
     ]
+    if not constrain:
+        return tools
+    pattern = kernel_grammar(target.kernel).pattern()
+    return [replace(tool, spec=strict_spec(tool.spec, pattern)) for tool in tools]
 
 
 def call_tool(tools: list[Tool], name: str, arguments: dict) -> dict:

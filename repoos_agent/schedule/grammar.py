@@ -143,7 +143,7 @@ class KernelGrammar:
         }
 
     def pattern(self) -> str:
-        """A regex of one schedule over every name of every scope: the constraint a tool's string parameter takes."""
+        """A regex of one schedule (or none) over every name of every scope: what a tool's string parameter takes."""
         alternatives = []
         loop = "(?:" + "|".join(re.escape(name) for name in self.loops) + ")"
         statement = "(?:" + "|".join(self.statements) + ")"
@@ -152,7 +152,7 @@ class KernelGrammar:
             parts = [{"L": loop, "S": statement, "N": "-?[0-9]+"}[kind] for kind in kinds]
             alternatives.append(f"{primitive}\\(" + ", ".join(parts) + "\\)")
         one = "(?:" + "|".join(alternatives) + ")"
-        return f"^{one}(?:; {one}){{0,{self.max_primitives - 1}}}$"
+        return f"^(?:{one}(?:; {one}){{0,{self.max_primitives - 1}}})?$"  # empty: the kernel as written
 
 
 def _gbnf_use(use: Use) -> str:

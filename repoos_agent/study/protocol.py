@@ -63,6 +63,8 @@ class StudyConfig:
     seed: int = 0
     timeout_s: float = 120.0
     log_dir: str | None = None  # each search's events as JSON lines, `<kernel>-<size>-seed<seed>.jsonl` (`repoos tui` replays them)
+    constrain: bool = True  # models decode under the kernel's schedule grammar where their server can
+    prompt: str = ""  # what models' prompts carry (`PromptOptions.parse`)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,9 @@ class DialogueRecord:
     tokens_in: int
     tokens_out: int
     cost_usd: float | None
+    invalid_kinds: dict[str, int] = field(default_factory=dict)  # invalid proposals by why (`Evaluation.invalid_kind`)
+    llm_s: float = 0.0  # waiting for models' replies (within `propose_s`)
+    constraint: str = ""  # the form models' replies were decoded under, "" for none
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,14 @@ class InstanceResult:
         for record in self.dialogues:
             for verdict, count in record.verdicts.items():
                 totals[verdict] = totals.get(verdict, 0) + count
+        return totals
+
+    @property
+    def invalid_kinds(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for record in self.dialogues:
+            for kind, count in record.invalid_kinds.items():
+                totals[kind] = totals.get(kind, 0) + count
         return totals
 
     def tool(self, name: str) -> ToolMeasurement | None:
@@ -324,6 +337,8 @@ def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[
         size=size,
         seed=seed,
         timeout_s=config.timeout_s,
+        constrain=config.constrain,
+        prompt=config.prompt,
     )
     events = EventStream()
     log = None
@@ -358,6 +373,9 @@ def _record(run: int, dialogue: int, seed: int, result: SearchResult, events: li
         tokens_in=result.tokens.get("input", 0),
         tokens_out=result.tokens.get("output", 0),
         cost_usd=result.cost_usd,
+        invalid_kinds=dict(result.invalid_kinds),
+        llm_s=sum(use.llm_s for use in result.models),
+        constraint=", ".join(sorted({use.constraint for use in result.models if use.constraint})),
     )
 
 

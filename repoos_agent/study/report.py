@@ -34,9 +34,11 @@ def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
         "runnable_rate",
         "invalid_rate",
         "illegal_rate",
+        "unparseable_rate",
+        "unknown_name_rate",
         "engine_status",
     ]
-    times = ["wall_s", *TIME_PARTS, "tokens_in", "tokens_out", "cost_usd"]
+    times = ["wall_s", *TIME_PARTS, "llm_s", "tokens_in", "tokens_out", "tokens_per_s", "cost_usd", "constraint"]
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
 
 
@@ -183,9 +185,11 @@ def _estimate(estimate: Estimate) -> str:
 
 
 def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, object]:
-    verdicts = instance.verdicts
+    verdicts, kinds = instance.verdicts, instance.invalid_kinds
     proposals = sum(verdicts.values()) or 1
     costs = [r.cost_usd for r in instance.dialogues]
+    tokens_out = sum(r.tokens_out for r in instance.dialogues)
+    llm_s = sum(r.llm_s for r in instance.dialogues)
     row: dict[str, object] = {
         "kernel": instance.kernel,
         "size": instance.size,
@@ -197,12 +201,17 @@ def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, obj
         "runnable_rate": f"{verdicts.get('legal', 0) / proposals:.4f}",
         "invalid_rate": f"{verdicts.get('invalid', 0) / proposals:.4f}",
         "illegal_rate": f"{verdicts.get('illegal', 0) / proposals:.4f}",
+        "unparseable_rate": f"{kinds.get('unparseable', 0) / proposals:.4f}",
+        "unknown_name_rate": f"{kinds.get('unknown_name', 0) / proposals:.4f}",
         "engine_status": instance.engine,
         "wall_s": _figure(instance.wall_s, 3),
         **{part: _figure(instance.median_of(part), 3) for part in TIME_PARTS},
         "tokens_in": sum(r.tokens_in for r in instance.dialogues),
-        "tokens_out": sum(r.tokens_out for r in instance.dialogues),
+        "tokens_out": tokens_out,
+        "tokens_per_s": f"{tokens_out / llm_s:.1f}" if llm_s > 0 and tokens_out else "",
+        "llm_s": _figure(instance.median_of("llm_s"), 3),
         "cost_usd": "" if any(c is None for c in costs) else f"{sum(c for c in costs if c is not None):.6f}",
+        "constraint": ", ".join(sorted({r.constraint for r in instance.dialogues if r.constraint})),
     }
     for name in tool_names:
         tool = instance.tool(name)

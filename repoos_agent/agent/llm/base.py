@@ -39,6 +39,7 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict
+    strict: bool = False  # the server must decode the arguments under `parameters` exactly (OpenAI's strict mode)
 
 
 @dataclass(frozen=True)

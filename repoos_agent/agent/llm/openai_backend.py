@@ -82,7 +82,15 @@ class OpenAIBackend:
         """One turn with native function calling (`tools` on the wire); the model's calls come back parsed."""
         wire_messages = [_wire_message(message) for message in messages]
         wire_tools = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    **({"strict": True} if t.strict else {}),
+                },
+            }
             for t in tools
         ]
         response = call_with_retries(lambda: self._request(wire_messages, wire_tools), self._retry, self.name)
