@@ -59,6 +59,7 @@ class StudyConfig:
     candidates: int = 4
     backend: str = "heuristic"
     base_url: str | None = None
+    moa: tuple[str, ...] = ()  # Mixture-of-Agents references; with them, `backend` is not used
     tools: tuple[ToolSpec, ...] = ()
     seed: int = 0
     timeout_s: float = 120.0
@@ -331,6 +332,7 @@ def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[
     search = SearchConfig(
         backend=config.backend,
         base_url=config.base_url,
+        moa=config.moa,
         iters=config.iters,
         k=1,
         candidates=config.candidates,
