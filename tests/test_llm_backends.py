@@ -63,6 +63,16 @@ def test_openai_answer_with_token_counts() -> None:
     assert request.path == "/v1/chat/completions"
     assert request.body["model"] == "test-model"
     assert request.body["messages"] == [{"role": m.role, "content": m.content} for m in CONVERSATION]
+    assert "max_tokens" not in request.body  # the server's own limit unless asked
+
+
+def test_openai_max_tokens_caps_every_answer() -> None:
+    with FakeLLMServer([openai_answer("tile(i, 64)"), openai_answer("tile(i, 32)")]) as server:
+        backend = OpenAIBackend("test-model", base_url=f"{server.url}/v1", api_key=SECRET, retry=FAST, max_tokens=512)
+        backend.complete(CONVERSATION)
+        backend.complete_with_tools(CONVERSATION, [])
+
+    assert [request.body["max_tokens"] for request in server.requests] == [512, 512]
 
 
 def test_openai_name_and_repr_say_which_model_without_the_key() -> None:

@@ -44,10 +44,13 @@ class OpenAIBackend:
         api_key: str | None = None,
         retry: RetryPolicy = DEFAULT_RETRY_POLICY,
         constraint_forms: tuple[str, ...] = (JSON_SCHEMA, JSON_OBJECT),
+        max_tokens: int | None = None,
     ) -> None:
         """`constraint_forms`: how a constrained reply is asked for, best first (`agent.llm.constrained`); a server
-        known to be llama.cpp takes its grammar first."""
+        known to be llama.cpp takes its grammar first. `max_tokens` caps each answer's length (None: the server's
+        own limit; a local server's is its whole context)."""
         self.model = model
+        self.max_tokens = max_tokens
         self.name = f"openai:{model}"
         self.base_url = base_url
         self.constraint_forms = constraint_forms
@@ -111,10 +114,11 @@ class OpenAIBackend:
         )
 
     def _request(self, wire_messages: list[dict], tools: list[dict] | None = None, shape: dict | None = None) -> ChatCompletion:
+        limit = {"max_tokens": self.max_tokens} if self.max_tokens else {}
         try:
             if tools:
-                return self._client.chat.completions.create(model=self.model, messages=wire_messages, tools=tools)
-            return self._client.chat.completions.create(model=self.model, messages=wire_messages, **(shape or {}))
+                return self._client.chat.completions.create(model=self.model, messages=wire_messages, tools=tools, **limit)
+            return self._client.chat.completions.create(model=self.model, messages=wire_messages, **(shape or {}), **limit)
         except openai.APITimeoutError:
             raise TransientFailure(f"timed out after {self._retry.timeout_s:g}s") from None
         except openai.APIStatusError as error:
