@@ -434,8 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument("--k", type=positive_int, default=1, help="dialogues per run, concurrent; best-of-K is over them")
     eval_parser.add_argument("--runs", type=positive_int, default=1, help="runs per instance (R); each figure is their median")
     eval_parser.add_argument("--candidates", type=positive_int, default=4, help="schedules per turn, built in parallel")
-    eval_parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
-    eval_parser.add_argument("--model", help="model of an openai/gemini backend")
+    eval_parser.add_argument(
+        "--backend",
+        default="heuristic",
+        help="heuristic (offline, the default), openai, gemini or local (llama.cpp on this machine)",
+    )
+    eval_parser.add_argument("--model", help="model of an openai/gemini backend; of local: smollm2 (the default) or a .gguf file")
     eval_parser.add_argument("--base-url", help="an OpenAI-compatible server")
     add_model_options(eval_parser)
     eval_parser.add_argument(

@@ -47,9 +47,19 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument(
         "target", nargs=None if target_required else "?", help="a bundled kernel (gemm) or path/to/file.py:function"
     )
-    parser.add_argument("--backend", default="heuristic", help="heuristic (offline, the default), openai or gemini")
-    parser.add_argument("--model", help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY)")
-    parser.add_argument("--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp")
+    parser.add_argument(
+        "--backend",
+        default="heuristic",
+        help="heuristic (offline, the default), openai, gemini or local (llama.cpp on this machine)",
+    )
+    parser.add_argument(
+        "--model",
+        help="model of an openai/gemini backend (key from OPENAI_API_KEY / GEMINI_API_KEY); of local: smollm2 (the default) "
+        "or a .gguf file",
+    )
+    parser.add_argument(
+        "--base-url", help="an OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp (with local: started by you)"
+    )
     parser.add_argument("--moa", help="Mixture-of-Agents reference agents, e.g. 'heuristic,openai:qwen2.5-coder:32b'")
     parser.add_argument("--aggregator", help="the agent that proposes last, seeing the references' proposals")
     parser.add_argument(

@@ -1,4 +1,4 @@
-"""Choosing a proposer from a backend spec: `heuristic`, `openai:MODEL` or `gemini:MODEL`."""
+"""Choosing a proposer from a backend spec: `heuristic`, `openai:MODEL`, `gemini:MODEL` or `local[:MODEL]`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from typing import Protocol
 
 from repoos_agent.agent.dialogue import LLMProposer, PromptOptions
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
+from repoos_agent.agent.llm.local_model import DEFAULT_LOCAL_MODEL
 from repoos_agent.errors import RepoosError
 from repoos_agent.model.kernel import Kernel
+
+BACKEND_CHOICES = f"heuristic, openai:MODEL, gemini:MODEL or local[:MODEL] (default {DEFAULT_LOCAL_MODEL})"
 
 
 class Proposer(Protocol):
@@ -78,20 +81,27 @@ def make_proposer(
     extents: Mapping[str, int] | None = None,
     constrain: bool = True,
     prompt: str = "",
+    tools: bool = False,
 ) -> Proposer:
     """A fresh proposer for one dialogue; `extents`, the parameter values of the size being measured,
     let the heuristic fit its blocks to the arrays and tell a model the sizes. `constrain` and `prompt`
-    shape a model's replies and prompts (`LLMProposer`)."""
+    shape a model's replies and prompts (`LLMProposer`). `tools`: the dialogue calls the engine's tools
+    (`--mode tools`), which a local server must be started for."""
     backend, _, model = spec.partition(":")
-    if backend not in ("heuristic", "openai", "gemini"):
-        raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
+    if backend not in ("heuristic", "openai", "gemini", "local"):
+        raise RepoosError(f"unknown backend `{backend}`; choose {BACKEND_CHOICES}")
     if backend == "heuristic":
         if model:
             raise RepoosError(f"the heuristic backend takes no model (got `{spec}`)")
         return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation, extents=dict(extents or {}))
+    options = PromptOptions.parse(prompt)
+    if backend == "local":
+        from repoos_agent.agent.llm.local_backend import local_backend
+
+        local = local_backend(model or DEFAULT_LOCAL_MODEL, base_url=base_url, tools=tools)
+        return LLMProposer(kernel, local, baseline_s, extents=dict(extents or {}), constrain=constrain, prompt=options)
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")
-    options = PromptOptions.parse(prompt)
     if backend == "openai":
         from repoos_agent.agent.llm.openai_backend import OpenAIBackend
 
@@ -114,4 +124,4 @@ def make_proposer(
             constrain=constrain,
             prompt=options,
         )
-    raise RepoosError(f"unknown backend `{backend}`; choose heuristic, openai:MODEL or gemini:MODEL")
+    raise RepoosError(f"unknown backend `{backend}`; choose {BACKEND_CHOICES}")

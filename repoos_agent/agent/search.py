@@ -25,6 +25,7 @@ from repoos_agent.agent.control import SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.heuristic import Outcome
+from repoos_agent.agent.llm.local_server import local_servers
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.agent.ranking import beats_baseline, by_speedup, counts_in_race, winner_first
@@ -56,7 +57,7 @@ NOISY_SPREAD = 0.15
 
 @dataclass(frozen=True)
 class SearchConfig:
-    backend: str = "heuristic"  # or openai:MODEL, gemini:MODEL
+    backend: str = "heuristic"  # or openai:MODEL, gemini:MODEL, local:MODEL
     base_url: str | None = None
     moa: tuple[str, ...] = ()  # reference agents' specs; with them, `aggregator` proposes last
     aggregator: str | None = None
@@ -161,7 +162,8 @@ def optimize(
     run = uuid.uuid4().hex[:8]
     events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
     try:
-        return _search(target, config, events, control, run)
+        with local_servers():  # the llama.cpp servers its local agents started stop with it
+            return _search(target, config, events, control, run)
     except BaseException as error:
         # Subscribers (the MCP leaderboard, the TUI) must see the run end, not wait on it forever.
         events.emit(Event("run_finished", run, detail={"failed": str(error) or type(error).__name__}))
@@ -238,6 +240,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
             extents,
             config.constrain,
             config.prompt,
+            tools=config.mode == "tools",
         )
 
     proposers = [proposer_for(number) for number in range(config.k)]
@@ -291,7 +294,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     def tools_dialogue(number: int) -> None:
         proposer = proposers[number]
         if not isinstance(proposer, LLMProposer):
-            raise RepoosError("--mode tools needs a model backend (openai:MODEL or gemini:MODEL)")
+            raise RepoosError("--mode tools needs a model backend (openai:MODEL, gemini:MODEL or local[:MODEL])")
         calls = [0]
 
         def record(schedule: str, evaluation: Evaluation) -> None:

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, replace
 
 from repoos_agent.agent.events import Event
+from repoos_agent.agent.llm.local_model import DEFAULT_LOCAL_MODEL
 from repoos_agent.agent.ranking import by_speedup, counts_in_race, winner_first
 from repoos_agent.agent.search import ModelUse, SearchResult
 
@@ -76,9 +77,12 @@ def describe_model_use(use: ModelUse) -> str:
 
 
 def backend_spec(backend: str, model: str | None) -> str:
-    """`openai` with model `gpt-x` is `openai:gpt-x`; a spec that names its model already stays as it is."""
+    """`openai` with model `gpt-x` is `openai:gpt-x`, `local` without one `local:smollm2`; a spec that names its model
+    already stays as it is."""
     if ":" in backend or backend == "heuristic":
         return backend
+    if backend == "local":
+        return f"local:{model or DEFAULT_LOCAL_MODEL}"
     return f"{backend}:{model or ''}".rstrip(":")
 
 

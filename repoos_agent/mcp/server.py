@@ -135,9 +135,15 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         target: TargetText,
         ctx: Context,
         backend: Annotated[
-            str, Field(description="heuristic (offline, the default), openai or gemini (keys from the server's environment)")
+            str,
+            Field(
+                description="heuristic (offline, the default), openai or gemini (keys from the server's environment), "
+                "or local (a llama.cpp model on the server's machine)"
+            ),
         ] = "heuristic",
-        model: Annotated[str | None, Field(description="The model of an openai or gemini backend.")] = None,
+        model: Annotated[
+            str | None, Field(description="The model of an openai or gemini backend; of local, smollm2 (the default).")
+        ] = None,
         iters: Annotated[int, Field(ge=1, le=50, description="Turns per dialogue.")] = 3,
         k: Annotated[int, Field(ge=1, le=8, description="Independent dialogues run concurrently.")] = 1,
         candidates: Annotated[int, Field(ge=1, le=16, description="Schedules proposed per turn, built in parallel.")] = 4,

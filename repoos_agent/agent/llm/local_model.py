@@ -28,7 +28,7 @@ class ModelInfo:
     """What a search reports about the local model behind an agent."""
 
     name: str
-    file: str | None  # None: a server the user started (`--base-url`) serves it; we do not know its file
+    file: str  # "": a server the user started (`--base-url`) serves it; we do not know its file
     size_mb: float | None
 
 
