@@ -128,7 +128,7 @@ def test_local_with_a_base_url_uses_that_server_and_starts_nothing(server: Llama
 
     assert running_servers() == (server,)
     assert (proposer.name, proposer.backend.base_url) == ("local:smollm2", server.base_url)
-    assert (proposer.backend.model_info.file, proposer.backend.model_info.size_mb) == (None, None)
+    assert (proposer.backend.model_info.file, proposer.backend.model_info.size_mb) == ("", None)
 
 
 def test_a_search_with_the_local_model_records_its_evaluations(server: LlamaServer) -> None:
