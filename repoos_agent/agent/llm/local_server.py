@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextvars
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -64,7 +65,9 @@ class LlamaServer:
         if tools:
             command += ["--chat_format", TOOL_CALLING_FORMAT]
         with self.log_path.open("wb") as log:
-            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_server_environment()
+            )
         try:
             self._wait_until_ready(startup_timeout_s)
         except BaseException:
@@ -116,6 +119,12 @@ class LlamaServer:
             lines = []
         tail = " | ".join(lines[-LOG_TAIL_LINES:]) or "no output"
         return f"{tail} (log: {self.log_path})"
+
+
+def _server_environment() -> dict[str, str]:
+    """The server's environment: ours, with llama.cpp's OpenMP threads sleeping between replies instead of
+    spinning, because the engine times candidates on the same cores while the server waits for the next turn."""
+    return {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def _free_port() -> int:
