@@ -29,7 +29,8 @@ TRIANGLE = f"{EXAMPLES / 'user_kernels.py'}:lower_triangle_update"
 @pytest.mark.parametrize(
     ("name", "size", "specs"),
     [
-        ("gemm", "LARGE", []),  # at MEDIUM a call takes 1 ms and two threads' start-up is most of the gain
+        # at MEDIUM a call takes 1 ms and two threads' start-up is most of the gain; at LARGE the search takes a minute
+        pytest.param("gemm", "LARGE", [], marks=pytest.mark.slow),
         ("2mm", "MEDIUM", []),
         ("jacobi-2d", "MEDIUM", []),
         (TRIANGLE, None, ["n=2000", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"]),  # ~2 ms a call: room for two threads

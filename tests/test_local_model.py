@@ -135,7 +135,7 @@ def test_a_search_with_the_local_model_records_its_evaluations(server: LlamaServ
     events = EventStream()
     seen = []
     events.subscribe(seen.append)
-    config = SearchConfig(backend="local:smollm2", iters=2, candidates=2, size="MINI")
+    config = SearchConfig(backend="local:smollm2", iters=1, candidates=2, size="MINI")
 
     result = optimize(resolve_target("gemm"), config, events)
 

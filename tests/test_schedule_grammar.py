@@ -28,6 +28,12 @@ KERNELS = ["gemm", "2mm", "jacobi-2d", "atax", "seidel-2d", "numpy:softmax"]
 FAST = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.02, timeout_s=5.0)
 
 
+@pytest.fixture(scope="module")
+def grammars() -> dict[str, KernelGrammar]:
+    """Each kernel's grammar, built once for the module (a kernel object is its cache key)."""
+    return {name: kernel_grammar(resolve_target(name, []).kernel) for name in KERNELS}
+
+
 def sample(grammar: KernelGrammar, rng: random.Random) -> str:
     """A random schedule the grammar allows, walked the way its GBNF reads: steps stay, moves change scope."""
     scope, texts = 0, []
@@ -39,9 +45,9 @@ def sample(grammar: KernelGrammar, rng: random.Random) -> str:
 
 
 @pytest.mark.parametrize("name", KERNELS)
-def test_every_schedule_the_grammar_allows_parses_and_names_only_the_kernels_loops(name: str) -> None:
+def test_every_schedule_the_grammar_allows_parses_and_names_only_the_kernels_loops(name: str, grammars) -> None:
     kernel = resolve_target(name, []).kernel
-    grammar = kernel_grammar(kernel)
+    grammar = grammars[name]
     rng = random.Random(7)
     for _ in range(150):
         text = sample(grammar, rng)
@@ -71,13 +77,13 @@ def test_one_primitive_grammar_continues_the_schedule_so_far() -> None:
         kernel_grammar(kernel, ("tile(q, 8)",), 1)
 
 
-def test_gbnf_is_accepted_by_llama_cpp() -> None:
+def test_gbnf_is_accepted_by_llama_cpp(grammars) -> None:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("the local extra is not installed: pip install 'repoos-agent[local]'")
     from llama_cpp import LlamaGrammar
 
     for name in KERNELS:
-        text = kernel_grammar(resolve_target(name, []).kernel).gbnf(4)
+        text = grammars[name].gbnf(4)
         assert LlamaGrammar.from_string(text, verbose=False) is not None
 
 
@@ -94,8 +100,8 @@ def random_reply(schema: dict, rng: random.Random) -> object:
 
 
 @pytest.mark.parametrize("name", ["gemm", "jacobi-2d", "numpy:softmax"])
-def test_every_json_reply_the_schema_allows_becomes_schedules_that_parse(name: str) -> None:
-    grammar = kernel_grammar(resolve_target(name, []).kernel)
+def test_every_json_reply_the_schema_allows_becomes_schedules_that_parse(name: str, grammars) -> None:
+    grammar = grammars[name]
     rng = random.Random(3)
     for _ in range(100):
         reply = json.dumps(random_reply(grammar.json_schema(3), rng))

@@ -95,11 +95,16 @@ NUMPY_KERNELS = ["numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "
 loop, a triangular solve by rows, float32, a loop-variant temporary (`REPOOS_SOUNDNESS_EXAMPLES` hunts
 all 38, and `-m slow` runs the rest at this draw)."""
 NUMPY_EXAMPLES_PER_KERNEL = 10
+SLOW_KERNELS = ("adi",)
+"""Its 25 schedules take half a minute (four sweeps, each build and run a large C file): in the slow set and the hunt."""
 
 
 @pytest.mark.parametrize(
     ("name", "backend", "examples"),
-    [(name, "c", EXAMPLES_PER_KERNEL) for name in KERNELS]
+    [
+        pytest.param(name, "c", EXAMPLES_PER_KERNEL, marks=() if HUNT or name not in SLOW_KERNELS else pytest.mark.slow)
+        for name in KERNELS
+    ]
     + [(name, "mlir", MLIR_EXAMPLES_PER_KERNEL) for name in MLIR_KERNELS]
     + [
         pytest.param(

@@ -200,34 +200,33 @@ def kernel_grammar(
     if start is None:
         raise ScheduleError(f"`{'; '.join(prefix)}` does not apply to {kernel.name}")
     keys: dict[tuple, int] = {_structure(start): 0}
-    paths: list[tuple[str, ...]] = [prefix]
+    states: list[ScheduleState] = [start]
     built: dict[int, Scope] = {}
     pending = deque([(0, 0)])
     while pending:
         index, moves_made = pending.popleft()
-        path = paths[index]
-        state = _applied(kernel, path)
-        assert state is not None
+        state = states[index]
+        here = _structure(state)
         steps: list[Use] = []
         moves: list[tuple[Use, int]] = []
         for use in _uses(state):
-            after = _applied(kernel, (*path, use.probe()))
+            after = _tried(state, use.probe())
             if after is None:
                 continue
             key = _structure(after)
-            if use.primitive not in _MOVES or key == _structure(state):
+            if use.primitive not in _MOVES or key == here:
                 steps.append(use)
                 continue
             if key not in keys:
                 if moves_made + 1 > min(max_moves, max_primitives) or len(keys) >= max_scopes:
                     continue
-                keys[key] = len(paths)
-                paths.append((*path, use.probe()))
+                keys[key] = len(states)
+                states.append(after)
                 pending.append((keys[key], moves_made + 1))
             moves.append((use, keys[key]))
         built[index] = Scope(tuple(state.loop_names()), tuple(steps), tuple(moves))
     statements = tuple(statement.name for statement in kernel.statements)
-    scopes = tuple(built[k] for k in range(len(paths)))
+    scopes = tuple(built[k] for k in range(len(states)))
     return KernelGrammar(kernel.name, statements, scopes, min(max_primitives, MAX_PRIMITIVES - len(prefix)))
 
 
@@ -246,15 +245,25 @@ def _structure(state: ScheduleState) -> tuple:
 
 
 def _applied(kernel: Kernel, texts: tuple[str, ...]) -> ScheduleState | None:
-    """The state after `texts`, or None where the engine refuses one of them (lowering included for `promote`,
-    whose check runs there)."""
+    """The state after `texts` from the kernel as written, or None where the engine refuses one of them."""
     try:
-        state = ScheduleState(kernel).apply_all(parse_schedule("; ".join(texts)))
-        if texts and texts[-1].startswith("promote("):
-            state.lower()
-        return state
+        return ScheduleState(kernel).apply_all(parse_schedule("; ".join(texts)))
     except ScheduleError:
         return None
+
+
+def _tried(state: ScheduleState, text: str) -> ScheduleState | None:
+    """`state` with one more primitive, or None where the engine refuses it (lowering included for `promote`,
+    whose check runs there)."""
+    twin = state.copy()
+    try:
+        (primitive,) = parse_schedule(text).primitives
+        twin.apply(primitive)
+        if primitive.name == "promote":
+            twin.lower()
+    except ScheduleError:
+        return None
+    return twin
 
 
 def _uses(state: ScheduleState) -> list[Use]:

@@ -90,6 +90,20 @@ class ScheduleState:
         self._blas_by: dict[str, Primitive] = {}
         self._fresh = 0
 
+    def copy(self) -> ScheduleState:
+        """An independent state at the same point, sharing the kernel: what trying one more primitive needs
+        (`schedule.grammar` tries thousands)."""
+        twin = ScheduleState.__new__(ScheduleState)
+        twin.kernel = self.kernel
+        twin.statements = {
+            name: replace(schedule, dims=list(schedule.dims), positions=list(schedule.positions))
+            for name, schedule in self.statements.items()
+        }
+        twin.parallel, twin.promote = set(self.parallel), set(self.promote)
+        twin.vector, twin.unroll, twin.marked_by = dict(self.vector), dict(self.unroll), dict(self.marked_by)
+        twin.blas, twin._blas_by, twin._fresh = dict(self.blas), dict(self._blas_by), self._fresh
+        return twin
+
     # -- naming -----------------------------------------------------------------------------------
 
     def loop_names(self) -> list[str]:
