@@ -202,3 +202,16 @@ def test_a_model_dialogue_sends_the_kernels_grammar_and_reads_its_json(tmp_path)
     assert {"i", "S0.j", "S1.j", "k"} <= names
     assert {re.sub(r"^S\d\.|_t$", "", name) for name in names} == {"i", "j", "k"}  # gemm's loops and their tiles only
     assert proposer.constraint == JSON_SCHEMA and proposer.replies == 1 and proposer.llm_s > 0
+
+
+def test_a_one_primitive_turn_offers_only_what_the_engine_proves_legal() -> None:
+    target = resolve_target("gemm", [])
+    proposer = LLMProposer(
+        target.kernel, OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), prompt=PromptOptions(one_primitive=True)
+    )
+    constraint = proposer._constraint(3, "")
+    offered = [use.probe() for use in proposer._legal_grammars[""].uses()]
+    assert constraint is not None and offered
+    assert "parallelize(i)" in offered and "parallelize(k)" not in offered  # k carries the sum
+    for text in offered:  # as proved, with the probe's numbers (tile 32, skew 1); other choices the engine still judges
+        assert prove_legal(target.kernel, text, explain=False).legal, text

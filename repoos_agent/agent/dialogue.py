@@ -20,10 +20,10 @@ from repoos_agent.agent.llm.base import ChatBackend, LLMError, Message, ReplyCon
 from repoos_agent.agent.machine import Machine, this_machine
 from repoos_agent.agent.prompt_examples import examples_for
 from repoos_agent.errors import RepoosError
-from repoos_agent.legality import analyze
+from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule import ScheduleError
-from repoos_agent.schedule.grammar import kernel_grammar, schedules_from_json
+from repoos_agent.schedule.grammar import KernelGrammar, kernel_grammar, schedules_from_json
 
 _BLOCK = re.compile(r"<schedule>(.*?)</schedule>", re.S)
 _DONE = re.compile(r"<done\s*/?>", re.I)
@@ -115,6 +115,7 @@ class LLMProposer:
     machine: Machine = field(default_factory=this_machine)
     extents: Mapping[str, int] = field(default_factory=dict)  # parameter values of the measured size, if known
     constrain: bool = True  # decode replies under the kernel's schedule grammar where the server can
+    allow_reassociation: bool = False  # what legality allows, for one-primitive grammars of legal uses only
     prompt: PromptOptions = field(default_factory=PromptOptions)
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
     done: bool = False
@@ -127,6 +128,7 @@ class LLMProposer:
         self.llm_s = 0.0  # time spent waiting for the model
         self.replies = 0
         self.constraint = ""  # the form the last reply was decoded under ("" for none)
+        self._legal_grammars: dict[str, KernelGrammar] = {}  # one-primitive grammars by the schedule they extend
 
     def propose(self, history: list[Outcome], count: int, others: list[Idea] | None = None) -> list[Idea]:
         """One turn; `others` are proposals of reference agents this model aggregates (Mixture-of-Agents)."""
@@ -174,15 +176,26 @@ class LLMProposer:
         return [Idea(text, 0.0, "model", self.name) for text in texts[:count]]
 
     def _constraint(self, count: int, base: str) -> ReplyConstraint | None:
-        """The kernel's grammar for this turn: whole schedules, or one primitive after `base`."""
+        """The kernel's grammar for this turn: whole schedules, or one primitive after `base`. A one-primitive
+        turn's every use is a whole schedule, so the grammar offers only those the engine proves legal."""
         if not self.constrain:
             return None
+        prefix = (base,) if base else ()
         try:
-            prefix = (base,) if base else ()
-            grammar = kernel_grammar(self.kernel, prefix, 1 if self.prompt.one_primitive else 8)
+            if not self.prompt.one_primitive:
+                grammar = kernel_grammar(self.kernel, prefix)
+            elif base not in self._legal_grammars:
+                grammar = self._legal_grammars[base] = kernel_grammar(self.kernel, prefix, 1, keep=self._proves_legal)
+            else:
+                grammar = self._legal_grammars[base]
         except ScheduleError:
             return None
+        if not grammar.uses():
+            return None  # nothing legal is left to add: the model may still say so, or try its luck in free text
         return ReplyConstraint(gbnf=grammar.gbnf(count), json_schema=grammar.json_schema(count))
+
+    def _proves_legal(self, schedule: str) -> bool:
+        return prove_legal(self.kernel, schedule, self.allow_reassociation, explain=False).legal
 
     def kernel_prompt(self) -> str:
         analysis = analyze(self.kernel)

@@ -99,7 +99,15 @@ def make_proposer(
         from repoos_agent.agent.llm.local_backend import local_backend
 
         local = local_backend(model or DEFAULT_LOCAL_MODEL, base_url=base_url, tools=tools)
-        return LLMProposer(kernel, local, baseline_s, extents=dict(extents or {}), constrain=constrain, prompt=options)
+        return LLMProposer(
+            kernel,
+            local,
+            baseline_s,
+            extents=dict(extents or {}),
+            constrain=constrain,
+            prompt=options,
+            allow_reassociation=allow_reassociation,
+        )
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")
     if backend == "openai":
@@ -112,6 +120,7 @@ def make_proposer(
             extents=dict(extents or {}),
             constrain=constrain,
             prompt=options,
+            allow_reassociation=allow_reassociation,
         )
     if backend == "gemini":
         from repoos_agent.agent.llm.gemini_backend import GeminiBackend
@@ -123,5 +132,6 @@ def make_proposer(
             extents=dict(extents or {}),
             constrain=constrain,
             prompt=options,
+            allow_reassociation=allow_reassociation,
         )
     raise RepoosError(f"unknown backend `{backend}`; choose {BACKEND_CHOICES}")

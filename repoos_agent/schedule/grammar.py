@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations
@@ -191,27 +192,38 @@ def schedules_from_json(text: str) -> list[str]:
 
 @lru_cache(maxsize=64)
 def kernel_grammar(
-    kernel: Kernel, prefix: tuple[str, ...] = (), max_primitives: int = 8, max_scopes: int = 40, max_moves: int = 3
+    kernel: Kernel,
+    prefix: tuple[str, ...] = (),
+    max_primitives: int = 8,
+    max_scopes: int = 40,
+    max_moves: int = 3,
+    keep: Callable[[str], bool] | None = None,
 ) -> KernelGrammar:
     """The schedules of up to `max_primitives` primitives that may follow the primitives `prefix` (already applied:
     one primitive a turn extends the best schedule so far). Scopes are explored breadth-first, at most `max_moves`
-    structure-changing primitives deep and `max_scopes` in all, so the grammar stays small enough to decode with."""
+    structure-changing primitives deep and `max_scopes` in all, so the grammar stays small enough to decode with.
+    `keep`, given the whole schedule a use would make, may refuse it: the agent passes its legality proof for
+    one-primitive turns, where every use is a complete schedule."""
     start = _applied(kernel, prefix)
     if start is None:
         raise ScheduleError(f"`{'; '.join(prefix)}` does not apply to {kernel.name}")
     keys: dict[tuple, int] = {_structure(start): 0}
     states: list[ScheduleState] = [start]
+    paths: list[tuple[str, ...]] = [prefix]
     built: dict[int, Scope] = {}
     pending = deque([(0, 0)])
     while pending:
         index, moves_made = pending.popleft()
         state = states[index]
+        if moves_made >= max_primitives:  # reached only by a schedule's last primitive: nothing follows here
+            built[index] = Scope(tuple(state.loop_names()), (), ())
+            continue
         here = _structure(state)
         steps: list[Use] = []
         moves: list[tuple[Use, int]] = []
         for use in _uses(state):
             after = _tried(state, use.probe())
-            if after is None:
+            if after is None or (keep is not None and not keep("; ".join((*paths[index], use.probe())))):
                 continue
             key = _structure(after)
             if use.primitive not in _MOVES or key == here:
@@ -222,6 +234,7 @@ def kernel_grammar(
                     continue
                 keys[key] = len(states)
                 states.append(after)
+                paths.append((*paths[index], use.probe()))
                 pending.append((keys[key], moves_made + 1))
             moves.append((use, keys[key]))
         built[index] = Scope(tuple(state.loop_names()), tuple(steps), tuple(moves))
