@@ -11,8 +11,9 @@ from itertools import pairwise
 import pytest
 
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
-from repoos_agent.agent.heuristic import HeuristicProposer
+from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.agent.machine import Machine
+from repoos_agent.agent.proposers import MixtureOfAgents
 from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.agent.search_report import RunBoard
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
@@ -275,3 +276,31 @@ def test_a_stored_schedule_the_search_proposes_again_is_measured_once_and_raced_
     optimize(target, SearchConfig(iters=1, candidates=2, size="SMALL", incumbent=incumbent), events)
     proposed, raced = _incumbent_events(events, incumbent)
     assert [e.agent for e in proposed] == ["heuristic"] and len(raced) == 1
+
+
+class FixedReference:
+    """A reference agent that proposes the same two schedules every turn, as a model that never learns might."""
+
+    name = "fixed"
+
+    def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+        return [Idea("interchange(S1.k, S1.j)", 0.0, "fixed", "fixed"), Idea("parallelize(i)", 0.0, "fixed", "fixed")]
+
+
+def test_a_mixtures_heuristic_proposes_what_it_proposes_alone() -> None:
+    # The mixture's pool then holds the heuristic's own search: measured together, it cannot lose to it but by noise.
+    kernel = resolve_target("gemm").kernel
+    alone = HeuristicProposer(kernel, seed=3)
+    mixed = MixtureOfAgents([HeuristicProposer(kernel, seed=3), FixedReference()], None)
+    heard_alone: list[Outcome] = []
+    heard_mixed: list[Outcome] = []
+    for _turn in range(3):
+        own = alone.propose(heard_alone, 3)
+        pooled = mixed.propose(heard_mixed, 3)
+        assert [i.schedule for i in pooled if i.agent == "heuristic"] == [i.schedule for i in own]
+        assert {i.agent for i in pooled} == {"heuristic", "fixed"}
+        heard_alone += [Outcome(i.schedule, "legal", 1.0 + n, "", i.agent) for n, i in enumerate(own)]
+        # The other agent's schedules "measure" fastest: a heuristic that heard them would change course.
+        heard_mixed += [
+            Outcome(i.schedule, "legal", 1.0 + n if i.agent == "heuristic" else 9.0, "", i.agent) for n, i in enumerate(pooled)
+        ]

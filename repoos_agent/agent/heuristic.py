@@ -55,6 +55,7 @@ class Outcome:
     verdict: str
     speedup: float | None
     feedback: str = ""
+    agent: str = ""  # who proposed it: a mixture's heuristic learns from its own proposals only
 
 
 @dataclass

@@ -40,8 +40,17 @@ class MixtureOfAgents:
         return totals
 
     def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+        """Each reference proposes; the heuristic from its own outcomes only, so that it proposes exactly what it
+        would alone and the mixture's pool holds the heuristic's: measured together, the mixture cannot lose to
+        it but by noise. Models hear every outcome (the heuristic's legal schedules teach them)."""
+
+        def heard(reference: Proposer) -> list[Outcome]:
+            if isinstance(reference, HeuristicProposer):
+                return [outcome for outcome in history if outcome.agent in ("", reference.name)]
+            return history
+
         with ThreadPoolExecutor(max_workers=max(1, len(self.references))) as pool:
-            pooled = [idea for ideas in pool.map(lambda p: p.propose(history, count), self.references) for idea in ideas]
+            pooled = [idea for ideas in pool.map(lambda p: p.propose(heard(p), count), self.references) for idea in ideas]
         if self.aggregator is None:
             return pooled
         if isinstance(self.aggregator, LLMProposer):

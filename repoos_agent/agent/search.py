@@ -288,7 +288,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
                     entry = Entry(idea.schedule, number, turn, idea.agent, evaluation)
                     with seen_lock:
                         leaderboard.append(entry)
-                    history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup, evaluation.feedback))
+                    history.append(Outcome(idea.schedule, evaluation.verdict, evaluation.speedup, evaluation.feedback, idea.agent))
                     events.emit(_evaluation_event(run, entry))
 
     def tools_dialogue(number: int) -> None:
