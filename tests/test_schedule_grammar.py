@@ -12,8 +12,8 @@ import pytest
 
 from repoos_agent.agent.dialogue import LLMProposer, PromptOptions, _schedules
 from repoos_agent.agent.llm.base import Message, RetryPolicy
-from repoos_agent.agent.llm.constrained import JSON_OBJECT, JSON_SCHEMA, server_forms
-from repoos_agent.agent.llm.gemini_backend import gemini_schema
+from repoos_agent.agent.llm.constrained import JSON_OBJECT, JSON_SCHEMA, RESPONSE_SCHEMA, server_forms
+from repoos_agent.agent.llm.gemini_backend import GeminiBackend, gemini_schema
 from repoos_agent.agent.llm.openai_backend import OpenAIBackend
 from repoos_agent.agent.prompt_examples import EXAMPLES, closest_example
 from repoos_agent.errors import RepoosError
@@ -22,7 +22,7 @@ from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.schedule.grammar import KernelGrammar, kernel_grammar, schedules_from_json
 from repoos_agent.schedule.language import NUMBER_CHOICES
 from repoos_agent.target import resolve_target
-from tests.fake_llm_servers import FakeLLMServer, openai_answer, openai_error
+from tests.fake_llm_servers import FakeLLMServer, gemini_answer, openai_answer, openai_error
 
 KERNELS = ["gemm", "2mm", "jacobi-2d", "atax", "seidel-2d", "numpy:softmax"]
 FAST = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.02, timeout_s=5.0)
@@ -215,3 +215,17 @@ def test_a_one_primitive_turn_offers_only_what_the_engine_proves_legal() -> None
     assert "parallelize(i)" in offered and "parallelize(k)" not in offered  # k carries the sum
     for text in offered:  # as proved, with the probe's numbers (tile 32, skew 1); other choices the engine still judges
         assert prove_legal(target.kernel, text, explain=False).legal, text
+
+
+def test_gemini_is_asked_for_json_under_the_kernels_response_schema() -> None:
+    grammar = kernel_grammar(resolve_target("gemm", []).kernel)
+    from repoos_agent.agent.llm.base import ReplyConstraint
+
+    reply = json.dumps({"schedules": [[{"primitive": "parallelize", "names": "i"}]]})
+    with FakeLLMServer([gemini_answer(reply)]) as server:
+        backend = GeminiBackend("gemini-test", api_key="test-key", base_url=server.url, retry=FAST)
+        completion = backend.complete(conversation(), ReplyConstraint(grammar.gbnf(1), grammar.json_schema(1)))
+    generation = server.requests[0].body["generationConfig"]
+    assert generation["responseMimeType"] == "application/json"
+    assert "additionalProperties" not in json.dumps(generation["responseSchema"])
+    assert completion.constraint == RESPONSE_SCHEMA and _schedules(completion.text) == ["parallelize(i)"]
