@@ -229,3 +229,16 @@ def test_gemini_is_asked_for_json_under_the_kernels_response_schema() -> None:
     assert generation["responseMimeType"] == "application/json"
     assert "additionalProperties" not in json.dumps(generation["responseSchema"])
     assert completion.constraint == RESPONSE_SCHEMA and _schedules(completion.text) == ["parallelize(i)"]
+
+
+def test_a_rate_limit_on_the_first_constrained_request_is_waited_out_not_taken_for_a_refusal() -> None:
+    grammar = kernel_grammar(resolve_target("gemm", []).kernel)
+    from repoos_agent.agent.llm.base import ReplyConstraint
+
+    good = json.dumps({"schedules": [[{"primitive": "parallelize", "names": "i"}]]})
+    with FakeLLMServer([openai_error(429, "slow down"), openai_answer(good)]) as server:
+        backend = OpenAIBackend("m", base_url=f"{server.url}/v1", retry=FAST)
+        completion = backend.complete(conversation(), ReplyConstraint(grammar.gbnf(1), grammar.json_schema(1)))
+    assert completion.constraint == JSON_SCHEMA
+    assert [r.body["response_format"]["type"] for r in server.requests] == ["json_schema", "json_schema"]
+    assert server_forms(f"{server.url}/v1/").refused == {}

@@ -77,7 +77,7 @@ to the best legal schedule so far (shown with each turn) and measures.
 
 @dataclass(frozen=True)
 class PromptOptions:
-    """What the prompts carry; `benchmarks/llm_prompt.py` measures each part on a real model."""
+    """What the prompts carry; `benchmarks/llm_study.py --study prompt` measures each part on a real model."""
 
     dependences: bool = True  # the kernel's dependence summary and which loops are parallel
     examples: bool = False  # legal schedules of a similar bundled kernel, as few-shot examples
@@ -151,9 +151,10 @@ class LLMProposer:
                 "user", f"{self.messages[-1].content}\nOther agents propose (they will be measured too):\n{listing}"
             )
         self.reported = len(history)
+        constraint = self._constraint(count, base)  # before the clock starts: the grammar is the engine's time
         start = time.perf_counter()
         try:
-            completion = self.backend.complete(self.messages, self._constraint(count, base))
+            completion = self.backend.complete(self.messages, constraint)
         except LLMError as error:
             self.done = True
             self.error = str(error)

@@ -32,9 +32,6 @@ class ServerForms:
     confirmed: set[str] = field(default_factory=set)
     refused: dict[str, str] = field(default_factory=dict)
 
-    def describe(self) -> str:
-        return "; ".join(f"{form} refused ({why})" for form, why in self.refused.items())
-
 
 _SERVERS: dict[str, ServerForms] = {}
 _LOCK = threading.Lock()
@@ -75,6 +72,10 @@ def complete_constrained(
         except (TransientFailure, LLMError) as error:
             if error.status is None:  # no answer at all (a time-out, a lost connection): not a verdict on the form
                 raise LLMError(f"{backend_name}: {error}") from None
+            if error.status == 429:  # a rate limit says nothing about the form either: wait, as any request would
+                completion = call_with_retries(lambda form=form: request(form), retry, backend_name)
+                record.confirmed.add(form)
+                return replace(completion, constraint=form)
             record.refused[form] = f"HTTP {error.status}"
             continue
         if not honoured(form, completion.text):
