@@ -148,21 +148,26 @@ def main() -> None:
         for variant in variants:
             if variant.first is not None and kernels.index(name) >= variant.first:
                 continue
-            config = StudyConfig(
-                kernels=(name,),
-                sizes=(args.size,),
-                iters=args.iters,
-                k=variant.k,
-                candidates=args.candidates,
-                backend=variant.backend,
-                moa=variant.moa,
-                constrain=variant.constrain,
-                prompt=variant.prompt,
-            )
+            config = study_config(variant, (name,), args)
             [instance] = run_study(config, report=lambda line, label=variant.label: print(f"  [{label}] {line}", flush=True))
             tallies[variant.label].instances.append(instance)
             print(f"{name} {variant.label}: single {instance.single:.2f}x, best {instance.best_of_k:.2f}x", flush=True)
         write(args, out, variants, kernels, tallies, time.perf_counter() - started)
+
+
+def study_config(variant: Variant, kernels: tuple[str, ...], args: argparse.Namespace) -> StudyConfig:
+    """`repoos eval`'s settings for one way of proposing."""
+    return StudyConfig(
+        kernels=kernels,
+        sizes=(args.size,),
+        iters=args.iters,
+        k=variant.k,
+        candidates=args.candidates,
+        backend=variant.backend,
+        moa=variant.moa,
+        constrain=variant.constrain,
+        prompt=variant.prompt,
+    )
 
 
 def write(
@@ -177,16 +182,7 @@ def write(
     out.mkdir(parents=True, exist_ok=True)
     for variant in variants:
         instances = tallies[variant.label].instances
-        config = StudyConfig(
-            kernels=kernels,
-            sizes=(args.size,),
-            iters=args.iters,
-            k=variant.k,
-            backend=variant.backend,
-            moa=variant.moa,
-            constrain=variant.constrain,
-            prompt=variant.prompt,
-        )
+        config = study_config(variant, kernels, args)
         slug = "".join(c if c.isalnum() else "-" for c in variant.label.split(" (")[0].lower()).strip("-")
         write_outputs(out / slug, config, instances, summarize(instances, (), 0))
     done = max(len(t.instances) for t in tallies.values())

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from repoos_agent.agent.dialogue import LLMProposer, PromptOptions
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
+from repoos_agent.agent.llm.base import ChatBackend
 from repoos_agent.agent.llm.local_model import DEFAULT_LOCAL_MODEL
 from repoos_agent.errors import RepoosError
 from repoos_agent.model.kernel import Kernel
@@ -103,44 +104,30 @@ def make_proposer(
         if model:
             raise RepoosError(f"the heuristic backend takes no model (got `{spec}`)")
         return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation, extents=dict(extents or {}))
-    options = PromptOptions.parse(prompt)
+    return LLMProposer(
+        kernel,
+        _chat_backend(spec, base_url, tools),
+        baseline_s,
+        extents=dict(extents or {}),
+        constrain=constrain,
+        prompt=PromptOptions.parse(prompt),
+        allow_reassociation=allow_reassociation,
+    )
+
+
+def _chat_backend(spec: str, base_url: str | None, tools: bool) -> ChatBackend:
+    """The model behind `local[:MODEL]`, `openai:MODEL` or `gemini:MODEL` (the spec's backend already checked)."""
+    backend, _, model = spec.partition(":")
     if backend == "local":
         from repoos_agent.agent.llm.local_backend import local_backend
 
-        local = local_backend(model or DEFAULT_LOCAL_MODEL, base_url=base_url, tools=tools)
-        return LLMProposer(
-            kernel,
-            local,
-            baseline_s,
-            extents=dict(extents or {}),
-            constrain=constrain,
-            prompt=options,
-            allow_reassociation=allow_reassociation,
-        )
+        return local_backend(model or DEFAULT_LOCAL_MODEL, base_url=base_url, tools=tools)
     if not model:
         raise RepoosError(f"backend `{spec}` needs a model: `{backend}:MODEL` (or --model)")
     if backend == "openai":
         from repoos_agent.agent.llm.openai_backend import OpenAIBackend
 
-        return LLMProposer(
-            kernel,
-            OpenAIBackend(model, base_url=base_url),
-            baseline_s,
-            extents=dict(extents or {}),
-            constrain=constrain,
-            prompt=options,
-            allow_reassociation=allow_reassociation,
-        )
-    if backend == "gemini":
-        from repoos_agent.agent.llm.gemini_backend import GeminiBackend
+        return OpenAIBackend(model, base_url=base_url)
+    from repoos_agent.agent.llm.gemini_backend import GeminiBackend
 
-        return LLMProposer(
-            kernel,
-            GeminiBackend(model, base_url=base_url),
-            baseline_s,
-            extents=dict(extents or {}),
-            constrain=constrain,
-            prompt=options,
-            allow_reassociation=allow_reassociation,
-        )
-    raise RepoosError(f"unknown backend `{backend}`; choose {BACKEND_CHOICES}")
+    return GeminiBackend(model, base_url=base_url)

@@ -214,34 +214,20 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
 
     extents = target.kernel.parameter_values(target.inputs(config.size, config.seed))
 
+    shared = dict(
+        allow_reassociation=config.allow_reassociation,
+        base_url=config.base_url,
+        baseline_s=baseline_s,
+        extents=extents,
+        constrain=config.constrain,
+        prompt=config.prompt,
+    )
+
     def proposer_for(number: int):
         seed = config.seed + 1000 * number
         if config.moa:
-            moa = list(config.moa)
-            return make_mixture(
-                moa,
-                config.aggregator,
-                target.kernel,
-                seed,
-                config.allow_reassociation,
-                config.base_url,
-                baseline_s,
-                extents,
-                config.constrain,
-                config.prompt,
-            )
-        return make_proposer(
-            config.backend,
-            target.kernel,
-            seed,
-            config.allow_reassociation,
-            config.base_url,
-            baseline_s,
-            extents,
-            config.constrain,
-            config.prompt,
-            tools=config.mode == "tools",
-        )
+            return make_mixture(list(config.moa), config.aggregator, target.kernel, seed, **shared)
+        return make_proposer(config.backend, target.kernel, seed, **shared, tools=config.mode == "tools")
 
     proposers = [proposer_for(number) for number in range(config.k)]
 
