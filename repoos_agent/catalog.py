@@ -18,7 +18,7 @@ import kernels
 from repoos_agent.errors import UnknownTargetError
 
 SIZE_CLASSES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
-SUITES = ("polybench", "numpy")
+SUITES = ("polybench", "numpy", "sparse", "graphs")
 """The kernel packages under `kernels/`; the first one's kernels are named without a prefix."""
 
 

@@ -52,10 +52,14 @@ def test_ingest_json_lists_functions_with_diagnostics(repoos_command):
     result = run(repoos_command, "ingest", str(EXAMPLES / "not_affine.py"), "--json")
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)}
-    gather = rows["gather"]
-    assert gather["analyzable"] is False and gather["track"] == "other"
-    assert gather["diagnostics"] == [
-        {"line": 8, "column": 18, "message": "subscript `src[idx[i]]` is not affine in the loop variables"}
+    bucket = rows["bucket"]
+    assert bucket["analyzable"] is False and bucket["track"] == "other"
+    assert bucket["diagnostics"] == [
+        {
+            "line": 8,
+            "column": 9,
+            "message": "subscript `out[values[i] // 10]` is neither affine in the loop variables nor an index-array element",
+        }
     ]
     assert rows["adults"]["track"] == "tabular"
 
@@ -91,7 +95,8 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
 def test_kernels_lists_polybench_and_the_numpy_programs(repoos_command):
     result = run(repoos_command, "kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
-    assert len(names) == 30 + 38 and {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention"} <= names
+    assert len(names) == 30 + 38 + 2 + 6
+    assert {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention", "sparse:spmv", "graphs:pagerank"} <= names
 
 
 def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
@@ -106,7 +111,7 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
     ]
     assert lines[gemm - 1] == "linear-algebra/blas"
     assert ["3mm", "ni", "16", "40", "180", "800", "1600"] in [line.split() for line in lines]
-    assert lines[-1].startswith("68 kernels")
+    assert lines[-1].startswith("76 kernels")
     assert max(len(line) for line in lines) <= 80
 
 
@@ -125,7 +130,7 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
             "needs inputs for: alpha, x, C; give them as --arg alpha=1.5 --arg x=f64[64] --arg C=f64[64,64]",
         ),
         (["check", "gemm", "--arg", "n=8"], "--arg applies to `path.py:function` targets; bundled kernels take --size"),
-        (["check", "kernels/examples/not_affine.py:gather", "--arg", "n=3"], "not_affine.py:8:18"),
+        (["check", "kernels/examples/not_affine.py:bucket", "--arg", "n=3"], "not_affine.py:8:9"),
         (["ingest", "kernels/examples"], "is a directory"),
         (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
         (["show", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms; give them as --arg A=f64[64,64]"),

@@ -89,7 +89,7 @@ def test_scalar_reduction_is_a_zero_dimensional_array():
 @pytest.mark.parametrize(
     ("function", "line", "fragment"),
     [
-        ("gather", 8, "subscript `src[idx[i]]` is not affine in the loop variables"),
+        ("bucket", 8, "subscript `out[values[i] // 10]` is neither affine in the loop variables nor an index-array element"),
         ("until_converged", 14, "`while` loops are not modelled"),
         ("first_negative", 22, "condition `v[i] < 0.0` depends on `v[i]`"),
     ],

@@ -1,11 +1,11 @@
 """Functions the engine must refuse to model, each for a reason it names."""
 
 
-def gather(src, idx, out):
-    """An indirect subscript: which element is read depends on data."""
-    n = out.shape[0]
+def bucket(values, out):
+    """A subscript computed from data by arithmetic: which element is written depends on a value."""
+    n = values.shape[0]
     for i in range(n):
-        out[i] = src[idx[i]]
+        out[values[i] // 10] += 1
 
 
 def until_converged(x, tolerance):

@@ -360,7 +360,7 @@ class HeuristicProposer:
         block fitted to the measured size), or None where it has no such block or the steps are not
         legal."""
         target = statement.target
-        if len(statement.loops) < 3 or not isinstance(target, ArrayRef) or len(target.indices) < 2:
+        if len(statement.loops) < 3 or not isinstance(target, ArrayRef) or len(target.indices) < 2 or statement.irregular:
             return None
         if statement.op not in ("+=", "-=") and target not in array_refs(statement.value):
             return None  # not an accumulation: nothing to keep in registers across a loop
@@ -580,7 +580,7 @@ def _resize_tiles(schedule: str, factor: float) -> str | None:
 
 def _stride_one_loop(statement: Statement) -> str | None:
     """The loop variable that appears, with coefficient ±1, in the last subscript of most accesses."""
-    refs = [r for r in [statement.target, *array_refs(statement.value)] if isinstance(r, ArrayRef) and r.indices]
+    refs = [r for r in [statement.target, *array_refs(statement.value)] if isinstance(r, ArrayRef) and r.indices and r.is_affine]
     votes: dict[str, int] = {}
     for ref in refs:
         for name, coefficient in ref.indices[-1].terms:

@@ -133,6 +133,11 @@ class NativeKernel:
         check = self._messages.get(code)
         if check is None:
             return f"error code {code}"
+        if check.index_array:
+            data = np.asarray(values[check.index_array])
+            worst = data.min() if check.smallest else data.max()
+            shape = values[check.array].shape  # type: ignore[attr-defined]
+            return f"{check.message}: index array `{check.index_array}` holds {worst}, and `{check.array}` has shape {shape}"
         return f"{check.message}, but its shape is {values[check.array].shape}"
 
     def _buffer(self, name: str, value: object) -> int:

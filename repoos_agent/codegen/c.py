@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from repoos_agent.codegen.index_checks import IndexRange, Reach, index_ranges
 from repoos_agent.codegen.loopnest import (
     Block,
     Call,
@@ -35,7 +36,8 @@ from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.errors import CompileError
-from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.affine import AffineExpr
+from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, IndexRead, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Allocation, Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
@@ -126,12 +128,15 @@ class CArgument:
 
 @dataclass(frozen=True)
 class BoundsCheck:
-    """What a non-zero return code of the kernel means."""
+    """What a non-zero return code of the kernel means. A check on an index array's values names it
+    (`index_array`, and whether its smallest or largest value overran): the message then shows that value."""
 
     code: int
     array: str
     dim: int
     message: str
+    index_array: str = ""
+    smallest: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,8 @@ class _Printer:
         arguments = self._arguments()
         nest = build_loop_nest(kernel, self.lowered)
         checks, check_lines = self._bounds_checks(nest)
+        data_checks, data_lines = self._index_checks(len(checks))
+        checks, check_lines = checks + data_checks, check_lines + data_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
         lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "")]
         if mlir_call:
@@ -346,6 +353,47 @@ class _Printer:
                 "}",
             ]
         return tuple(checks), lines
+
+    def _index_checks(self, first_code: int) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+        """Return codes for subscripts read from index arrays: each index array's smallest and largest
+        value is found once, and every range it feeds is checked against the extent it indexes."""
+        ranges = index_ranges(self.kernel)
+        if not ranges:
+            return (), []
+        lines: list[str] = []
+        for array in self.kernel.index_arrays:
+            name = self.c_names[array]
+            rank = self.kernel.array(array).rank
+            count = " * ".join(self._dim_name(array, d) for d in range(rank))
+            lines += [
+                f"int64_t rp_lo_{name} = INT64_MAX, rp_hi_{name} = INT64_MIN;",
+                f"for (int64_t rp_t = 0; rp_t < {count}; rp_t++) {{",
+                f"    int64_t rp_v = (int64_t) {name}_data[rp_t];",
+                f"    rp_lo_{name} = rp_v < rp_lo_{name} ? rp_v : rp_lo_{name};",
+                f"    rp_hi_{name} = rp_v > rp_hi_{name} ? rp_v : rp_hi_{name};",
+                "}",
+            ]
+        checks: list[BoundsCheck] = []
+        for reach in ranges:
+            for smallest, end in ((True, reach.low), (False, reach.high)):
+                code = first_code + len(checks) + 1
+                checks.append(self._index_check(code, reach, end, smallest))
+                value = self._reach(end, smallest)
+                test = f"{value} < 0" if smallest else f"{value} >= {self._dim_name(reach.target, reach.dim)}"
+                guard = f"rp_lo_{self.c_names[end.array]} <= rp_hi_{self.c_names[end.array]} && " if end.array else ""
+                lines.append(f"if ({guard}{test}) return {code};")
+        return tuple(checks), lines
+
+    def _reach(self, end: Reach, smallest: bool) -> str:
+        offset = _affine_c(end.offset, self.c_names)
+        if end.array is None:
+            return f"({offset})"
+        return f"(rp_{'lo' if smallest else 'hi'}_{self.c_names[end.array]} + ({offset}))"
+
+    def _index_check(self, code: int, reach: IndexRange, end: Reach, smallest: bool) -> BoundsCheck:
+        side = "below 0" if smallest else f"past the end of dimension {reach.dim}"
+        message = f"line {reach.line}: `{reach.subscript}` would index `{reach.target}` {side}"
+        return BoundsCheck(code, reach.target, reach.dim, message, end.array or "", smallest)
 
     def _node(self, node: Node, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
@@ -598,10 +646,26 @@ class _Printer:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
         stored = assignment_value(statement.op, statement.target, statement.value)
-        body = f"{target} = {self._value(stored)};"
-        if not bindings:
-            return [body]
-        return ["{", *("    " + b for b in bindings), "    " + body, "}"]
+        body = [f"{target} = {self._value(stored)};"]
+        # Loops with bounds read from arrays run inside the instance, as the source wrote them.
+        for loop in reversed(statement.inner):
+            k = self.c_names[loop.name]
+            start, stop = self._limit(loop.start), self._limit(loop.stop)
+            header = f"for (int64_t {k} = {start}, rp_end_{k} = {stop}; {k} < rp_end_{k}; {k}++)"
+            body = [f"{header} {{", *("    " + line for line in body), "}"]
+        if not bindings and len(body) == 1:
+            return body
+        return ["{", *("    " + b for b in bindings), *("    " + line for line in body), "}"]
+
+    def _limit(self, limit: AffineExpr | IndexRead) -> str:
+        return self._index(limit)
+
+    def _index(self, index: AffineExpr | IndexRead) -> str:
+        """A subscript or dynamic bound as C: affine, or an index array's element read as an int64."""
+        if isinstance(index, AffineExpr):
+            return _affine_c(index, self.c_names)
+        read = f"(int64_t) {self._value(index.ref)}"
+        return f"{read} + {index.offset}" if index.offset > 0 else f"{read} - {-index.offset}" if index.offset else read
 
     def _expr(self, expr: IntExpr) -> str:
         """A loop-nest expression as C; parameters by their C names, iterators as isl named them."""
@@ -647,7 +711,7 @@ class _Printer:
         if isinstance(expr, Name):
             return self.c_names[expr.name]
         if isinstance(expr, ArrayRef):
-            indices = "".join(f"[{_affine_c(i, self.c_names)}]" for i in expr.indices)
+            indices = "".join(f"[{self._index(i)}]" for i in expr.indices)
             return f"{self.c_names[expr.array]}{indices}"
         if isinstance(expr, Unary):
             operand = self._value(expr.operand)
@@ -803,7 +867,7 @@ def _c_names(kernel: Kernel) -> dict[str, str]:
     That includes the size ingest names `A_d0` for a `len(A)` in a bound: `A_d0` is also the C argument
     that carries A's first dimension, and the size is defined from it."""
     python_names = set(kernel.arguments) | set(kernel.parameters) | {a.name for a in kernel.arrays}
-    python_names |= {loop.name for s in kernel.statements for loop in s.loops}
+    python_names |= {loop.name for s in kernel.statements for loop in s.loops + s.inner}
     taken = re.compile(r"^(c\d+(_\d+)?|rp_\w*|repoos_\w*|.*_d\d+|.*_data|.*_in)$")
     result = {}
     for name in python_names:

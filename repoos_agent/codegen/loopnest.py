@@ -245,15 +245,16 @@ def _array_bounds(kernel: Kernel, build: isl.AstBuild) -> tuple[ArrayBound, ...]
     for array in kernel.arrays:
         if not array.is_argument or array.rank == 0:
             continue
-        touched = None
-        for statement in kernel.statements:
-            for access in statement.reads + statement.writes:
-                if access.array == array.name:
-                    elements = access.relation.range()
-                    touched = elements if touched is None else touched.union(elements)
-        if touched is None or touched.is_empty():
-            continue
         for dim in range(array.rank):
+            # A subscript read from data (free in its access) is checked on the index array's values instead.
+            touched = None
+            for statement in kernel.statements:
+                for access in statement.reads + statement.writes:
+                    if access.array == array.name and dim not in access.free_dims:
+                        elements = access.relation.range()
+                        touched = elements if touched is None else touched.union(elements)
+            if touched is None or touched.is_empty():
+                continue
             low, high = touched.dim_min(dim), touched.dim_max(dim)
             bounds.append(
                 ArrayBound(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
 from repoos_agent.codegen.numeric import COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
@@ -370,6 +371,12 @@ def _float_literal(value: float, mlir_type: str) -> str:
 
 def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirSource:
     """The kernel's loop nest as an MLIR module with one C-interface function."""
+    if kernel.irregular:
+        names = ", ".join(kernel.index_arrays) or "its row pointers"
+        raise CompileError(
+            f"the MLIR backend does not read subscripts or loop bounds from arrays ({names}): "
+            f"build `{kernel.name}` with the C backend"
+        )
     emitter = _Emitter(kernel, signature)
     arrays = tuple((a.name, a.rank, signature.array_type(a.name)) for a in kernel.arrays if a.is_argument and a.rank > 0)
     scalars = []

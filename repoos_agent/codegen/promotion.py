@@ -70,7 +70,7 @@ def plan_promotion(loop: For, kernel: Kernel) -> Promotion | None:
         return None
     statement = kernel.statement(node.statement)
     target = statement.target
-    if not isinstance(target, ArrayRef) or not target.indices:
+    if not isinstance(target, ArrayRef) or not target.indices or statement.irregular:
         return None
     if any(ref.array == target.array and ref != target for ref in array_refs(statement.value)):
         return None

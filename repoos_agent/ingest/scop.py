@@ -25,10 +25,12 @@ from repoos_agent.model.expr import (
     Call,
     Choice,
     Expr,
+    IndexRead,
     Name,
     Number,
     Unary,
     array_refs,
+    index_refs,
     names,
     shown,
 )
@@ -36,6 +38,7 @@ from repoos_agent.model.kernel import (
     Access,
     Array,
     Condition,
+    DynamicLoop,
     Kernel,
     Loop,
     ReturnValue,
@@ -103,6 +106,7 @@ class RawStatement:
     positions: tuple[int, ...]
     lowered: bool = False  # made by the array front-end from a NumPy statement: shown in its element form
     product: bool = False  # a NumPy product's update (`@`, `np.dot`): its summation order is BLAS's, not ours
+    inner: tuple[DynamicLoop, ...] = ()  # loops with bounds read from arrays around it, inside the instance
 
 
 @dataclass
@@ -121,6 +125,8 @@ class Walk:
     loop_count: int = 0
     returns: str | None = None
     front_end: ArrayFrontEnd | None = None
+    dynamic: list[DynamicLoop] = field(default_factory=list)  # the loops with bounds read from arrays around the walk
+    index_arrays: dict[str, Node] = field(default_factory=dict)  # arrays read as subscripts or bounds, first use
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
@@ -353,6 +359,9 @@ def _walk_statement(
 ) -> None:
     if node.type == "comment" or node.type == "pass_statement":
         return
+    if node.type == "for_statement" and (walk.dynamic or _bounds_read_arrays(walk, node)):
+        _walk_dynamic_loop(walk, node, loops, guards, positions, counter)
+        return
     if node.type == "for_statement":
         loop = _take_loop(walk, node, loops)
         inner_counter = [0]
@@ -366,6 +375,12 @@ def _walk_statement(
                 walk.refuse(refusal)
         return
     if node.type == "if_statement":
+        if walk.dynamic:
+            raise Refusal(
+                node,
+                f"`if` inside loop `{walk.dynamic[-1].name}`, whose bounds are read from arrays: "
+                "write the condition as a conditional expression (`x if c else y`)",
+            )
         if node.child_by_field_name("alternative") is not None:
             raise Refusal(node, "`if` with `elif`/`else`: only guards without alternatives are modelled")
         condition = _conditions(walk, node.child_by_field_name("condition"), loops)
@@ -390,6 +405,97 @@ def _walk_statement(
         "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
     }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
     raise Refusal(node, what)
+
+
+def _bounds_read_arrays(walk: Walk, node: Node) -> bool:
+    iterable = node.child_by_field_name("right")
+    return iterable is not None and bool(subscripted_names(iterable) & walk.arrays)
+
+
+def _walk_dynamic_loop(
+    walk: Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    """A loop with bounds read from arrays (and every loop inside one) runs inside the one statement
+    instance its body is: its body must be one assignment or one such loop, so that the statement's
+    order is the source's."""
+    loop = _take_dynamic_loop(walk, node, loops)
+    body = [c for c in node.child_by_field_name("body").named_children if c.type not in ("comment", "pass_statement")]
+    if len(body) != 1:
+        raise Refusal(
+            node,
+            f"loop `{loop.name}` reads its bounds from arrays, so its body runs inside one statement: "
+            f"it may hold one assignment or one loop, not {len(body)}; split it into loops of their own",
+        )
+    walk.dynamic.append(loop)
+    try:
+        _walk_statement(walk, body[0], loops, guards, positions, counter)
+    finally:
+        walk.dynamic.pop()
+
+
+def _take_dynamic_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> DynamicLoop:
+    variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if node.child_by_field_name("alternative") is not None:
+        raise Refusal(node, "`for ... else` is not modelled")
+    if variable.type != "identifier":
+        raise Refusal(variable, f"loop target `{text(variable)}` must be one name")
+    name = text(variable)
+    enclosing = {loop.name for loop in loops} | {loop.name for loop in walk.dynamic}
+    if name in enclosing:
+        raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
+    if name in walk.arguments or name in walk.shape_parameters or name in ISL_RESERVED:
+        raise Refusal(variable, f"loop variable `{name}` hides an argument, a size or a reserved word; rename it")
+    if iterable.type != "call" or text(iterable.child_by_field_name("function")) != "range":
+        raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
+    args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if not 1 <= len(args) <= 2 or any(a.type == "keyword_argument" for a in args):
+        raise Refusal(
+            iterable, f"`{text(iterable)}`: a loop with bounds read from arrays takes `range(stop)` or `range(start, stop)`"
+        )
+    start = _dynamic_limit(walk, args[0], enclosing) if len(args) == 2 else AffineExpr.of_constant(0)
+    stop = _dynamic_limit(walk, args[-1], enclosing)
+    row, _ = node.start_point
+    return DynamicLoop(name, start, stop, row + 1)
+
+
+def _dynamic_limit(walk: Walk, node: Node, scope: set[str]) -> AffineExpr | IndexRead:
+    """A bound of a dynamic loop: an index-array element (plus a constant), or a size."""
+    value = index_read(walk, node, scope)
+    if value is not None:
+        return value
+    try:
+        return affine_index(walk, node, set())
+    except Refusal:
+        raise Refusal(
+            node, f"loop bound `{text(node)}` must be a size or an element of an integer array (plus a constant)"
+        ) from None
+
+
+def index_read(walk: Walk, node: Node, scope: set[str]) -> IndexRead | None:
+    """`col[k]`, `rowptr[i + 1]` or `col[k] + 1`: an integer array element used as a subscript or bound."""
+    node = unparenthesised(node)
+    if node.type == "binary_operator" and text(node.child_by_field_name("operator")) in ("+", "-"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        sign = 1 if text(node.child_by_field_name("operator")) == "+" else -1
+        if unparenthesised(right).type == "integer":
+            inner = index_read(walk, left, scope)
+            if inner is not None:
+                return IndexRead(inner.ref, inner.offset + sign * int(text(unparenthesised(right)), 0))
+        return None
+    if node.type != "subscript":
+        return None
+    base = node.child_by_field_name("value")
+    if base.type != "identifier" or text(base) not in walk.arrays:
+        return None
+    if text(base) not in walk.arguments:
+        raise Refusal(node, f"`{text(node)}`: an index array must be an argument of the function")
+    walk.index_arrays.setdefault(text(base), node)
+    return IndexRead(element_ref(walk, node, scope))
 
 
 def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
@@ -531,6 +637,12 @@ def _take_any_assignment(
     NumPy calls, array locals) goes to the array front-end, which lowers it into the same walk."""
     front_end = walk.front_end
     if front_end is not None and front_end.mentions_arrays(node):
+        if walk.dynamic:
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}` is an array statement inside loop `{walk.dynamic[-1].name}`, whose bounds are "
+                "read from arrays: write it element by element",
+            )
         front_end.lower_assignment(node, loops, guards, positions, counter)
         return
     _take_assignment(walk, node, loops, guards, positions + (counter[0],))
@@ -546,7 +658,7 @@ def _take_assignment(
         raise Refusal(node, f"`{op}` assignments are not modelled")
     if right is None:
         raise Refusal(node, f"`{text(node)}`: a bare annotation assigns nothing")
-    scope = {loop.name for loop in loops}
+    scope = {loop.name for loop in loops} | {loop.name for loop in walk.dynamic}
     target: ArrayRef | Name
     if left.type == "subscript":
         target = element_ref(walk, left, scope)
@@ -565,7 +677,7 @@ def _take_assignment(
     else:
         raise Refusal(left, f"`{text(left)}`: assign to one array element or one scalar")
     value = element_value(walk, right, scope)
-    walk.statements.append(RawStatement(node, loops, guards, target, op, value, positions))
+    walk.statements.append(RawStatement(node, loops, guards, target, op, value, positions, inner=tuple(walk.dynamic)))
 
 
 def element_ref(walk: Walk, node: Node, scope: set[str]) -> ArrayRef:
@@ -578,14 +690,34 @@ def element_ref(walk: Walk, node: Node, scope: set[str]) -> ArrayRef:
     if base.type != "identifier":
         raise Refusal(node, f"`{text(node)}`: only named arrays are modelled")
     array = text(base)
+    subscripts = tuple(_subscript(walk, node, index, scope) for index in indices)
+    rank = walk.ranks.setdefault(array, len(subscripts))
+    if rank != len(subscripts):
+        raise Refusal(node, f"`{text(node)}` uses {len(subscripts)} subscripts but `{array}` was used with {rank}")
+    return ArrayRef(array, subscripts)
+
+
+def _subscript(walk: Walk, ref: Node, index: Node, scope: set[str]) -> AffineExpr | IndexRead:
+    """One subscript: affine in the loop variables, or read from an index array (`x[col[k]]`).
+    An index of a dynamic loop is its variable plus a constant, so its range is checkable before the run."""
     try:
-        affine = tuple(affine_index(walk, index, scope) for index in indices)
+        affine = affine_index(walk, index, scope)
     except Refusal:
-        raise Refusal(node, f"subscript `{text(node)}` is not affine in the loop variables") from None
-    rank = walk.ranks.setdefault(array, len(affine))
-    if rank != len(affine):
-        raise Refusal(node, f"`{text(node)}` uses {len(affine)} subscripts but `{array}` was used with {rank}")
-    return ArrayRef(array, affine)
+        read = index_read(walk, index, scope)
+        if read is None:
+            raise Refusal(
+                ref, f"subscript `{text(ref)}` is neither affine in the loop variables nor an index-array element"
+            ) from None
+        return read
+    dynamic = {loop.name for loop in walk.dynamic} & affine.variables
+    if dynamic and (len(affine.terms) != 1 or affine.terms[0][1] != 1):
+        variable = sorted(dynamic)[0]
+        raise Refusal(
+            ref,
+            f"subscript `{text(ref)}`: loop `{variable}` reads its bounds from arrays, "
+            f"so an index of it must be `{variable}` plus a constant",
+        )
+    return affine
 
 
 def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
@@ -684,6 +816,9 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         if argument in walk.parameters and argument in locals_written:
             raise Refusal(walk.assigned[argument], f"`{argument}` is an integer size and cannot be assigned")
     written_arrays = {raw.target.array for raw in walk.statements if isinstance(raw.target, ArrayRef)}
+    for array, use in walk.index_arrays.items():
+        if array in written_arrays:
+            raise Refusal(use, f"index array `{array}` is written by the function: its values are checked once, before the run")
     arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays and a in walk.ranks]
     arrays += [Array(local, 0, True, local in walk.arguments) for local in walk.assigned]
     front_end = walk.front_end
@@ -699,8 +834,12 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         constraints = [loop.constraint() for loop in raw.loops] + [str(g) for g in raw.guards]
         where = (" : " + " and ".join(constraints)) if constraints else ""
         domain = isl.Set.read_from_str(ctx, f"{param_space} -> {{ {statement_name}[{iterators}]{where} }}")
-        access = partial(_access, ctx, param_space, statement_name, iterators, domain)
-        reads = [access(raw.target, "read")] if raw.op != "=" else []
+        exact = frozenset(loop.name for loop in raw.loops) | frozenset(parameters)
+        access = partial(_access, ctx, param_space, statement_name, iterators, domain, exact)
+        reads = [access(ref, "read") for loop in raw.inner for ref in loop.limit_refs()]
+        if isinstance(raw.target, ArrayRef):
+            reads += [access(ref, "read") for ref in index_refs(raw.target)]
+        reads += [access(raw.target, "read")] if raw.op != "=" else []
         reads += [access(ref, "read") for ref in array_refs(raw.value)]
         local_reads = [n for n in dict.fromkeys(names(raw.value)) if n in local_names]
         reads += [access(Name(n), "read") for n in local_reads]
@@ -721,6 +860,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
                 reads=tuple(reads),
                 writes=(access(raw.target, "write"),),
                 product=raw.product,
+                inner=raw.inner,
             )
         )
     row, _ = function.start_point
@@ -754,13 +894,31 @@ def _statement_text(raw: RawStatement) -> str:
 
 
 def _access(
-    ctx: isl.Context, param_space: str, statement: str, iterators: str, domain: isl.Set, ref: ArrayRef | Name, kind: str
+    ctx: isl.Context,
+    param_space: str,
+    statement: str,
+    iterators: str,
+    domain: isl.Set,
+    exact: frozenset[str],
+    ref: ArrayRef | Name,
+    kind: str,
 ) -> Access:
-    """The access relation `S[i, j] -> A[f(i, j)]` (or `-> s[]` for a scalar), restricted to the domain."""
+    """The access relation `S[i, j] -> A[f(i, j)]` (or `-> s[]` for a scalar), restricted to the domain.
+
+    A subscript read from an index array, or one of a dynamic loop's variables, is data the model
+    cannot know: that dimension is left free (any element), which over-approximates the dependences."""
+    free: set[int] = set()
     if isinstance(ref, Name):
         array, subscripts = ref.name, ""
     else:
-        array, subscripts = ref.array, ", ".join(str(i) for i in ref.indices)
+        parts = []
+        for dim, index in enumerate(ref.indices):
+            if isinstance(index, AffineExpr) and index.variables <= exact:
+                parts.append(str(index))
+            else:
+                parts.append(f"rp_any{dim}")
+                free.add(dim)
+        array, subscripts = ref.array, ", ".join(parts)
     text_ = f"{param_space} -> {{ {statement}[{iterators}] -> {array}[{subscripts}] }}"
     relation = isl.Map.read_from_str(ctx, text_).intersect_domain(domain)
-    return Access(statement, array, kind, relation)
+    return Access(statement, array, kind, relation, frozenset(free))

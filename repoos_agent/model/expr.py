@@ -1,8 +1,9 @@
 """The value expressions of statement bodies: what a statement computes.
 
 These are data, not control: array elements, scalars, arithmetic, math calls and
-data-dependent choices (`x if c else y`). Subscripts are affine and live in
-`ArrayRef.indices`; everything else is an ordinary expression tree.
+data-dependent choices (`x if c else y`). Subscripts live in `ArrayRef.indices`:
+affine expressions, or an `IndexRead` (`x[col[k]]`) whose value only a run knows;
+everything else is an ordinary expression tree.
 """
 
 from __future__ import annotations
@@ -31,7 +32,29 @@ class Name:
 @dataclass(frozen=True)
 class ArrayRef:
     array: str
-    indices: tuple[AffineExpr, ...]
+    indices: tuple[AffineExpr | IndexRead, ...]
+
+    @property
+    def is_affine(self) -> bool:
+        """Every subscript is affine: the element is known from the iteration alone."""
+        return all(isinstance(index, AffineExpr) for index in self.indices)
+
+
+@dataclass(frozen=True)
+class IndexRead:
+    """A subscript or loop bound read from an integer array: `col[k]` in `x[col[k]]`, `rowptr[i + 1]`
+    in `range(rowptr[i], rowptr[i + 1])`, plus a constant (`col[k] + 1`).
+
+    Its value is data, so the polyhedral model treats it as the literature does an uninterpreted
+    function of the iteration: dependence analysis assumes it may be any element, Z3 reads it as
+    an uninterpreted function, and the generated code checks its array's values before the run."""
+
+    ref: ArrayRef
+    offset: int = 0
+
+    def __str__(self) -> str:
+        base = shown(self.ref)
+        return base if not self.offset else f"{base} {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
 
 
 @dataclass(frozen=True)
@@ -69,9 +92,9 @@ Expr = Number | Name | ArrayRef | Unary | Binary | Call | Choice
 
 
 def array_refs(expr: Expr) -> list[ArrayRef]:
-    """Every array element the expression reads, in evaluation order."""
+    """Every array element the expression reads, in evaluation order: index arrays included."""
     if isinstance(expr, ArrayRef):
-        return [expr]
+        return index_refs(expr) + [expr]
     if isinstance(expr, Unary):
         return array_refs(expr.operand)
     if isinstance(expr, Binary):
@@ -81,6 +104,15 @@ def array_refs(expr: Expr) -> list[ArrayRef]:
     if isinstance(expr, Choice):
         return array_refs(expr.test) + array_refs(expr.then) + array_refs(expr.otherwise)
     return []
+
+
+def index_refs(ref: ArrayRef) -> list[ArrayRef]:
+    """The index-array elements `ref`'s subscripts read (`col[k]` in `x[col[k]]`), innermost first."""
+    found: list[ArrayRef] = []
+    for index in ref.indices:
+        if isinstance(index, IndexRead):
+            found += index_refs(index.ref) + [index.ref]
+    return found
 
 
 def names(expr: Expr) -> list[str]:

@@ -18,7 +18,7 @@ import islpy as isl
 import numpy as np
 
 from repoos_agent.model.affine import AffineExpr, Bound
-from repoos_agent.model.expr import ArrayRef, Expr, Name
+from repoos_agent.model.expr import ArrayRef, Expr, IndexRead, Name, array_refs, index_refs
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,29 @@ class Loop:
         return self.name if self.step > 0 else f"-{self.name}"
 
 
+LoopLimit = AffineExpr | IndexRead
+
+
+@dataclass(frozen=True)
+class DynamicLoop:
+    """A loop whose bounds are read from arrays (`for k in range(rowptr[i], rowptr[i + 1])`).
+
+    Its trip count is data, so it is not a dimension of any iteration domain: it runs inside
+    one statement instance, as written, and schedules move the loops around it. `start` and
+    `stop` are sizes or `IndexRead`s; the generated code checks them against the arrays its
+    variable indexes before the run."""
+
+    name: str
+    start: LoopLimit
+    stop: LoopLimit
+    line: int
+
+    def limit_refs(self) -> list[ArrayRef]:
+        """The index-array elements the bounds read."""
+        reads = [limit.ref for limit in (self.start, self.stop) if isinstance(limit, IndexRead)]
+        return [found for ref in reads for found in index_refs(ref) + [ref]]
+
+
 @dataclass(frozen=True)
 class Condition:
     """An affine comparison `left op right` from an `if` guard."""
@@ -68,6 +91,7 @@ class Access:
     array: str
     kind: str  # "read" or "write"
     relation: isl.Map
+    free_dims: frozenset[int] = frozenset()  # subscripts read from data or a dynamic loop: any element
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,10 +112,16 @@ class Statement:
     reads: tuple[Access, ...]
     writes: tuple[Access, ...]
     product: bool = False  # the update of a NumPy product (`@`, `np.dot`), whose summation order NumPy leaves to BLAS
+    inner: tuple[DynamicLoop, ...] = ()  # loops with bounds read from arrays, run inside each instance
 
     @property
     def iterators(self) -> tuple[str, ...]:
         return tuple(loop.name for loop in self.loops)
+
+    @property
+    def irregular(self) -> bool:
+        """Whether some access goes through an index array or a dynamic loop: its elements are over-approximated."""
+        return bool(self.inner) or any(access.free_dims for access in self.reads + self.writes)
 
     @property
     def is_reduction(self) -> bool:
@@ -276,6 +306,24 @@ class Kernel:
         written = tuple(a.name for a in self.arrays if a.is_argument and a.written and a.rank > 0 and a.name in self.arguments)
         results = tuple(a.name for a in self.allocations if a.role == "result")
         return written + results
+
+    @property
+    def index_arrays(self) -> tuple[str, ...]:
+        """The arrays whose values are subscripts or loop bounds (`col` in `x[col[k]]`)."""
+        found: dict[str, None] = {}
+        for statement in self.statements:
+            limits = [limit for loop in statement.inner for limit in (loop.start, loop.stop)]
+            refs = [statement.target] if isinstance(statement.target, ArrayRef) else []
+            for ref in refs + array_refs(statement.value) + [limit.ref for limit in limits if isinstance(limit, IndexRead)]:
+                for inner in index_refs(ref):
+                    found[inner.array] = None
+            found.update((limit.ref.array, None) for limit in limits if isinstance(limit, IndexRead))
+        return tuple(found)
+
+    @property
+    def irregular(self) -> bool:
+        """Index arrays or data-dependent loop bounds somewhere: legality is conservative there."""
+        return any(statement.irregular for statement in self.statements)
 
     @property
     def depth(self) -> int:

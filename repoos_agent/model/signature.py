@@ -38,6 +38,7 @@ class Signature:
             raise ArgumentSpecError(f"`{kernel.name}` needs a value for: {', '.join(missing)}")
         arrays, scalars = [], []
         ranks = {a.name: a.rank for a in kernel.arrays if a.is_argument and a.rank > 0}
+        index_names = set(kernel.index_arrays)
         for name in kernel.arguments:
             value = values[name]
             if name in ranks:
@@ -48,6 +49,11 @@ class Signature:
                 if value.ndim != ranks[name]:
                     raise ArgumentSpecError(
                         f"argument `{name}` has {value.ndim} dimensions; the kernel indexes it with {ranks[name]}"
+                    )
+                if name in index_names and value.dtype.kind not in "iu":
+                    raise ArgumentSpecError(
+                        f"argument `{name}` is an index array (its values are subscripts or loop bounds) "
+                        f"and must hold integers, got {value.dtype.name}"
                     )
                 arrays.append((name, value.dtype.name))
             elif isinstance(value, (bool, int, np.integer)):

@@ -118,6 +118,8 @@ def _initializes(statement: Statement, array: str) -> bool:
 
 def _factors(update: Statement) -> tuple[list[ArrayRef], tuple[Expr, ...]]:
     """The update's value as a product: two array references over its loops, and scalar factors free of them."""
+    if update.irregular:
+        raise NotAProduct(f"{update.name} reads through an index array or a loop with bounds read from arrays")
     iterators = set(update.iterators)
     factors: list[Expr] = []
 

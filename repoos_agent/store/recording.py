@@ -129,11 +129,13 @@ def _model(function: Function, kernel: Kernel) -> tuple[list[object], list[Edge]
 
 
 def default_signature(kernel: Kernel) -> Signature:
-    """float64 arrays, integer sizes, float scalars: PolyBench's types, and what a baseline is shown in."""
+    """float64 arrays (int64 index arrays), integer sizes, float scalars: PolyBench's types, and what a
+    baseline is shown in."""
     values: dict[str, object] = {name: 1 if name in kernel.parameters else 1.0 for name in kernel.arguments}
+    index_arrays = set(kernel.index_arrays)
     for array in kernel.arrays:
         if array.is_argument and array.rank > 0:
-            values[array.name] = np.zeros((1,) * array.rank)
+            values[array.name] = np.zeros((1,) * array.rank, dtype=np.int64 if array.name in index_arrays else np.float64)
     return Signature.of_values(kernel, values)
 
 

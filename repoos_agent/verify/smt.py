@@ -11,6 +11,7 @@ import z3
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, Node, Var, iterators_upper
 from repoos_agent.model.affine import AffineExpr, Bound
+from repoos_agent.model.expr import IndexRead
 from repoos_agent.model.kernel import Kernel, Loop, Statement
 
 _fresh = itertools.count()
@@ -22,6 +23,19 @@ def fresh(prefix: str) -> z3.ArithRef:
 
 def affine(expr: AffineExpr, env: Mapping[str, z3.ArithRef]) -> z3.ArithRef:
     return z3.Sum([z3.IntVal(expr.constant), *(value * env[name] for name, value in expr.terms)])
+
+
+def subscript(index: AffineExpr | IndexRead, env: Mapping[str, z3.ArithRef]) -> z3.ArithRef:
+    """A subscript as a Z3 term. An index read from an array is an uninterpreted function of its own
+    subscripts (one per index array: the same element holds the same value, nothing else is known);
+    an index of a loop whose bounds are data, which no instance variable determines, is a fresh unknown."""
+    if isinstance(index, IndexRead):
+        ref = index.ref
+        function = z3.Function(f"rp_index_{ref.array}", *([z3.IntSort()] * (len(ref.indices) + 1)))
+        return function(*(subscript(i, env) for i in ref.indices)) + index.offset
+    if index.variables <= env.keys():
+        return affine(index, env)
+    return fresh("rp_dynamic")
 
 
 def int_expr(expr: IntExpr, env: Mapping[str, z3.ArithRef]) -> z3.ArithRef | z3.BoolRef:

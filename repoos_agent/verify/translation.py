@@ -25,13 +25,12 @@ import z3
 
 from repoos_agent.codegen.loopnest import Block, For, If, Let, LoopNest, Node
 from repoos_agent.legality.prove import accumulates_only
-from repoos_agent.model.expr import ArrayRef, array_refs, names
+from repoos_agent.model.expr import ArrayRef, array_refs, index_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
 from repoos_agent.verify.privatization import stale_read
 from repoos_agent.verify.smt import (
     Execution,
-    affine,
     in_domain,
     instance_env,
     instantiate,
@@ -41,6 +40,7 @@ from repoos_agent.verify.smt import (
     occurrences,
     original_before,
     parameters,
+    subscript,
 )
 
 QUERY_TIMEOUT_MS = 5000
@@ -125,7 +125,9 @@ def _accesses(statement: Statement, locals_: set[str]) -> list[_Access]:
         found.append(_Access(target.name, (), True))
         if statement.op != "=":
             found.append(_Access(target.name, (), False))
-    found += [_Access(ref.array, ref.indices, False) for ref in array_refs(statement.value)]
+    indexing = [ref for loop in statement.inner for ref in loop.limit_refs()]
+    indexing += index_refs(target) if isinstance(target, ArrayRef) else []
+    found += [_Access(ref.array, ref.indices, False) for ref in indexing + array_refs(statement.value)]
     found += [_Access(name, (), False) for name in dict.fromkeys(names(statement.value)) if name in locals_]
     return found
 
@@ -256,7 +258,8 @@ class _Checker:
                     continue
                 if reordered_reduction and a.array == accumulator:
                     continue  # updates of one accumulator may be reordered: reassociation was allowed
-                clauses.append(z3.And([affine(i, x_env) == affine(j, y_env) for i, j in zip(a.indices, b.indices, strict=True)]))
+                pairs = zip(a.indices, b.indices, strict=True)
+                clauses.append(z3.And([subscript(i, x_env) == subscript(j, y_env) for i, j in pairs]))
         return z3.Or(clauses) if clauses else z3.BoolVal(False)
 
     def _dependences(self, source: Statement, sink: Statement) -> None:
