@@ -95,6 +95,9 @@ NUMPY_KERNELS = ["numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "
 loop, a triangular solve by rows, float32, a loop-variant temporary (`REPOOS_SOUNDNESS_EXAMPLES` hunts
 all 38, and `-m slow` runs the rest at this draw)."""
 NUMPY_EXAMPLES_PER_KERNEL = 10
+IRREGULAR_SUITES = ("sparse", "graphs")
+"""CSR kernels: subscripts read from index arrays (gathers, scatters with `+=`) and loops with bounds read from
+row pointers, run on random power-law graphs with self-loops, repeated edges and dangling nodes."""
 SLOW_KERNELS = ("adi", "3mm", "correlation", "covariance", "deriche")
 """The slowest draws (10–27 s each: large C files to build for every schedule) run in the slow set and the hunt;
 the other 25 PolyBench kernels draw their 25 schedules by default."""
@@ -115,7 +118,8 @@ the other 25 PolyBench kernels draw their 25 schedules by default."""
             marks=() if HUNT or name in NUMPY_KERNELS else pytest.mark.slow,
         )
         for name in (k.name for k in bundled_kernels("numpy"))
-    ],
+    ]
+    + [(k.name, "c", EXAMPLES_PER_KERNEL) for suite in IRREGULAR_SUITES for k in bundled_kernels(suite)],
 )
 def test_every_legal_random_schedule_computes_the_baseline_output(name, backend, examples):
     target = resolve_target(name)
