@@ -13,7 +13,7 @@ import networkx as nx
 import numpy as np
 
 from repoos_agent.graphs.compiled import graph_kernel
-from repoos_agent.graphs.csr import Csr, CsrGraph
+from repoos_agent.graphs.csr import CsrGraph
 
 PAGERANK_CHUNK = 4
 """Power iterations per kernel call. NetworkX stops at the first iteration whose L1 change is below
@@ -38,10 +38,7 @@ def pagerank(
     n = len(graph)
     if n == 0:
         return {}
-    out = graph.out if weighted else Csr(graph.out.rowptr, graph.out.col, np.ones(len(graph.out.col)))
-    out_weight = np.bincount(out.sources(), weights=out.weight, minlength=n)
-    incoming = out.transposed()
-    scale = np.divide(1.0, out_weight, out=np.zeros(n), where=out_weight != 0)
+    incoming, out_weight = graph.pull(weighted)
     teleport = _distribution(graph, personalization, "personalization") if personalization is not None else np.full(n, 1.0 / n)
     x = _distribution(graph, nstart, "nstart") if nstart is not None else np.full(n, 1.0 / n)
     values = {
@@ -50,7 +47,7 @@ def pagerank(
         "alpha": float(alpha),
         "rowptr": incoming.rowptr,
         "col": incoming.col,
-        "weight": incoming.weight * scale[incoming.col],
+        "weight": incoming.weight,
         "dangling": (out_weight == 0).astype(np.float64),
         "dangling_weights": _distribution(graph, dangling, "dangling") if dangling is not None else teleport,
         "teleport": teleport,

@@ -50,6 +50,7 @@ class CsrGraph:
     multigraph: bool
     weight_attribute: str | None
     graph: dict = field(default_factory=dict)
+    _pulls: dict = field(default_factory=dict, repr=False)
     __networkx_backend__ = "repoos"
 
     def __len__(self) -> int:
@@ -68,7 +69,23 @@ class CsrGraph:
     @cached_property
     def incoming(self) -> Csr:
         """In-neighbours of every node (the out-adjacency itself when undirected)."""
-        return self.out.transposed() if self.directed else self.out
+        return self.transpose if self.directed else self.out
+
+    @cached_property
+    def transpose(self) -> Csr:
+        """In-neighbours of every node, with the weights: what a pull iteration reads (undirected too)."""
+        return self.out.transposed()
+
+    def pull(self, weighted: bool) -> tuple[Csr, np.ndarray]:
+        """The in-adjacency with each entry's weight over its source's out-weight (1 per edge unless
+        `weighted`), and each node's out-weight: PageRank's transition matrix, built once per graph."""
+        if weighted not in self._pulls:
+            transpose = self.transpose
+            weights = transpose.weight if weighted else np.ones(len(transpose.col))
+            out_weight = np.bincount(transpose.col, weights=weights, minlength=len(self.nodes))
+            scale = np.divide(1.0, out_weight, out=np.zeros(len(self.nodes)), where=out_weight != 0)
+            self._pulls[weighted] = (Csr(transpose.rowptr, transpose.col, weights * scale[transpose.col]), out_weight)
+        return self._pulls[weighted]
 
     @cached_property
     def self_loops(self) -> np.ndarray:
