@@ -95,9 +95,14 @@ class CsrGraph:
 
     @cached_property
     def simple_symmetric(self) -> Csr:
-        """The undirected simple graph: no self-loops, each neighbour once, sorted (for triangles)."""
+        """The undirected simple graph: no self-loops, each neighbour once (for triangles)."""
         src, dst = self.out.sources(), self.out.col
         keep = src != dst
+        if not self.directed and not self.multigraph:
+            # A Graph's adjacency holds each neighbour once already: only the self-loops go.
+            rowptr = np.zeros(len(self.nodes) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(src[keep], minlength=len(self.nodes)), out=rowptr[1:])
+            return Csr(rowptr, dst[keep], np.ones(int(keep.sum())))
         pairs = np.unique(np.stack([src[keep], dst[keep]], 1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
         rowptr = np.zeros(len(self.nodes) + 1, dtype=np.int64)
         np.cumsum(np.bincount(pairs[:, 0], minlength=len(self.nodes)), out=rowptr[1:])
