@@ -40,7 +40,6 @@ def test_rows_that_write_only_their_own_element_run_in_parallel():
 @pytest.mark.parametrize(
     ("name", "schedule", "array"),
     [
-        ("sparse:histogram", "parallelize(S1.i)", "counts"),  # a scatter `counts[bins[i]] += 1`
         ("graphs:triangles", "parallelize(u)", "mark"),  # marks written through `col`, read by later rows
         ("graphs:bfs-levels", "parallelize(S1.v)", "level"),  # in-place relaxation reads other rows' levels
     ],
@@ -49,6 +48,31 @@ def test_what_depends_on_the_index_values_stays_sequential(name, schedule, array
     verdict = prove_legal(resolve_target(name).kernel, schedule)
     assert verdict.verdict == "illegal"
     assert f"on `{array}`" in verdict.feedback
+
+
+def test_a_parallel_scatter_updates_atomically_once_reassociation_is_allowed():
+    target = resolve_target("sparse:histogram")
+    kernel, values = target.kernel, target.inputs("SMALL")
+    refused = prove_legal(kernel, "parallelize(S1.i)")
+    assert refused.verdict == "reassociation" and "updates the scatter S1 (line 23) atomically" in refused.feedback
+    verdict = prove_legal(kernel, "parallelize(S1.i)", allow_reassociation=True)
+    assert verdict.legal and verdict.lowered.atomic == {"S1"}
+    assert "S1's scatter into `counts` is updated atomically" in verdict.feedback
+    nest = build_loop_nest(kernel, verdict.lowered)
+    assert verify_loop_nest(kernel, verdict.lowered, nest, reassociates=True).verified
+    signature = Signature.of_values(kernel, values)
+    native = build_native(kernel, signature, verdict.lowered)
+    assert "#pragma omp atomic update" in native.source.text
+    got = fresh_copy(values)
+    native(got)
+    assert np.array_equal(got["counts"], np.bincount(values["bins"], minlength=values["n"]))
+
+
+def test_a_scatter_next_to_other_carried_dependences_stays_sequential():
+    source = "def f(n, bins, counts, seen):\n    for i in range(n):\n        counts[bins[i]] += 1\n"
+    source += "        seen[i] = counts[bins[i]]\n"
+    (report,) = ingest_source(source, "f.py")
+    assert prove_legal(report.kernel, "parallelize(i)", allow_reassociation=True).verdict == "illegal"
 
 
 def test_a_reordered_scatter_is_a_reassociation_of_its_sums():

@@ -647,6 +647,10 @@ class _Printer:
         target = self._value(statement.target)
         stored = assignment_value(statement.op, statement.target, statement.value)
         body = [f"{target} = {self._value(stored)};"]
+        if statement.name in self.lowered.atomic:
+            # A scatter its parallel loop's threads update concurrently: one atomic read-modify-write each.
+            value = self._as(statement.value, self.kinds.kind_of(statement.target))
+            body = ["#pragma omp atomic update", f"{target} += {value};"]
         # Loops with bounds read from arrays run inside the instance, as the source wrote them.
         for loop in reversed(statement.inner):
             k = self.c_names[loop.name]

@@ -72,8 +72,8 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
     broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
     distances = TimeDistances(kernel, lowered)
-    parallel, private = _parallel_violations(kernel, deps, lowered, distances, explain)
-    lowered = replace(lowered, private=private)
+    parallel, private, atomic = _parallel_violations(kernel, deps, lowered, distances, explain)
+    lowered = replace(lowered, private=private, atomic=atomic)
     free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
     canonical = str(parsed)
@@ -85,6 +85,13 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
         feedback = (
             f"reassociation: `blas` sums the reduction {statements} in OpenBLAS's order, not the loops' order "
             "the source wrote; results may differ in the last bits. Allow reassociation to accept it."
+        )
+        return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
+    if atomic and not (broken or parallel or allow_reassociation):
+        statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in sorted(atomic))
+        feedback = (
+            f"reassociation: the parallel loop updates the scatter {statements} atomically, in whatever order its "
+            "threads arrive; floating-point sums may differ in the last bits. Allow reassociation to accept it."
         )
         return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
     if broken or parallel or (reordered and not allow_reassociation):
@@ -103,12 +110,14 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
         if suggestion:
             lines.append(f"suggestion: {suggestion}")
         return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
-    reordered_any = bool(reordered or summed_by_blas)
+    reordered_any = bool(reordered or summed_by_blas or atomic)
     note = " (reorders a reduction: reassociation allowed)" if reordered_any else ""
     parallel_text = ", ".join(_with_private(name, scalars) for name, scalars in free_loops) if free_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
     for loop_id, scalars in sorted(private.items()):
         feedback += f" `{lowered.qualified_name(loop_id)}` runs in parallel with {', '.join(sorted(scalars))} private."
+    for name in sorted(atomic):
+        feedback += f" {name}'s scatter into `{kernel.statement(name).target.array}` is updated atomically."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
@@ -287,11 +296,12 @@ def parallel_obstacles(
 
 def _parallel_violations(
     kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances, explain: bool
-) -> tuple[list[Violation], dict[str, frozenset[str]]]:
-    """Dependences the parallel and vector marks break, and the scalars each legal parallel loop privatizes.
-    A vectorized loop gets no private copies: its lanes share one variable. With `explain`, each broken one
-    shows a pair of instances the loop carries."""
+) -> tuple[list[Violation], dict[str, frozenset[str]], frozenset[str]]:
+    """Dependences the parallel and vector marks break, the scalars each legal parallel loop privatizes, and
+    the scatters legal parallel loops update atomically. A vectorized loop gets no private copies: its lanes
+    share one variable. With `explain`, each broken one shows a pair of instances the loop carries."""
     violations, private = [], {}
+    atomic: set[str] = set()
     flows = ScalarFlows(kernel, lowered)
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
@@ -303,6 +313,10 @@ def _parallel_violations(
             refused = privatization.refused
             if not carried and privatization.private:
                 private[loop_id] = privatization.private
+            scatters = scatter_updates(kernel, deps, lowered, loop_id, distances) if carried else None
+            if scatters:
+                atomic |= scatters
+                carried = []
         for dependence in carried:
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
             description = f"loop `{name}` cannot run {what}: it carries the {dependence.describe()}"
@@ -314,7 +328,31 @@ def _parallel_violations(
             if example:
                 description += f"; e.g. {example}"
             violations.append(_violation(dependence, "parallel", primitive, example, description))
-    return violations, private
+    return violations, private, frozenset(atomic)
+
+
+def scatter_updates(
+    kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str, distances: TimeDistances
+) -> frozenset[str] | None:
+    """The scatters, when they are all that loop `loop_id` carries: `t[idx[i]] += e` through an index array,
+    where `e` does not read `t`. Each then runs as one atomic update and the iterations may run in parallel,
+    reordering only those sums. None when the loop carries anything else."""
+    carried = carried_dependences(kernel, deps, lowered, loop_id, distances=distances)
+    if not carried or not all(_is_scatter(d) for d in carried):
+        return None
+    return frozenset(d.source.name for d in carried)
+
+
+def _is_scatter(dependence: Dependence) -> bool:
+    statement = dependence.source
+    return (
+        dependence.is_self
+        and statement.op == "+="
+        and isinstance(statement.target, ArrayRef)
+        and dependence.array == statement.target.array
+        and bool(statement.writes[0].free_dims)
+        and accumulates_only(statement)
+    )
 
 
 def _carried_pairs(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> isl.Map:

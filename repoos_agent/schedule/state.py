@@ -54,6 +54,7 @@ class LoweredSchedule:
     marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
     private: dict[str, frozenset[str]] = field(default_factory=dict)  # parallel loop id -> scalars each thread copies (legality)
     blas: tuple[ProductCall, ...] = ()  # products code generation prints as one BLAS call each (`blas(S1)`)
+    atomic: frozenset[str] = frozenset()  # scatters (`+=` through an index array) a parallel loop updates atomically (legality)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)

@@ -258,6 +258,8 @@ class _Checker:
                     continue
                 if reordered_reduction and a.array == accumulator:
                     continue  # updates of one accumulator may be reordered: reassociation was allowed
+                if source is sink and source.name in self.lowered.atomic and a.array == accumulator:
+                    continue  # each update is one atomic read-modify-write: threads may interleave them
                 pairs = zip(a.indices, b.indices, strict=True)
                 clauses.append(z3.And([subscript(i, x_env) == subscript(j, y_env) for i, j in pairs]))
         return z3.Or(clauses) if clauses else z3.BoolVal(False)
