@@ -68,6 +68,32 @@ def test_a_parallel_scatter_updates_atomically_once_reassociation_is_allowed():
     assert np.array_equal(got["counts"], np.bincount(values["bins"], minlength=values["n"]))
 
 
+def test_a_privatized_scatter_sums_per_thread_copies_into_the_array():
+    target = resolve_target("graphs:degrees")
+    kernel, values = target.kernel, target.inputs("SMALL")
+    verdict = prove_legal(kernel, "parallelize(S2.k); privatize(S2)", allow_reassociation=True)
+    assert verdict.legal and "S2's scatter into `in_degree` accumulates in per-thread copies" in verdict.feedback
+    nest = build_loop_nest(kernel, verdict.lowered)
+    assert verify_loop_nest(kernel, verdict.lowered, nest, reassociates=True).verified
+    native = build_native(kernel, Signature.of_values(kernel, values), verdict.lowered)
+    assert "calloc" in native.source.text and "omp atomic" not in native.source.text
+    got = fresh_copy(values)
+    native(got)
+    assert np.array_equal(got["in_degree"], np.bincount(values["col"], minlength=values["n"]))
+
+
+@pytest.mark.parametrize(
+    ("schedule", "fragment"),
+    [
+        ("privatize(S2)", "no parallel loop carries S2's scatter; parallelize a loop around it"),
+        ("parallelize(v); privatize(S0)", "S0 is not a scatter"),
+    ],
+)
+def test_privatize_needs_a_parallel_scatter(schedule, fragment):
+    verdict = prove_legal(resolve_target("graphs:degrees").kernel, schedule, allow_reassociation=True)
+    assert verdict.verdict == "invalid" and fragment in verdict.feedback
+
+
 def test_a_scatter_next_to_other_carried_dependences_stays_sequential():
     source = "def f(n, bins, counts, seen):\n    for i in range(n):\n        counts[bins[i]] += 1\n"
     source += "        seen[i] = counts[bins[i]]\n"

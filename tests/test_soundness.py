@@ -78,6 +78,7 @@ def schedules(kernel) -> st.SearchStrategy[str]:
                     f"unroll({loop}, {draw(st.sampled_from([2, 3, 4]))})",
                     f"promote({loop})",
                     f"blas({draw(update)})",
+                    f"parallelize({loop}); privatize({draw(update)})",
                     # a register tile: the middle loop's body becomes a box of constant extents, kept in locals
                     f"{split}tile({a}, {b}, {c}, {draw(size)}, {draw(size)}, {draw(size)}); "
                     f"interchange({a}_t, {b}_t); interchange({a}, {b}); promote({b})",
@@ -171,6 +172,12 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name, backend,
         verdict = prove_legal(kernel, text, explain=False)
         assert verdict.legal, (text, verdict.feedback)
         legal_means_same_output.hypothesis.inner_test(text, False)
+    # Scatters in parallel, atomic and in per-thread copies, as the heuristic proposes them once sums may be reordered.
+    for loop in (loop for loop in analyze(kernel).loops if loop.scatters):
+        copies = "; ".join(f"privatize({name})" for name in loop.scatters)
+        for text in (f"parallelize({loop.name})", f"parallelize({loop.name}); {copies}"):
+            assert prove_legal(kernel, text, True, explain=False).legal, text
+            legal_means_same_output.hypothesis.inner_test(text, True)
     assert verdicts["legal"] + len(anchors) >= MIN_LEGAL_PER_KERNEL, dict(verdicts)
 
 

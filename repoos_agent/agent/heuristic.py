@@ -143,6 +143,7 @@ class HeuristicProposer:
         candidates += self._time_tilings()
         candidates += self._fusions()
         candidates += self._blas_calls()
+        candidates += self._parallel_scatters()
         innermost = self._vectorizable()
         if parallel:
             base = "; ".join(parallel)
@@ -196,6 +197,20 @@ class HeuristicProposer:
             marks = self._parallel_marks(prefix=every)
             if marks:
                 ideas.append(Idea(_joined(every, *marks), 3.6, "every product run by OpenBLAS, the other nests on all cores"))
+        return ideas
+
+    def _parallel_scatters(self) -> list[Idea]:
+        """A loop that carries nothing but scatters (`counts[bins[i]] += 1`), in parallel two ways: each update
+        atomic, or each thread summing into its own copy of the array (`privatize`). Legal only where the
+        search allows reassociation; which one pays (if either) is the race's to say."""
+        if not self.allow_reassociation:
+            return []
+        ideas = []
+        for loop in analyze(self.kernel).loops:
+            if loop.scatters:
+                copies = "; ".join(f"privatize({name})" for name in loop.scatters)
+                ideas.append(Idea(f"parallelize({loop.name})", 1.0, "the scatter on all cores, its updates atomic"))
+                ideas.append(Idea(f"parallelize({loop.name}); {copies}", 1.2, "the scatter on all cores, a copy per thread"))
         return ideas
 
     def _parallel_marks(self, prefix: str = "") -> list[str]:

@@ -121,7 +121,7 @@ def _schedule_text(schedule: LoweredSchedule | None) -> str:
         return "original"
     marks = (sorted(schedule.parallel), sorted(schedule.vector.items()), sorted(schedule.unroll.items()), sorted(schedule.promote))
     marks += (sorted((loop, sorted(scalars)) for loop, scalars in schedule.private.items()),)
-    marks += (sorted(call.update for call in schedule.blas),)
+    marks += (sorted(call.update for call in schedule.blas), sorted(schedule.atomic), sorted(schedule.privatized))
     return f"{schedule.schedule}|{schedule.loop_ids}|{marks}"
 
 

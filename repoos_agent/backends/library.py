@@ -133,6 +133,8 @@ class NativeKernel:
         check = self._messages.get(code)
         if check is None:
             return f"error code {code}"
+        if check.dim < 0:
+            return check.message
         if check.index_array:
             data = np.asarray(values[check.index_array])
             worst = data.min() if check.smallest else data.max()

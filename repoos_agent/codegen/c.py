@@ -113,6 +113,12 @@ BLAS_PRELUDE = """\
 #include <cblas.h>
 """
 BLAS_LIBRARIES = ("openblas",)
+COPIES_PRELUDE = """\
+#include <stdlib.h>
+#include <omp.h>
+"""
+MEMORY_CODE = 1000
+"""The first return code of a failed allocation (per-thread copies), past every bounds check's."""
 BLAS_TYPES = {"double": "d", "float": "s"}
 
 
@@ -195,6 +201,9 @@ class _Printer:
         self.c_names = _c_names(kernel)
         self.kinds = kind_environment(kernel, signature)
         self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
+        self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
+        self._copied: set[str] = set()  # scatters the loop being printed accumulates into per-thread copies
+        self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
         self.printed_blas: set[str] = set()
 
     def source(self, mlir_call: bool = False) -> CSource:
@@ -205,7 +214,7 @@ class _Printer:
         data_checks, data_lines = self._index_checks(len(checks))
         checks, check_lines = checks + data_checks, check_lines + data_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
-        lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "")]
+        lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "") + (COPIES_PRELUDE if self.lowered.privatized else "")]
         if mlir_call:
             lines += self._mlir_declaration()
         entry_at = len(lines)
@@ -220,6 +229,7 @@ class _Printer:
             lines += ["    " + line for line in self._locals()]
             lines += self._node(nest.root, 1, self._statement, marks=True)
             lines[entry_at:entry_at] = [line for region in self.regions for line in region]
+            checks += tuple(self.memory_checks)
             missing = [call.update for call in self.lowered.blas if call.update not in self.printed_blas]
             if missing:
                 raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
@@ -303,19 +313,21 @@ class _Printer:
     def _views(self) -> list[str]:
         return self._shape_definitions() + self._array_views()
 
-    def _array_views(self) -> list[str]:
-        """`restrict` views of the caller's buffers, so `A[i][j]` indexes them in place."""
+    def _array_views(self, buffers: Mapping[str, str] | None = None) -> list[str]:
+        """`restrict` views of the caller's buffers, so `A[i][j]` indexes them in place (or of the
+        buffer `buffers` names for an array: a thread's private copy)."""
         lines = []
         for array in self.kernel.arrays:
             if not array.is_argument or array.rank == 0:
                 continue
             c_type = C_TYPES[self.signature.array_type(array.name)]
             name = self.c_names[array.name]
+            buffer = (buffers or {}).get(array.name, f"{name}_data")
             if array.rank == 1:
-                lines.append(f"{c_type} *restrict {name} = {name}_data;")
+                lines.append(f"{c_type} *restrict {name} = {buffer};")
             else:
                 extents = "".join(f"[{self._dim_name(array.name, d)}]" for d in range(1, array.rank))
-                lines.append(f"{c_type} (*restrict {name}){extents} = ({c_type} (*){extents}) {name}_data;")
+                lines.append(f"{c_type} (*restrict {name}){extents} = ({c_type} (*){extents}) {buffer};")
         return lines
 
     def _locals(self) -> list[str]:
@@ -505,6 +517,9 @@ class _Printer:
                 return self._promoted(plan, depth, emit)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
         simd = f"simd simdlen({node.vector})" if marks and node.vector else ""
+        copied = sorted({self._written_array(c.statement) for c in _calls(node) if c.statement in self.lowered.privatized})
+        if marks and node.parallel and copied and not self._outlined:
+            return self._privatized_region(node, depth, emit, header, simd, copied)
         if marks and node.parallel and not self._writes_shared_scalar(node):
             return self._region_call(node, depth, emit, header, simd)
         body = self._node(node.body, depth + 1, emit, marks)
@@ -527,6 +542,55 @@ class _Printer:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
 
+    def _written_array(self, statement: str) -> str:
+        return self.kernel.statement(statement).writes[0].array
+
+    def _privatized_region(self, node: For, depth: int, emit, header: str, simd: str, copied: list[str]) -> list[str]:
+        """A parallel loop whose scatters accumulate into per-thread copies: zeroed copies for the whole team,
+        allocated before the region (a failed allocation is a refused call, before the loop runs), each
+        thread's view of the array on its own copy, and the copies added into the array after the loop."""
+        pad = "    " * depth
+        lines = [f"{pad}{{", f"{pad}    const int64_t rp_team = omp_get_max_threads();"]
+        buffers, merges, frees = {}, [], []
+        for array in copied:
+            name, c_type = self.c_names[array], C_TYPES[self.signature.array_type(array)]
+            count = " * ".join(self._dim_name(array, d) for d in range(self.kernel.array(array).rank))
+            code = MEMORY_CODE + len(self.memory_checks)
+            self.memory_checks.append(BoundsCheck(code, array, -1, f"no memory for the threads' copies of `{array}`"))
+            lines += [
+                f"{pad}    const int64_t rp_count_{name} = {count};",
+                f"{pad}    {c_type} *rp_copies_{name} = calloc((size_t) (rp_team * rp_count_{name}), sizeof({c_type}));",
+                f"{pad}    if (rp_copies_{name} == NULL) return {code};",
+            ]
+            buffers[array] = f"rp_copies_{name} + omp_get_thread_num() * rp_count_{name}"
+            merges += [
+                f"{pad}            for (int64_t rp_t = 0; rp_t < rp_count_{name}; rp_t++)",
+                f"{pad}                {name}_data[rp_t] += rp_copies_{name}[omp_get_thread_num() * rp_count_{name} + rp_t];",
+            ]
+            frees.append(f"{pad}    free(rp_copies_{name});")
+        scatters = {c.statement for c in _calls(node) if c.statement in self.lowered.privatized}
+        self._copied |= scatters
+        body = self._node(node.body, depth + 2, emit, True)
+        self._copied -= scatters
+        views = [f"{pad}        {line}" for line in self._array_views(buffers) + self._private_locals(node.private)]
+        return [
+            *lines,
+            f"{pad}    #pragma omp parallel",
+            f"{pad}    {{",
+            *views,
+            f"{pad}        {_worksharing(node, simd)}",
+            f"{pad}        {header} {{",
+            *body,
+            f"{pad}        }}",
+            f"{pad}        #pragma omp critical",
+            f"{pad}        {{",
+            *merges,
+            f"{pad}        }}",
+            f"{pad}    }}",
+            *frees,
+            f"{pad}}}",
+        ]
+
     def _region_call(self, node: For, depth: int, emit, header: str, simd: str) -> list[str]:
         """A parallel loop as a function of its own, called by every thread of the region.
 
@@ -542,7 +606,10 @@ class _Printer:
         parameters += [f"int64_t {iterator}" for iterator in free]
         parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
         arguments = [self._argument_c_name(a) for a in self._arguments()] + free + [self.c_names[s] for s in scalars]
+        # A scatter to privatize inside runs atomically instead: the nested loop runs on this thread alone.
+        outlined, self._outlined = self._outlined, True
         body = self._node(node.body, 2, emit, True)
+        self._outlined = outlined
         self.regions.append(
             [
                 f"static void {name}({', '.join(parameters)})",
@@ -647,7 +714,7 @@ class _Printer:
         target = self._value(statement.target)
         stored = assignment_value(statement.op, statement.target, statement.value)
         body = [f"{target} = {self._value(stored)};"]
-        if statement.name in self.lowered.atomic:
+        if statement.name in self.lowered.atomic and statement.name not in self._copied:
             # A scatter its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
             body = ["#pragma omp atomic update", f"{target} += {value};"]

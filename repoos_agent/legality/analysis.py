@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.legality.privatization import ScalarFlows
-from repoos_agent.legality.prove import TimeDistances, carried_dependences, parallel_obstacles
+from repoos_agent.legality.prove import TimeDistances, carried_dependences, parallel_obstacles, scatter_updates
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
 
@@ -21,6 +21,7 @@ class LoopReport:
     vectorizable: bool  # innermost for all its statements and carries nothing
     innermost: bool
     private: tuple[str, ...] = ()  # scalar temporaries a parallel run gives each thread a copy of
+    scatters: tuple[str, ...] = ()  # all it carries are these scatters: parallel once their sums may be reordered
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def _analyze(kernel: Kernel) -> Analysis:
             parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows, distances=distances) if carried else ([], None)
         )
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
+        scatters = scatter_updates(kernel, deps, lowered, loop_id, distances) if obstacles else None
         loops.append(
             LoopReport(
                 name=lowered.qualified_name(loop_id),
@@ -69,6 +71,7 @@ def _analyze(kernel: Kernel) -> Analysis:
                 vectorizable=innermost and not carried,
                 innermost=innermost,
                 private=tuple(sorted(privatization.private)) if privatization and not obstacles else (),
+                scatters=tuple(sorted(scatters or ())),
             )
         )
     statements = tuple(StatementReport(s.name, s.line, s.text, s.iterators, s.is_reduction) for s in kernel.statements)

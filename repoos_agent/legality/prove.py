@@ -74,6 +74,10 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     distances = TimeDistances(kernel, lowered)
     parallel, private, atomic = _parallel_violations(kernel, deps, lowered, distances, explain)
     lowered = replace(lowered, private=private, atomic=atomic)
+    idle = sorted(lowered.privatized - atomic)
+    if idle and not (broken or parallel):
+        reason = f"privatize({idle[0]}): no parallel loop carries {idle[0]}'s scatter; parallelize a loop around it"
+        return LegalityVerdict("invalid", str(parsed), f"invalid: {reason}", invalid_kind="inapplicable")
     free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
     canonical = str(parsed)
@@ -117,7 +121,8 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     for loop_id, scalars in sorted(private.items()):
         feedback += f" `{lowered.qualified_name(loop_id)}` runs in parallel with {', '.join(sorted(scalars))} private."
     for name in sorted(atomic):
-        feedback += f" {name}'s scatter into `{kernel.statement(name).target.array}` is updated atomically."
+        how = "accumulates in per-thread copies" if name in lowered.privatized else "is updated atomically"
+        feedback += f" {name}'s scatter into `{kernel.statement(name).writes[0].array}` {how}."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
@@ -345,14 +350,7 @@ def scatter_updates(
 
 def _is_scatter(dependence: Dependence) -> bool:
     statement = dependence.source
-    return (
-        dependence.is_self
-        and statement.op == "+="
-        and isinstance(statement.target, ArrayRef)
-        and dependence.array == statement.target.array
-        and bool(statement.writes[0].free_dims)
-        and accumulates_only(statement)
-    )
+    return dependence.is_self and statement.is_scatter and dependence.array == statement.writes[0].array
 
 
 def _carried_pairs(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> isl.Map:

@@ -119,6 +119,17 @@ class Statement:
         return tuple(loop.name for loop in self.loops)
 
     @property
+    def is_scatter(self) -> bool:
+        """`t[idx[i]] += e` where `e` does not read `t`: updates through an index array that commute."""
+        target = self.target
+        return (
+            self.op == "+="
+            and isinstance(target, ArrayRef)
+            and bool(self.writes[0].free_dims)
+            and all(ref.array != target.array for ref in array_refs(self.value))
+        )
+
+    @property
     def irregular(self) -> bool:
         """Whether some access goes through an index array or a dynamic loop: its elements are over-approximated."""
         return bool(self.inner) or any(access.free_dims for access in self.reads + self.writes)

@@ -96,6 +96,7 @@ SIGNATURES: dict[str, str] = {
     "unroll": "LN",
     "promote": "L",
     "blas": "S",
+    "privatize": "S",
 }
 USAGE = {
     "interchange": "interchange(i, j)",
@@ -110,6 +111,7 @@ USAGE = {
     "unroll": "unroll(k, factor)",
     "promote": "promote(k)",
     "blas": "blas(S1)",
+    "privatize": "privatize(S1)",
 }
 
 # The numbers a constrained model may choose from (`schedule.grammar`), per primitive: the sizes and factors

@@ -55,6 +55,7 @@ class LoweredSchedule:
     private: dict[str, frozenset[str]] = field(default_factory=dict)  # parallel loop id -> scalars each thread copies (legality)
     blas: tuple[ProductCall, ...] = ()  # products code generation prints as one BLAS call each (`blas(S1)`)
     atomic: frozenset[str] = frozenset()  # scatters (`+=` through an index array) a parallel loop updates atomically (legality)
+    privatized: frozenset[str] = frozenset()  # scatters that accumulate into per-thread copies instead (`privatize(S1)`)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)
@@ -89,6 +90,7 @@ class ScheduleState:
         self.marked_by: dict[str, Primitive] = {}
         self.blas: dict[str, ProductCall] = {}  # update statement -> the call that replaces it and its initializer
         self._blas_by: dict[str, Primitive] = {}
+        self.privatized: set[str] = set()
         self._fresh = 0
 
     def copy(self) -> ScheduleState:
@@ -103,6 +105,7 @@ class ScheduleState:
         twin.parallel, twin.promote = set(self.parallel), set(self.promote)
         twin.vector, twin.unroll, twin.marked_by = dict(self.vector), dict(self.unroll), dict(self.marked_by)
         twin.blas, twin._blas_by, twin._fresh = dict(self.blas), dict(self._blas_by), self._fresh
+        twin.privatized = set(self.privatized)
         return twin
 
     # -- naming -----------------------------------------------------------------------------------
@@ -373,6 +376,16 @@ class ScheduleState:
         self.blas[ref.name] = call
         self._blas_by[ref.name] = primitive
 
+    def _privatize(self, primitive: Primitive) -> None:
+        """`privatize(S1)`: the scatter S1 (`t[idx[i]] += e`) accumulates into a zeroed copy of `t` per thread
+        of its parallel loop, added into `t` when the loop ends, instead of updating `t` atomically.
+        Whether a parallel loop carries the scatter is legality's to say."""
+        (ref,) = (a for a in primitive.args if isinstance(a, StatementRef))
+        self._statement(ref, primitive)
+        if not self.kernel.statement(ref.name).is_scatter:
+            self._fail(primitive, f"{ref.name} is not a scatter (`t[idx[i]] += e` through an index array): nothing to privatize")
+        self.privatized.add(ref.name)
+
     def _pair(self, call: ProductCall) -> tuple[str, str]:
         return (call.initializer, call.update)
 
@@ -503,6 +516,7 @@ class ScheduleState:
             promote=frozenset(self.promote),
             marked_by=dict(self.marked_by),
             blas=tuple(self.blas.values()),
+            privatized=frozenset(self.privatized),
         )
 
     def _check_promotion(self, loop_id: str) -> None:
