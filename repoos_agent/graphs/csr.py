@@ -138,7 +138,7 @@ def from_networkx(G, weight: str | None = None, default: float = 1.0) -> CsrGrap
         weights = np.ones(entries)
     else:
         values = [data.get(weight, default) for data in datas]
-        if not all(isinstance(value, Real) for value in values):
+        if not all(issubclass(kind, Real) for kind in set(map(type, values))):
             raise UnsupportedGraph(f"edge attribute `{weight}` holds values that are not real numbers")
         weights = np.fromiter(values, np.float64, entries)
     return CsrGraph(nodes, Csr(rowptr, col, weights), G.is_directed(), multigraph, weight, dict(G.graph))
