@@ -8,6 +8,7 @@ must live where all three can import it without importing each other.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from repoos_agent.errors import RepoosError
@@ -28,3 +29,8 @@ def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`repoos ingest FILE | head`): what it read is all it wanted. Python would print
+        # a traceback flushing stdout at exit; point stdout at nothing so it has nothing to flush.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

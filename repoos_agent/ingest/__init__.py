@@ -55,7 +55,7 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
         line = function.start_point[0] + 1
         tabular = tabular_reason(function)
         if tabular:
-            reports.append(FunctionReport(name, line, "tabular", tabular, None, ()))
+            reports.append(FunctionReport(name, line, "tabular", _query_reason(function, path, tabular), None, ()))
             continue
         front_end = partial(ArrayLowering, helpers=helpers)
         known = (ranks or {}).get(name)
@@ -68,6 +68,19 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
         track, reason = ("fsm", fsm) if fsm else ("other", diagnostics[0].message)
         reports.append(FunctionReport(name, line, track, reason, None, tuple(diagnostics)))
     return reports
+
+
+def _query_reason(function, path: str, fallback: str) -> str:
+    """The ORM query a tabular function returns, as the tabular track reads it, or why it would not compile it."""
+    from repoos_agent.tabular.chain import TabularRefusal, chain_of  # the tabular track reads its chains with this module's parser
+
+    try:
+        chain = chain_of(function, path)
+    except TabularRefusal as refusal:
+        return f"{fallback}; not compiled: {refusal}"
+    clauses = " ".join(f".{method}()" for method in chain.methods)
+    bound = f"; values from {', '.join(chain.parameters)}" if chain.parameters else ""
+    return f"an ORM query on `{chain.session}`: {chain.style}(...) {clauses} .all(){bound}"
 
 
 def ingest_file(path: str | Path, ranks: Mapping[str, Mapping[str, int]] | None = None) -> list[FunctionReport]:

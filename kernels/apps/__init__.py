@@ -1,0 +1,1 @@
+"""Applications the engine's tracks beyond loops read: web endpoints over a database."""
