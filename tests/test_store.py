@@ -11,6 +11,7 @@ from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.store import (
     Array,
+    Batch,
     Dependence,
     Function,
     Loop,
@@ -130,6 +131,18 @@ def test_check_and_optimize_records_round_trip(store):
     assert contract.schedule == "parallelize(i)" and contract.z3_verdict == "true" and contract.isl_verdict == "legal"
     assert contract.source_hash == gemm.source_hash and contract.signature[-1] == "B:float64"
     assert Path(contract.library).exists() and "-O3" in contract.flags and contract.cpu
+
+
+@pytest.mark.parametrize(
+    "feedback",
+    ["the candidate's samples fall in two groups", "a\\b and a\\'b", "it's \"quoted\" at the end\\", "q''q", "\\n in C"],
+)
+def test_text_with_quotes_and_backslashes_round_trips(store, feedback):
+    """Feedback says "the candidate's samples ..." when a race is unsettled; generated C holds backslashes."""
+    schedule = Schedule(f"k|{feedback}", "k", feedback, "legal", "true", feedback)
+    store.write(Batch((schedule,), ()))
+    assert store.get(Schedule, schedule.key) == schedule
+    assert [s.key for s in store.find(Schedule, "feedback", feedback)] == [schedule.key]
 
 
 def test_the_stored_schedule_is_the_incumbent_only_for_the_same_source_and_backend(store, tmp_path: Path):

@@ -50,9 +50,24 @@ class Neo4jStore:
         self._driver = driver or connect(url)
         self._database = database or os.environ.get("REPOOS_GRAPH_DATABASE")
         self._indexed = False
+        self._interpolates: bool | None = None
 
     def _session(self) -> neo4j.Session:
         return self._driver.session(database=self._database) if self._database else self._driver.session()
+
+    def _learn_quoting(self, session: neo4j.Session) -> None:
+        """Whether the server pastes parameters into the query (see `_safe`): asked once, by echoing a probe,
+        before any transaction is open."""
+        if self._interpolates is None:
+            probe = "a\\tb"
+            self._interpolates = session.run("RETURN $probe AS v", probe=probe).single()["v"] != probe
+
+    def _safe(self, parameters: dict) -> dict:
+        """`parameters` as this server must receive them. FalkorDB's Bolt endpoint (4.16) pastes string
+        parameters into the query between single quotes and reads escapes there: a quote in a value
+        failed the query ("An unknown error occurred") and `a\\b` came back as `a<backspace>`. Such a
+        server gets every string with `\\` and `'` escaped."""
+        return _escaped(parameters) if self._interpolates else parameters
 
     def _ensure_indexes(self, session: neo4j.Session) -> None:
         """An index on `key` per label; an existing one (Neo4j says so, FalkorDB errors) is fine."""
@@ -66,27 +81,32 @@ class Neo4jStore:
 
     def write(self, batch: Batch) -> None:
         try:
-            with self._session() as session:
-                self._ensure_indexes(session)
-                with session.begin_transaction() as tx:
-                    for kind, key in batch.replace:
-                        for relation in MODEL_RELATIONS:
-                            tx.run(f"MATCH (:{_label(kind)} {{key: $key}})-[:{relation}]->(n) DETACH DELETE n", key=key).consume()
-                    for node in batch.nodes:
-                        _merge_node(tx, node)
-                    by_shape: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
-                    for edge in batch.edges:
-                        by_shape[(edge.source_kind, edge.relation, edge.target_kind)].append({"a": edge.source, "b": edge.target})
-                    for (source_kind, relation, target_kind), rows in by_shape.items():
-                        query = (
-                            f"UNWIND $rows AS row MATCH (a:{_label(source_kind)} {{key: row.a}}) "
-                            f"MATCH (b:{_label(target_kind)} {{key: row.b}}) MERGE (a)-[:{_relation(relation)}]->(b)"
-                        )
-                        for part in _within_budget(rows):
-                            tx.run(query, rows=part).consume()
-                    tx.commit()
+            self._write(batch)
         except (Neo4jError, DriverError) as error:
             raise StoreError(f"graph store {self.location}: write failed: {_reason(error)}") from None
+
+    def _write(self, batch: Batch) -> None:
+        with self._session() as session:
+            self._learn_quoting(session)
+            self._ensure_indexes(session)
+            with session.begin_transaction() as tx:
+                for kind, key in batch.replace:
+                    for relation in MODEL_RELATIONS:
+                        query = f"MATCH (:{_label(kind)} {{key: $key}})-[:{relation}]->(n) DETACH DELETE n"
+                        tx.run(query, self._safe({"key": key})).consume()
+                for node in batch.nodes:
+                    _merge_node(tx, node, self._safe)
+                by_shape: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+                for edge in batch.edges:
+                    by_shape[(edge.source_kind, edge.relation, edge.target_kind)].append({"a": edge.source, "b": edge.target})
+                for (source_kind, relation, target_kind), rows in by_shape.items():
+                    query = (
+                        f"UNWIND $rows AS row MATCH (a:{_label(source_kind)} {{key: row.a}}) "
+                        f"MATCH (b:{_label(target_kind)} {{key: row.b}}) MERGE (a)-[:{_relation(relation)}]->(b)"
+                    )
+                    for part in _within_budget(rows):
+                        tx.run(query, self._safe({"rows": part})).consume()
+                tx.commit()
 
     def get(self, cls: type[R], key: str) -> R | None:
         rows = self._read(f"MATCH (n:{_label(cls.KIND)} {{key: $key}}) RETURN n", key=key)  # type: ignore[attr-defined]
@@ -119,7 +139,8 @@ class Neo4jStore:
     def _read(self, query: str, **parameters: object) -> list:
         try:
             with self._session() as session:
-                return list(session.run(query, **parameters))
+                self._learn_quoting(session)
+                return list(session.run(query, self._safe(parameters)))
         except (Neo4jError, DriverError) as error:
             raise StoreError(f"graph store {self.location}: read failed: {_reason(error)}") from None
 
@@ -138,7 +159,18 @@ def _size(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
 
 
-def _merge_node(tx: neo4j.Transaction, node: object) -> None:
+def _escaped(value: object) -> object:
+    """Strings (also inside lists and maps) with backslashes and single quotes escaped."""
+    if isinstance(value, str):
+        return value.replace("\\", "\\\\").replace("'", "\\'")
+    if isinstance(value, dict):
+        return {key: _escaped(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(item) for item in value]
+    return value
+
+
+def _merge_node(tx: neo4j.Transaction, node: object, safe) -> None:
     """`MERGE` the node and make its properties exactly the record's, in requests within the budget."""
     label = _label(node.KIND)  # type: ignore[attr-defined]
     short: dict[str, object] = {}
@@ -155,13 +187,14 @@ def _merge_node(tx: neo4j.Transaction, node: object) -> None:
     for part in _within_budget([{name: value} for name, value in short.items()]):
         properties = {name: value for item in part for name, value in item.items()}
         assignments = f"n = $properties{''.join(floats)}" if first else "n += $properties"
-        tx.run(f"MERGE (n:{label} {{key: $key}}) SET {assignments}", key=node.key, properties=properties).consume()  # type: ignore[attr-defined]
+        tx.run(f"MERGE (n:{label} {{key: $key}}) SET {assignments}", safe({"key": node.key, "properties": properties})).consume()  # type: ignore[attr-defined]
         first = False
     for name, text in long.items():
         pieces = _pieces(text)
-        tx.run(f"MATCH (n:{label} {{key: $key}}) SET n.{name} = $piece", key=node.key, piece=pieces[0]).consume()  # type: ignore[attr-defined]
+        tx.run(f"MATCH (n:{label} {{key: $key}}) SET n.{name} = $piece", safe({"key": node.key, "piece": pieces[0]})).consume()  # type: ignore[attr-defined]
         for piece in pieces[1:]:
-            tx.run(f"MATCH (n:{label} {{key: $key}}) SET n.{name} = n.{name} + $piece", key=node.key, piece=piece).consume()  # type: ignore[attr-defined]
+            query = f"MATCH (n:{label} {{key: $key}}) SET n.{name} = n.{name} + $piece"
+            tx.run(query, safe({"key": node.key, "piece": piece})).consume()  # type: ignore[attr-defined]
 
 
 def _float_literal(value: float) -> str:
