@@ -9,7 +9,7 @@ with placeholders. No SQL is written here, and no value is ever formatted into i
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam
@@ -30,6 +30,13 @@ class CompiledQuery:
     ordered: bool  # the query has ORDER BY: results compare in order
     tables: tuple[str, ...]  # the tables it reads, for the schema digest
     dialect: str
+    positional: bool = False  # the driver takes a sequence in `parameters` order (mysqlclient), not a mapping (PyMySQL)
+
+    def bound(self, values: Mapping[str, object]) -> tuple | dict:
+        """The endpoint's values as the driver binds them."""
+        if self.positional:
+            return tuple(values[name] for name in self.parameters)
+        return {name: values[name] for name in self.parameters}
 
 
 def compile_query(chain: QueryChain, function: Callable, session: Session) -> CompiledQuery:
@@ -54,7 +61,8 @@ def compile_query(chain: QueryChain, function: Callable, session: Session) -> Co
     unknown = [name for name in placeholders if name not in chain.parameters]
     if unknown:
         raise TabularRefusal(f"{chain.path}:{chain.line}: the query binds values that are not parameters: {', '.join(unknown)}")
-    return CompiledQuery(compiled.string, placeholders, keys, entity, bool(statement._order_by_clauses), tables, dialect.name)
+    ordered = bool(statement._order_by_clauses)
+    return CompiledQuery(compiled.string, placeholders, keys, entity, ordered, tables, dialect.name, compiled.positional)
 
 
 def _entity(statement: Select, chain: QueryChain) -> str | None:

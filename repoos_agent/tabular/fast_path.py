@@ -39,7 +39,7 @@ class FastQuery:
             raise PendingWrites("the session has pending writes")
         cursor = session.connection().connection.dbapi_connection.cursor()
         try:
-            cursor.execute(self.query.sql, {name: values[name] for name in self.query.parameters})
+            cursor.execute(self.query.sql, self.query.bound(values))
             rows = cursor.fetchall()
         finally:
             cursor.close()

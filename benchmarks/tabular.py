@@ -1,0 +1,194 @@
+"""The tabular track against the ORM: the revenue app's endpoints on a real MariaDB, in process.
+
+A throwaway MariaDB (`repoos_agent.tabular.server`) is filled with 210,000 seeded revenue lines
+(`kernels/apps/revenue_app/fill.py`). `get_revenue` (the seed's endpoint) runs with thresholds
+that match about 1,000, 10,000 and 100,000 rows, `top_revenue` with those limits, and the two
+join endpoints once. For each, in the same run on the same data:
+
+- the ORM through PyMySQL (the seed's baseline) and through mysqlclient (a C driver);
+- SQLAlchemy Core executing the same statement;
+- the raw drivers fetching the compiled SQL (PyMySQL, mysqlclient) and ConnectorX (Arrow);
+- ours: the verified fast path on a PyMySQL session and on a mysqlclient session.
+
+Each is timed `--repeats` times after a warm-up (median and spread); its Python heap peak is
+taken with tracemalloc over one more call (C drivers' own buffers are not counted). Every
+fast path's rows are checked equal to the ORM's before timing.
+
+Prints the table and writes it to benchmarks/results/tabular.md.
+Run: `.venv/bin/python benchmarks/tabular.py [--repeats 7]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from report import write_results
+
+ROWS = 210_000
+MATCHING = (1_000, 10_000, 100_000)
+APP = "kernels/apps/revenue_app/main.py"
+
+
+def _timed(call, repeats: int) -> tuple[float, float, float]:
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    tracemalloc.start()
+    call()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    median = statistics.median(times)
+    return median, (max(times) - min(times)) / 2 / median * 100, peak / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--rows", type=int, default=ROWS, help="revenue lines in the table (the sizes that fit run)")
+    args = parser.parse_args()
+
+    from repoos_agent.tabular.server import MariaDBServer
+
+    with MariaDBServer() as server:
+        os.environ["REVENUE_DB_URL"] = server.url("pymysql")
+        run(server, args.repeats, args.rows)
+
+
+HEADER = (
+    "| endpoint | rows | ORM PyMySQL (baseline) | ORM mysqlclient | Core | PyMySQL fetch | mysqlclient fetch | ConnectorX "
+    "| ours, PyMySQL | ours, mysqlclient | ours / baseline | ours / fastest fetch | heap MB: ORM / ours |"
+)
+
+
+def run(server, repeats: int, total: int) -> None:
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    from kernels.apps.revenue_app import database
+    from kernels.apps.revenue_app.fill import fill
+
+    with database.SessionLocal() as db:
+        fill(db, total, seed=1)
+    sessions = {"pymysql": database.SessionLocal, "mysqlclient": sessionmaker(bind=create_engine(server.url("mysqldb")))}
+    with database.SessionLocal() as db:
+        query = "SELECT cancelled_revenue FROM revenue_details WHERE cancelled_revenue IS NOT NULL"
+        cancelled = sorted(value for (value,) in db.execute(_text(query)))
+    cases = []
+    for count in (count for count in MATCHING if count < len(cancelled)):
+        cases.append(("get_revenue", {"min_cancelled": float(cancelled[-count - 1])}))
+        cases.append(("top_revenue", {"limit": count, "since": datetime.date(2018, 1, 1)}))
+    cases += [("revenue_by_region", {"region": "north"}), ("totals_by_region", {})]
+    lines = [HEADER, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    findings = []
+    for name, values in cases:
+        rows, figures = measure_case(server, sessions, name, values, repeats)
+        base = figures["orm pymysql"][0]
+        ours = min(figures["ours pymysql"][0], figures["ours mysqlclient"][0])
+        fastest_fetch = min(figures["fetch pymysql"][0], figures["fetch mysqlclient"][0], figures["connectorx"][0])
+        cell = {key: f"{value[0] * 1000:.2f} ms ±{value[1]:.0f}%" for key, value in figures.items()}
+        heap = f"{figures['orm pymysql'][2]:.1f} / {figures['ours pymysql'][2]:.1f}"
+        order = ["orm pymysql", "orm mysqlclient", "core", "fetch pymysql", "fetch mysqlclient", "connectorx"]
+        order += ["ours pymysql", "ours mysqlclient"]
+        row = f"| {name} | {rows} | " + " | ".join(cell[key] for key in order)
+        row += f" | {base / ours:.2f}x | {ours / fastest_fetch:.2f}x | {heap} |"
+        lines.append(row)
+        print(row, flush=True)
+        memory = figures["ours pymysql"][2] / max(figures["orm pymysql"][2], 1e-9)
+        findings.append((name, rows, base / ours, ours / fastest_fetch, memory))
+    summary = "\n".join(
+        f"- {name}, {rows} rows: {gain:.2f}x the ORM through PyMySQL, {to_fetch:.2f}x the fastest raw fetch, "
+        f"{memory * 100:.0f}% of its Python heap peak."
+        for name, rows, gain, to_fetch, memory in findings
+    )
+    print(summary)
+    write_results("tabular.md", "The tabular track: the revenue endpoints against the ORM on MariaDB", lines, summary)
+
+
+def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) -> tuple[int, dict]:
+    """Every peer on one endpoint and one set of values; the fast paths are verified equal to the ORM first."""
+    import connectorx
+
+    from kernels.apps.revenue_app import main
+    from repoos_agent.tabular.chain import read_chain
+    from repoos_agent.tabular.fast_path import FastQuery
+    from repoos_agent.tabular.verify import TabularContract, verify_endpoint
+
+    endpoint = getattr(main, name)
+    chain = read_chain(APP, name)
+    figures: dict[str, tuple[float, float, float]] = {}
+    rows = 0
+    for driver, factory in sessions.items():
+        with factory() as db:
+            contract = verify_endpoint(endpoint, chain, db, values)
+        if not isinstance(contract, TabularContract):
+            raise SystemExit(f"{name} on {driver}: {contract.reason}")
+        if driver == "pymysql":
+            pymysql_query = contract.query
+        with factory() as db:
+            fast = FastQuery(contract.query)
+            statement = _statement(endpoint, chain, db)
+
+            def orm(db=db) -> None:
+                endpoint(db, **values)
+                db.expunge_all()
+
+            figures[f"orm {driver}"] = _timed(orm, repeats)
+            figures[f"ours {driver}"] = _timed(lambda db=db, fast=fast: fast(db, values), repeats)
+            figures[f"fetch {driver}"] = _timed(lambda db=db, q=contract.query: _fetch(db, q, values), repeats)
+            if driver == "pymysql":
+                figures["core"] = _timed(lambda db=db, s=statement: db.execute(s, values).all(), repeats)
+            rows = len(fast(db, values))
+    literal = _literal_sql(pymysql_query, sessions["pymysql"], values)
+    url = server.url("pymysql").replace("mysql+pymysql", "mysql").replace("?charset=utf8mb4", "")
+    figures["connectorx"] = _timed(lambda: connectorx.read_sql(url, literal, return_type="arrow"), repeats)
+    return rows, figures
+
+
+def _text(sql: str):
+    from sqlalchemy import text
+
+    return text(sql)
+
+
+def _fetch(db, query, values) -> list:
+    cursor = db.connection().connection.dbapi_connection.cursor()
+    cursor.execute(query.sql, query.bound(values))
+    rows = cursor.fetchall()
+    cursor.close()
+    return rows
+
+
+def _statement(endpoint, chain, db):
+    from sqlalchemy import bindparam
+    from sqlalchemy.orm import Query
+
+    namespace = dict(endpoint.__globals__, **{chain.session: db}, **{p: bindparam(p) for p in chain.parameters})
+    built = eval(compile(f"({chain.statement})", "statement", "eval"), namespace)
+    return built.statement if isinstance(built, Query) else built
+
+
+def _literal_sql(query, factory, values) -> str:
+    """The SQL exactly as PyMySQL would send it, values escaped in (ConnectorX takes no bound parameters): a reference only."""
+    with factory() as db:
+        cursor = db.connection().connection.dbapi_connection.cursor()
+        try:
+            return cursor.mogrify(query.sql, query.bound(values))
+        finally:
+            cursor.close()
+
+
+if __name__ == "__main__":
+    main()
