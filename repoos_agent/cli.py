@@ -44,7 +44,7 @@ from repoos_agent.search_options import (
     search_events,
     search_target,
 )
-from repoos_agent.store import open_store
+from repoos_agent.store import Batch, open_store
 from repoos_agent.store.recording import (
     record_baseline_check,
     record_evaluation,
@@ -198,6 +198,8 @@ def command_cache(args: argparse.Namespace) -> int:
 
 
 def command_optimize(args: argparse.Namespace) -> int:
+    if args.db:
+        return _optimize_endpoint(args)
     target = search_target(args)
     config = search_config(args)
     config = replace(config, incumbent=_stored_incumbent(args, target, config.compiler))
@@ -295,6 +297,55 @@ def _record(args: argparse.Namespace, write, *values, near: str):
         print(f"repoos: warning: not recorded in the graph store: {error}", file=sys.stderr)
         args.unrecorded = True
         return None
+
+
+def _optimize_endpoint(args: argparse.Namespace) -> int:
+    """The tabular track: an ORM endpoint's fast path, verified against `--db` and raced against the ORM."""
+    from repoos_agent.tabular.optimize import optimize_endpoint, record_of
+
+    path, _, function = args.target.rpartition(":")
+    if not path or not function:
+        raise RepoosError(f"`{args.target}`: give the endpoint as path/to/app.py:function with --db")
+    result = optimize_endpoint(path, function, args.db, _endpoint_values(args.arg))
+    contract = result.contract
+    _record(args, lambda store, record: store.write(Batch((record,), ())), record_of(result, path), near=path)
+    payload = {
+        "target": args.target,
+        "database": result.database,
+        "sql": contract.query.sql,
+        "parameters": list(contract.query.parameters),
+        "rows_compared": contract.rows_compared,
+        "orm_s": result.orm_s,
+        "fast_s": result.fast_s,
+        "speedup": result.speedup,
+    }
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(f"{args.target} on {result.database}: verified, {contract.rows_compared} rows equal to the ORM's")
+    print(f"  sql       {' '.join(contract.query.sql.split())}")
+    print(f"  orm       {result.orm_s * 1000:.2f} ms")
+    print(f"  fast path {result.fast_s * 1000:.2f} ms")
+    print(f"  speedup   {result.speedup:.2f}x over the ORM on the same session")
+    return 0
+
+
+def _endpoint_values(specs: list[str]) -> dict[str, object]:
+    """`--arg NAME=VALUE` for an endpoint: an integer, a float, else the text itself."""
+    values: dict[str, object] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise RepoosError(f"--arg `{spec}`: expected NAME=VALUE")
+        for kind in (int, float):
+            try:
+                values[name.strip()] = kind(text)
+                break
+            except ValueError:
+                continue
+        else:
+            values[name.strip()] = text
+    return values
 
 
 def _progress_line(event: Event) -> None:
@@ -419,6 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
     add_search_options(optimize_parser)
     optimize_parser.add_argument("--json", action="store_true")
+    optimize_parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="an ORM endpoint (app.py:function): its fast path, verified on this database (mysql+pymysql://...)",
+    )
     optimize_parser.set_defaults(run=command_optimize)
 
     tui = commands.add_parser("tui", help="watch the search live in a terminal UI, or replay a run log")

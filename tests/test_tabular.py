@@ -175,3 +175,44 @@ def test_the_swapped_endpoint_serves_the_same_json_through_fastapi(app, server, 
         route.dependant.call = original
     assert guarded.fast_calls == 1 and len(expected) > 0
     assert server.password not in repr(guarded.contract)
+
+
+def test_optimize_stores_a_contract_the_app_then_serves(app, server, tmp_path, monkeypatch):
+    import json
+    import subprocess
+    import sys
+
+    from fastapi.testclient import TestClient
+
+    from repoos_agent.store import SQLiteStore, TabularKernel
+    from repoos_agent.tabular.swap import install
+
+    main, _ = app
+    graph = tmp_path / "graph.sqlite"
+    command = [sys.executable, "-m", "repoos_agent", "optimize", f"{APP}:get_revenue", "--db", server.url(), "--graph", str(graph)]
+    done = subprocess.run([*command, "--json", "--arg", "min_cancelled=30"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["rows_compared"] > 0 and report["speedup"] > 0 and "%(min_cancelled)s" in report["sql"]
+    assert server.password not in done.stdout + done.stderr and "***" in report["database"]
+    store = SQLiteStore(graph)
+    (record,) = store.all(TabularKernel)
+    store.close()
+    assert server.password not in repr(record)
+
+    monkeypatch.setattr("repoos_agent.tabular.verify.SCHEMA_RECHECK_S", 0.0)
+    client = TestClient(main.app)
+    expected = client.get("/revenue", params={"min_cancelled": 45}).json()
+    route = next(r for r in main.app.routes if getattr(r, "path", "") == "/revenue")
+    original = route.dependant.call
+    try:
+        assert install(main.app, str(graph)) == ["/revenue"]
+        assert client.get("/revenue", params={"min_cancelled": 45}).json() == expected
+        assert route.dependant.call.fast_calls == 1
+    finally:
+        route.dependant.call = original
+
+    wrong = [*command[:-2], "--db", server.url().replace(server.password, "not-it")]
+    refused = subprocess.run(wrong, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and refused.stderr.startswith("repoos: error: --db ") and "Traceback" not in refused.stderr
+    assert "not-it" not in refused.stderr

@@ -21,6 +21,7 @@ from repoos_agent.store.records import (
     Module,
     Schedule,
     Statement,
+    TabularKernel,
     VerifiedKernel,
 )
 from repoos_agent.store.sqlite import SQLiteStore
@@ -30,7 +31,7 @@ SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://
 
 __all__ = [
     "Array", "Batch", "Dependence", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore", "Schedule",
-    "Statement", "StoreError", "VerifiedKernel", "function_key", "live_identity", "missing_store", "open_store",
+    "Statement", "StoreError", "TabularKernel", "VerifiedKernel", "function_key", "live_identity", "missing_store", "open_store",
     "store_location",
 ]  # fmt: skip
 

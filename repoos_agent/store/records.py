@@ -153,7 +153,34 @@ class VerifiedKernel:
     recorded_at: str
 
 
-RECORD_TYPES: tuple[type, ...] = (Module, Function, Statement, Loop, Array, Dependence, Schedule, Measurement, VerifiedKernel)
+@dataclass(frozen=True)
+class TabularKernel:
+    """The contract of a compiled ORM endpoint: this SQL returns what the endpoint returns, on this schema.
+
+    No URL, user or password: the SQL binds the endpoint's values, and the runtime runs it on the
+    caller's own session."""
+
+    KIND: ClassVar[str] = "TabularKernel"
+    key: str  # the function's key: one contract per function
+    function: str
+    source_digest: str
+    sql: str
+    parameters: tuple[str, ...]
+    keys: tuple[str, ...]
+    entity: str
+    ordered: bool
+    tables: tuple[str, ...]
+    dialect: str
+    positional: bool
+    schema_digest: str
+    rows_compared: int
+    speedup: float
+    recorded_at: str
+
+
+RECORD_TYPES: tuple[type, ...] = (
+    Module, Function, Statement, Loop, Array, Dependence, Schedule, Measurement, VerifiedKernel, TabularKernel,
+)  # fmt: skip
 KINDS = {cls.KIND: cls for cls in RECORD_TYPES}
 
 RELATIONS = ("DEFINES", "HAS_STATEMENT", "HAS_LOOP", "HAS_ARRAY", "HAS_DEPENDENCE", "IN_LOOP", "ACCESSES", "FROM", "TO")

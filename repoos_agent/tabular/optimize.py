@@ -1,0 +1,155 @@
+"""`repoos optimize app/main.py:endpoint --db URL`: compile, verify, race and store an endpoint's fast path.
+
+The endpoint's module is imported from its file (as `repoos run` would run it), the query chain
+is read from its source, and a session on `--db` plays the endpoint's session parameter. The
+values it is verified and raced with are the endpoint's own defaults, overridden by `--arg`.
+The ORM path and the fast path are timed alternately on the same session; the contract is
+stored without the URL: credentials never leave the command line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from repoos_agent.errors import RepoosError
+from repoos_agent.store import TabularKernel, function_key
+from repoos_agent.tabular.chain import QueryChain, read_chain
+from repoos_agent.tabular.fast_path import FastQuery
+from repoos_agent.tabular.verify import Mismatch, TabularContract, verify_endpoint
+
+REPEATS = 9
+
+
+@dataclass(frozen=True)
+class TabularResult:
+    """What the command found: the contract, both paths' median times, and where it ran (without credentials)."""
+
+    contract: TabularContract
+    orm_s: float
+    fast_s: float
+    database: str
+
+    @property
+    def speedup(self) -> float:
+        return self.orm_s / self.fast_s if self.fast_s else 0.0
+
+
+def safe_url(url: str) -> str:
+    """The URL with its password masked: what messages may show."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL at all: say nothing of what it holds
+        return "<the --db URL>"
+
+
+def optimize_endpoint(path: str, function_name: str, url: str, overrides: Mapping[str, object]) -> TabularResult:
+    """Compile `function_name` of `path`, verify it on the database at `url`, race it against the ORM."""
+    chain = read_chain(path, function_name)
+    function = _load_function(path, function_name)
+    values = _values(function, chain, overrides)
+    try:
+        engine = create_engine(url)
+    except (SQLAlchemyError, ValueError, ImportError) as error:
+        raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error))}") from None
+    try:
+        with Session(engine) as session:
+            verdict = verify_endpoint(function, chain, session, values)
+            if isinstance(verdict, Mismatch):
+                raise RepoosError(f"{path}:{chain.line}: `{function_name}`: the fast path differs from the ORM: {verdict.reason}")
+            orm_s, fast_s = _race(function, chain, FastQuery(verdict.query), session, values)
+    except SQLAlchemyError as error:
+        raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error).splitlines()[0])}") from None
+    finally:
+        engine.dispose()
+    return TabularResult(verdict, orm_s, fast_s, safe_url(url))
+
+
+def record_of(result: TabularResult, path: str) -> TabularKernel:
+    contract, query, chain = result.contract, result.contract.query, result.contract.chain
+    return TabularKernel(
+        key=function_key(path, chain.function), function=function_key(path, chain.function), source_digest=chain.source_digest,
+        sql=query.sql, parameters=query.parameters, keys=query.keys, entity=query.entity or "", ordered=query.ordered,
+        tables=query.tables, dialect=query.dialect, positional=query.positional, schema_digest=contract.schema_digest,
+        rows_compared=contract.rows_compared, speedup=result.speedup,
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )  # fmt: skip
+
+
+def _race(function: Callable, chain: QueryChain, fast: FastQuery, session: Session, values: dict) -> tuple[float, float]:
+    """Both paths, alternately, after a warm-up each; medians. The ORM's identity map is emptied between calls."""
+    orm_times, fast_times = [], []
+    for turn in range(REPEATS + 1):
+        start = time.perf_counter()
+        function(**{chain.session: session}, **values)
+        middle = time.perf_counter()
+        session.expunge_all()
+        fast(session, values)
+        end = time.perf_counter()
+        if turn:
+            orm_times.append(middle - start)
+            fast_times.append(end - middle)
+    session.rollback()
+    return statistics.median(orm_times), statistics.median(fast_times)
+
+
+def _load_function(path: str, name: str) -> Callable:
+    """The endpoint, imported from its file under the module name its package path gives (imports inside it
+    resolve as they do when the app runs from the working directory)."""
+    file = Path(path).resolve()
+    root = Path.cwd().resolve()
+    module_name = ".".join(file.relative_to(root).with_suffix("").parts) if file.is_relative_to(root) else file.stem
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        if module_name in sys.modules:
+            module = sys.modules[module_name]
+        else:
+            spec = importlib.util.spec_from_file_location(module_name, file)
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as error:  # the app's own import failing: its message, one line
+        raise RepoosError(f"{path}: importing it failed: {type(error).__name__}: {error}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise RepoosError(f"{path}: no function named `{name}`")
+    return function
+
+
+def _values(function: Callable, chain: QueryChain, overrides: Mapping[str, object]) -> dict:
+    unknown = sorted(set(overrides) - set(chain.parameters))
+    if unknown:
+        raise RepoosError(f"--arg {', '.join(unknown)}: `{chain.function}` takes {', '.join(chain.parameters) or 'no values'}")
+    values = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        if name == chain.session:
+            continue
+        if name in overrides:
+            values[name] = overrides[name]
+        elif parameter.default is not inspect.Parameter.empty:
+            values[name] = parameter.default
+        else:
+            raise RepoosError(f"`{chain.function}` needs a value for `{name}`: give it as --arg {name}=VALUE")
+    return values
+
+
+def _without(url: str, message: str) -> str:
+    """A driver's message with the URL's password removed, should the driver have repeated it."""
+    try:
+        password = make_url(url).password
+    except Exception:
+        return message
+    return message.replace(password, "***") if password else message

@@ -1,0 +1,59 @@
+"""Serving stored fast paths: an endpoint, or every route of a FastAPI app that has a verified contract.
+
+The contract (`TabularKernel` in the graph store, written by `repoos optimize app.py:f --db URL`)
+is found by the function's file and name. The endpoint is wrapped in a `GuardedEndpoint`, which
+runs the fast path while the function's source, the tables' schema and the session's state
+allow it, and the ORM otherwise. A FastAPI route keeps its path, dependencies and response
+model: only the callable its dependant calls is replaced.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+from repoos_agent.store import TabularKernel, function_key, open_store
+from repoos_agent.tabular.chain import read_chain
+from repoos_agent.tabular.compiled import CompiledQuery
+from repoos_agent.tabular.verify import GuardedEndpoint, TabularContract
+
+
+def stored_contract(function: Callable, graph: str | None = None) -> TabularContract | None:
+    """The verified contract of `function`, or None when the store has none."""
+    path = inspect.getsourcefile(function)
+    if path is None:
+        return None
+    store = open_store(graph, path)
+    try:
+        record = store.get(TabularKernel, function_key(path, function.__name__))
+    finally:
+        store.close()
+    if record is None:
+        return None
+    query = CompiledQuery(
+        record.sql, record.parameters, record.keys, record.entity or None, record.ordered, record.tables, record.dialect,
+        record.positional,
+    )  # fmt: skip
+    return TabularContract(read_chain(path, function.__name__), query, record.schema_digest, record.rows_compared)
+
+
+def swap_endpoint(function: Callable, graph: str | None = None) -> Callable:
+    """`function` guarded by its fast path, or `function` itself when nothing was verified for it."""
+    contract = stored_contract(function, graph)
+    return function if contract is None else GuardedEndpoint(function, contract)
+
+
+def install(app, graph: str | None = None) -> list[str]:
+    """Every route of the FastAPI `app` whose endpoint has a contract now runs its fast path; the routes' paths."""
+    installed = []
+    for route in app.routes:
+        dependant = getattr(route, "dependant", None)
+        call = getattr(dependant, "call", None)
+        if call is None or isinstance(call, GuardedEndpoint) or not Path(inspect.getsourcefile(call) or "").exists():
+            continue
+        swapped = swap_endpoint(call, graph)
+        if swapped is not call:
+            dependant.call = swapped
+            installed.append(route.path)
+    return installed
