@@ -33,8 +33,9 @@ TRIANGLE = f"{EXAMPLES / 'user_kernels.py'}:lower_triangle_update"
         # at MEDIUM a call takes 1 ms and two threads' start-up is most of the gain; at LARGE the search takes a minute
         pytest.param("gemm", "LARGE", [], marks=pytest.mark.slow),
         ("2mm", "MEDIUM", []),
-        ("jacobi-2d", "MEDIUM", []),
-        (TRIANGLE, None, ["n=2000", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"]),  # ~2 ms a call: room for two threads
+        # The suite's time: one racing search at MEDIUM runs by default, the other two (12 s each) in the slow set.
+        pytest.param("jacobi-2d", "MEDIUM", [], marks=pytest.mark.slow),
+        pytest.param(TRIANGLE, None, ["n=2000", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"], marks=pytest.mark.slow),
     ],
 )
 def test_heuristic_search_decides_by_the_racing_finish(name, size, specs):

@@ -131,6 +131,7 @@ def test_local_with_a_base_url_uses_that_server_and_starts_nothing(server: Llama
     assert (proposer.backend.model_info.file, proposer.backend.model_info.size_mb) == ("", None)
 
 
+@pytest.mark.slow  # 24 s; the default suite's real-model run is test_local_dialogue's constrained dialogue
 def test_a_search_with_the_local_model_records_its_evaluations(server: LlamaServer) -> None:
     events = EventStream()
     seen = []

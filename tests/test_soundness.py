@@ -91,6 +91,8 @@ def schedules(kernel) -> st.SearchStrategy[str]:
 
 MLIR_KERNELS = ["gemm", "jacobi-2d", "seidel-2d", "covariance", "2mm", "symm"]
 MLIR_EXAMPLES_PER_KERNEL = 20
+SLOW_MLIR = ("covariance",)
+"""Its MLIR draw takes 10–14 s (large modules to lower for each schedule): in the slow set and the hunt."""
 NUMPY_KERNELS = ["numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "numpy:syrk"]
 """NumPy programs lowered by the array front-end: a product, reductions over rows, a stencil in a time
 loop, a triangular solve by rows, float32, a loop-variant temporary (`REPOOS_SOUNDNESS_EXAMPLES` hunts
@@ -110,7 +112,10 @@ the other 25 PolyBench kernels draw their 25 schedules by default."""
         pytest.param(name, "c", EXAMPLES_PER_KERNEL, marks=() if HUNT or name not in SLOW_KERNELS else pytest.mark.slow)
         for name in KERNELS
     ]
-    + [(name, "mlir", MLIR_EXAMPLES_PER_KERNEL) for name in MLIR_KERNELS]
+    + [
+        pytest.param(name, "mlir", MLIR_EXAMPLES_PER_KERNEL, marks=() if HUNT or name not in SLOW_MLIR else pytest.mark.slow)
+        for name in MLIR_KERNELS
+    ]
     + [
         pytest.param(
             name,

@@ -135,7 +135,7 @@ def test_check_and_optimize_records_round_trip(store):
 
 @pytest.mark.parametrize(
     "feedback",
-    ["the candidate's samples fall in two groups", "a\\b and a\\'b", "it's \"quoted\" at the end\\", "q''q", "\\n in C"],
+    ["the candidate's samples fall in two groups", "a\\b and a\\'b", 'it\'s "quoted" at the end\\', "q''q", "\\n in C"],
 )
 def test_text_with_quotes_and_backslashes_round_trips(store, feedback):
     """Feedback says "the candidate's samples ..." when a race is unsettled; generated C holds backslashes."""
