@@ -28,7 +28,7 @@ class RevenueDetails(Base):
     region_id: Mapped[int] = mapped_column(ForeignKey("regions.id"))
     customer: Mapped[str] = mapped_column(String(120))
     booked_on: Mapped[datetime.date] = mapped_column(Date)
-    revenue: Mapped[decimal.Decimal] = mapped_column(Numeric(12, 2))
-    cancelled_revenue: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
+    revenue: Mapped[decimal.Decimal] = mapped_column(Numeric(12, 2), index=True)  # the top endpoint orders by it
+    cancelled_revenue: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2), nullable=True, index=True)  # filtered on
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     region: Mapped[Region] = relationship(back_populates="lines")
