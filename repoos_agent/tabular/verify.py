@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import textwrap
 import time
 import warnings
 from collections import Counter
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
+from repoos_agent.ingest.parse import functions, parse_source
+from repoos_agent.ingest.parse import text as source_text
 from repoos_agent.tabular.chain import QueryChain, TabularRefusal, chain_of
 from repoos_agent.tabular.compiled import CompiledQuery, compile_query
 from repoos_agent.tabular.fast_path import FastQuery, PendingWrites
@@ -153,8 +156,10 @@ class GuardedEndpoint:
 
 
 def _function_digest(source: str, chain: QueryChain) -> str:
-    from repoos_agent.ingest.parse import functions, parse_source
-
-    tree = parse_source(inspect.cleandoc("\n" + source) if source.startswith((" ", "\t")) else source, chain.path)
-    found = [node for node in functions(tree) if node.child_by_field_name("name").text.decode() == chain.function]
-    return chain_of(found[0], chain.path).source_digest if found else ""
+    """The digest `chain_of` gives the function as it is now ("" when it is no longer a query it reads)."""
+    tree = parse_source(textwrap.dedent(source), chain.path)
+    found = [node for node in functions(tree) if source_text(node.child_by_field_name("name")) == chain.function]
+    try:
+        return chain_of(found[0], chain.path).source_digest if found else ""
+    except TabularRefusal:
+        return ""
