@@ -123,6 +123,7 @@ def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) 
 
     from kernels.apps.revenue_app import main
     from repoos_agent.tabular.chain import read_chain
+    from repoos_agent.tabular.compiled import build_statement
     from repoos_agent.tabular.fast_path import FastQuery
     from repoos_agent.tabular.verify import TabularContract, verify_endpoint
 
@@ -139,7 +140,7 @@ def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) 
             pymysql_query = contract.query
         with factory() as db:
             fast = FastQuery(contract.query)
-            statement = _statement(endpoint, chain, db)
+            statement = build_statement(chain, endpoint, db)
 
             def orm(db=db) -> None:
                 endpoint(db, **values)
@@ -169,15 +170,6 @@ def _fetch(db, query, values) -> list:
     rows = cursor.fetchall()
     cursor.close()
     return rows
-
-
-def _statement(endpoint, chain, db):
-    from sqlalchemy import bindparam
-    from sqlalchemy.orm import Query
-
-    namespace = dict(endpoint.__globals__, **{chain.session: db}, **{p: bindparam(p) for p in chain.parameters})
-    built = eval(compile(f"({chain.statement})", "statement", "eval"), namespace)
-    return built.statement if isinstance(built, Query) else built
 
 
 def _literal_sql(query, factory, values) -> str:

@@ -721,15 +721,12 @@ class _Printer:
         # Loops with bounds read from arrays run inside the instance, as the source wrote them.
         for loop in reversed(statement.inner):
             k = self.c_names[loop.name]
-            start, stop = self._limit(loop.start), self._limit(loop.stop)
+            start, stop = self._index(loop.start), self._index(loop.stop)
             header = f"for (int64_t {k} = {start}, rp_end_{k} = {stop}; {k} < rp_end_{k}; {k}++)"
             body = [f"{header} {{", *("    " + line for line in body), "}"]
         if not bindings and len(body) == 1:
             return body
         return ["{", *("    " + b for b in bindings), *("    " + line for line in body), "}"]
-
-    def _limit(self, limit: AffineExpr | IndexRead) -> str:
-        return self._index(limit)
 
     def _index(self, index: AffineExpr | IndexRead) -> str:
         """A subscript or dynamic bound as C: affine, or an index array's element read as an int64."""

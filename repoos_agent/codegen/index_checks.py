@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, IndexRead, array_refs, index_refs
-from repoos_agent.model.kernel import DynamicLoop, Kernel, Statement
+from repoos_agent.model.expr import ArrayRef, IndexRead
+from repoos_agent.model.kernel import DynamicLoop, Kernel
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,13 @@ def index_ranges(kernel: Kernel) -> tuple[IndexRange, ...]:
     found: dict[tuple, IndexRange] = {}
     for statement in kernel.statements:
         loops = {loop.name: loop for loop in statement.inner}
-        for ref in _refs(statement):
+        for ref in statement.array_refs():
             for dim, index in enumerate(ref.indices):
                 reach = _reach(index, loops)
                 if reach is not None:
                     key = (ref.array, dim, reach)
                     found.setdefault(key, IndexRange(ref.array, dim, *reach, _shown(ref), statement.line))
     return tuple(found.values())
-
-
-def _refs(statement: Statement) -> list[ArrayRef]:
-    refs = [found for loop in statement.inner for found in loop.limit_refs()]
-    if isinstance(statement.target, ArrayRef):
-        refs += index_refs(statement.target) + [statement.target]
-    return refs + array_refs(statement.value)
 
 
 def _reach(index: AffineExpr | IndexRead, loops: dict[str, DynamicLoop]) -> tuple[Reach, Reach] | None:

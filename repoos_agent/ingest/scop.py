@@ -439,23 +439,13 @@ def _walk_dynamic_loop(
 
 
 def _take_dynamic_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> DynamicLoop:
-    variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if node.child_by_field_name("alternative") is not None:
-        raise Refusal(node, "`for ... else` is not modelled")
-    if variable.type != "identifier":
-        raise Refusal(variable, f"loop target `{text(variable)}` must be one name")
-    name = text(variable)
     enclosing = {loop.name for loop in loops} | {loop.name for loop in walk.dynamic}
-    if name in enclosing:
-        raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
-    if name in walk.arguments or name in walk.shape_parameters or name in ISL_RESERVED:
-        raise Refusal(variable, f"loop variable `{name}` hides an argument, a size or a reserved word; rename it")
-    if iterable.type != "call" or text(iterable.child_by_field_name("function")) != "range":
-        raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
-    args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
-    if not 1 <= len(args) <= 2 or any(a.type == "keyword_argument" for a in args):
+    name, args = _range_header(walk, node, enclosing)
+    if len(args) == 3:
         raise Refusal(
-            iterable, f"`{text(iterable)}`: a loop with bounds read from arrays takes `range(stop)` or `range(start, stop)`"
+            node.child_by_field_name("right"),
+            f"`{text(node.child_by_field_name('right'))}`: a loop with bounds read from arrays takes "
+            "`range(stop)` or `range(start, stop)`",
         )
     start = _dynamic_limit(walk, args[0], enclosing) if len(args) == 2 else AffineExpr.of_constant(0)
     stop = _dynamic_limit(walk, args[-1], enclosing)
@@ -498,7 +488,8 @@ def index_read(walk: Walk, node: Node, scope: set[str]) -> IndexRead | None:
     return IndexRead(element_ref(walk, node, scope))
 
 
-def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
+def _range_header(walk: Walk, node: Node, enclosing: set[str]) -> tuple[str, list[Node]]:
+    """A `for name in range(...)` loop's variable and range arguments, checked as every loop's are."""
     variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
     if node.child_by_field_name("alternative") is not None:
         raise Refusal(node, "`for ... else` is not modelled")
@@ -507,7 +498,7 @@ def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     name = text(variable)
     if name in ISL_RESERVED:
         raise Refusal(variable, f"loop variable `{name}` is a reserved word of the polyhedral library; rename it")
-    if name in (loop.name for loop in loops):
+    if name in enclosing:
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
     if name in walk.arguments or name in walk.shape_parameters:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
@@ -516,7 +507,12 @@ def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
     if not 1 <= len(args) <= 3 or any(a.type == "keyword_argument" for a in args):
         raise Refusal(iterable, f"`{text(iterable)}`: range takes one to three positional arguments")
+    return name, args
+
+
+def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     scope = {loop.name for loop in loops}
+    name, args = _range_header(walk, node, scope)
     if len(args) == 1:
         start, stop = Bound((AffineExpr.of_constant(0),), "max"), _bound(walk, args[0], scope)
     else:

@@ -118,6 +118,13 @@ class Statement:
     def iterators(self) -> tuple[str, ...]:
         return tuple(loop.name for loop in self.loops)
 
+    def array_refs(self) -> list[ArrayRef]:
+        """Every array element the statement touches: dynamic loops' bounds, the target, index arrays, the value."""
+        refs = [found for loop in self.inner for found in loop.limit_refs()]
+        if isinstance(self.target, ArrayRef):
+            refs += index_refs(self.target) + [self.target]
+        return refs + array_refs(self.value)
+
     @property
     def is_scatter(self) -> bool:
         """`t[idx[i]] += e` where `e` does not read `t`: updates through an index array that commute."""
@@ -323,12 +330,14 @@ class Kernel:
         """The arrays whose values are subscripts or loop bounds (`col` in `x[col[k]]`)."""
         found: dict[str, None] = {}
         for statement in self.statements:
-            limits = [limit for loop in statement.inner for limit in (loop.start, loop.stop)]
-            refs = [statement.target] if isinstance(statement.target, ArrayRef) else []
-            for ref in refs + array_refs(statement.value) + [limit.ref for limit in limits if isinstance(limit, IndexRead)]:
-                for inner in index_refs(ref):
-                    found[inner.array] = None
-            found.update((limit.ref.array, None) for limit in limits if isinstance(limit, IndexRead))
+            for ref in statement.array_refs():
+                found.update((index.ref.array, None) for index in ref.indices if isinstance(index, IndexRead))
+            found.update(
+                (limit.ref.array, None)
+                for loop in statement.inner
+                for limit in (loop.start, loop.stop)
+                if isinstance(limit, IndexRead)
+            )
         return tuple(found)
 
     @property

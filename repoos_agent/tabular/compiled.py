@@ -39,8 +39,9 @@ class CompiledQuery:
         return {name: values[name] for name in self.parameters}
 
 
-def compile_query(chain: QueryChain, function: Callable, session: Session) -> CompiledQuery:
-    """Build `chain`'s statement in `function`'s module and compile it for `session`'s dialect."""
+def build_statement(chain: QueryChain, function: Callable, session: Session) -> Select:
+    """`chain`'s SELECT, built by the ORM in `function`'s module: the session bound to `session`, every other
+    parameter to a `bindparam` of its name."""
     namespace = dict(function.__globals__)
     namespace[chain.session] = session
     namespace.update({name: bindparam(name) for name in chain.parameters})
@@ -51,6 +52,12 @@ def compile_query(chain: QueryChain, function: Callable, session: Session) -> Co
     statement = built.statement if isinstance(built, Query) else built
     if not isinstance(statement, Select):
         raise TabularRefusal(f"{chain.path}:{chain.line}: `{chain.function}` does not build a SELECT")
+    return statement
+
+
+def compile_query(chain: QueryChain, function: Callable, session: Session) -> CompiledQuery:
+    """Build `chain`'s statement in `function`'s module and compile it for `session`'s dialect."""
+    statement = build_statement(chain, function, session)
     dialect = session.get_bind().dialect
     compiled = statement.compile(dialect=dialect)
     _refuse_converted_types(chain, statement, dialect)
