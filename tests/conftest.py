@@ -32,3 +32,24 @@ def private_graph_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def repoos_command() -> list[str]:
     """The installed CLI, run as a user would, through the interpreter running the tests."""
     return [sys.executable, "-m", "repoos_agent"]
+
+
+@pytest.fixture(scope="session")
+def server():
+    """One real MariaDB (Debian's `mariadb-server`, a temporary data directory) for every tabular test."""
+    from repoos_agent.tabular.server import MariaDBServer
+
+    with MariaDBServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def app(server):
+    """The bundled revenue app on that server, filled with 3,000 seeded rows: its `main` and `database` modules."""
+    os.environ["REVENUE_DB_URL"] = server.url()
+    from kernels.apps.revenue_app import database, main
+    from kernels.apps.revenue_app.fill import fill
+
+    with database.SessionLocal() as db:
+        fill(db, 3000, seed=5)
+    return main, database

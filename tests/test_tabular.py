@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import pytest
 
 from repoos_agent.tabular.chain import TabularRefusal, chain_of, read_chain
 from repoos_agent.tabular.fast_path import FastQuery
-from repoos_agent.tabular.server import MariaDBServer
 from repoos_agent.tabular.verify import GuardedEndpoint, Mismatch, TabularContract, TabularFallbackWarning, verify_endpoint
 
 APP = "kernels/apps/revenue_app/main.py"
@@ -20,23 +18,6 @@ ENDPOINTS = {
     "totals_by_region": [{}],
 }
 HOSTILE = ["north' OR '1'='1", "1 OR 1=1", 'x"; DROP TABLE regions; --', "\x00", "\\", "%s", "%(region)s"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with MariaDBServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def app(server):
-    os.environ["REVENUE_DB_URL"] = server.url()
-    from kernels.apps.revenue_app import database, main
-    from kernels.apps.revenue_app.fill import fill
-
-    with database.SessionLocal() as db:
-        fill(db, 3000, seed=5)
-    return main, database
 
 
 def _contract(app, name: str, values: dict) -> TabularContract:
