@@ -197,3 +197,44 @@ def test_optimize_stores_a_contract_the_app_then_serves(app, server, tmp_path, m
     refused = subprocess.run(wrong, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and refused.stderr.startswith("repoos: error: --db ") and "Traceback" not in refused.stderr
     assert "not-it" not in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def mysqlclient_sessions(server):
+    """Sessions on mysqlclient, the C driver whose date decoders the fast path replaces by C callables."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    engine = create_engine(server.url("mysqldb"))
+    yield sessionmaker(bind=engine)
+    engine.dispose()
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_on_mysqlclient_every_fast_path_equals_the_orm_value_for_value(app, mysqlclient_sessions, name):
+    main, _ = app
+    for values in ENDPOINTS[name]:
+        with mysqlclient_sessions() as db:
+            contract = verify_endpoint(getattr(main, name), read_chain(APP, name), db, values)
+            assert isinstance(contract, TabularContract), contract
+            expected = getattr(main, name)(db, **values)
+            got = FastQuery(contract.query)(db, values)
+        rows = [tuple(getattr(r, k) for k in contract.query.keys) for r in expected] if contract.query.entity else expected
+        assert [tuple(r) for r in rows] == [tuple(r) for r in got]
+        assert [[type(v) for v in r] for r in rows] == [[type(v) for v in r] for r in got]
+
+
+def test_a_zero_date_the_c_decoders_reject_reads_as_the_orm_reads_it(app, server, mysqlclient_sessions):
+    main, _ = app
+    columns = "id, region_id, customer, booked_on, revenue"
+    server.sql(f"INSERT INTO app.revenue_details ({columns}) VALUES (999999, 1, 'z', '0000-00-00', 1e9)")
+    try:
+        with mysqlclient_sessions() as db:
+            contract = verify_endpoint(main.top_revenue, read_chain(APP, "top_revenue"), db, {"limit": 3, "since": "0000-00-00"})
+            assert isinstance(contract, TabularContract), contract
+            got = FastQuery(contract.query)(db, {"limit": 3, "since": "0000-00-00"})
+            expected = main.top_revenue(db, limit=3, since="0000-00-00")
+            assert got[0].id == 999999 and got[0].booked_on is None and expected[0].booked_on is None
+            assert FastQuery(contract.query)(db, {"limit": 3, "since": "2020-01-01"})[0].id != 999999  # the connection still works
+    finally:
+        server.sql("DELETE FROM app.revenue_details WHERE id = 999999")
