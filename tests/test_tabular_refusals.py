@@ -263,3 +263,27 @@ def test_the_bundled_endpoints_routes_are_found_and_pass(app, name, path):
         statement = build_statement(chain, getattr(main, name), db)
         keys = compile_query(chain, getattr(main, name), db).keys
         assert check_response_readers(getattr(main, name), chain, statement, keys) == (path,)
+
+
+def test_a_response_model_edited_after_verification_keeps_the_orm_at_install(shop, tmp_path):
+    from repoos_agent.store import Batch, SQLiteStore
+    from repoos_agent.tabular.optimize import TabularResult, record_of
+    from repoos_agent.tabular.swap import install
+    from repoos_agent.tabular.verify import TabularFallbackWarning
+
+    module, path, _ = shop
+    graph = tmp_path / "graph.sqlite"
+    store = SQLiteStore(graph)
+    store.write(Batch((record_of(TabularResult(_verify(shop, "orders", {"above": 2}), 1.0, 0.5, "test"), str(path)),), ()))
+    store.close()
+    route = next(r for r in module.app.routes if getattr(r, "path", "") == "/orders")
+    verified_model, original = route.response_model, route.dependant.call
+    try:
+        route.response_model = list[module.OrderWithShop]  # as if the schema were edited since
+        with pytest.warns(TabularFallbackWarning, match=r"/orders keeps its ORM query: .*`OrderWithShop.shop` reads"):
+            assert install(module.app, str(graph)) == []
+        assert route.dependant.call is original
+        route.response_model = verified_model
+        assert install(module.app, str(graph)) == ["/orders"]
+    finally:
+        route.response_model, route.dependant.call = verified_model, original
