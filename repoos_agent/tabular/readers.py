@@ -69,7 +69,7 @@ def serving_routes(function: Callable) -> list[APIRoute]:
     """The routes whose endpoint is `function`, on the FastAPI apps and routers among its module's globals."""
     target = inspect.unwrap(function)
     found: dict[tuple[str, frozenset[str]], APIRoute] = {}
-    for value in list(target.__globals__.values()):
+    for value in list(getattr(target, "__globals__", {}).values()):
         if not isinstance(value, FastAPI | APIRouter):
             continue
         for route in value.routes:
