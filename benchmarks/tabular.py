@@ -14,8 +14,13 @@ Each is timed `--repeats` times after a warm-up (median and spread); its Python 
 taken with tracemalloc over one more call (C drivers' own buffers are not counted). Every
 fast path's rows are checked equal to the ORM's before timing.
 
-Prints the table and writes it to benchmarks/results/tabular.md.
-Run: `.venv/bin/python benchmarks/tabular.py [--repeats 7]`.
+Then through HTTP (benchmarks/tabular_http.py): the app under uvicorn as written, and with the
+contracts `repoos optimize` stored installed, each request timed whole by an httpx client after
+both servers' JSON is checked equal.
+
+Prints the table and writes it to benchmarks/results/tabular.md (not with `--quick`: 3,000 rows
+and 2 repeats, a smoke test of about a minute).
+Run: `.venv/bin/python benchmarks/tabular.py [--repeats 7] [--quick]`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import datetime
 import os
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -33,8 +39,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from report import write_results
+from tabular_http import RevenueServer, measure_http, store_contracts
 
 ROWS = 210_000
+QUICK_ROWS, QUICK_REPEATS = 3_000, 2
 MATCHING = (1_000, 10_000, 100_000)
 APP = "kernels/apps/revenue_app/main.py"
 
@@ -58,22 +66,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rows", type=int, default=ROWS, help="revenue lines in the table (the sizes that fit run)")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS} rows, {QUICK_REPEATS} repeats, nothing written")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.repeats = QUICK_ROWS, QUICK_REPEATS
 
     from repoos_agent.tabular.server import MariaDBServer
 
     with MariaDBServer() as server:
         os.environ["REVENUE_DB_URL"] = server.url("pymysql")
-        run(server, args.repeats, args.rows)
+        run(server, args.repeats, args.rows, write=not args.quick)
 
 
 HEADER = (
     "| endpoint | rows | ORM PyMySQL (baseline) | ORM mysqlclient | Core | PyMySQL fetch | mysqlclient fetch | ConnectorX "
-    "| ours, PyMySQL | ours, mysqlclient | ours / baseline | ours / fastest fetch | heap MB: ORM / ours |"
+    "| ours, PyMySQL | ours, mysqlclient | ours / baseline | ours / fastest fetch | heap MB: ORM / ours "
+    "| HTTP ORM | HTTP ours | HTTP gain |"
 )
 
 
-def run(server, repeats: int, total: int) -> None:
+def run(server, repeats: int, total: int, write: bool) -> None:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import sessionmaker
 
@@ -91,10 +103,33 @@ def run(server, repeats: int, total: int) -> None:
         cases.append(("get_revenue", {"min_cancelled": float(cancelled[-count - 1])}))
         cases.append(("top_revenue", {"limit": count, "since": datetime.date(2018, 1, 1)}))
     cases += [("revenue_by_region", {"region": "north"}), ("totals_by_region", {})]
-    lines = [HEADER, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    graph = Path(tempfile.mkdtemp(prefix="repoos-bench-graph-")) / "graph.sqlite"
+    store_contracts(server.url("pymysql"), graph, dict(reversed(cases)))  # each endpoint at its first (smallest) case
+    with RevenueServer() as orm_server, RevenueServer(graph) as fast_server:
+        if len(fast_server.installed) != len({name for name, _ in cases}):
+            raise SystemExit(f"the fast paths installed on {fast_server.installed} only")
+        lines, findings = _table(server, sessions, cases, repeats, orm_server, fast_server)
+    summary = "\n".join(
+        f"- {name}, {rows} rows: {gain:.2f}x the ORM through PyMySQL, {to_fetch:.2f}x the fastest raw fetch, "
+        f"{memory * 100:.0f}% of its Python heap peak; through HTTP, {http_gain:.2f}x."
+        for name, rows, gain, to_fetch, memory, http_gain in findings
+    )
+    print(summary)
+    if write:
+        write_results("tabular.md", "The tabular track: the revenue endpoints against the ORM on MariaDB", lines, summary)
+
+
+def _table(server, sessions: dict, cases: list, repeats: int, orm_server, fast_server) -> tuple[list[str], list[tuple]]:
+    """One table row per case, in process then through HTTP, and the figures the summary states."""
+    from kernels.apps.revenue_app import main
+    from repoos_agent.tabular.readers import serving_routes
+
+    lines = [HEADER, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     findings = []
     for name, values in cases:
         rows, figures = measure_case(server, sessions, name, values, repeats)
+        (route,) = serving_routes(getattr(main, name))
+        figures |= measure_http(orm_server, fast_server, route.path, values, repeats)
         base = figures["orm pymysql"][0]
         ours = min(figures["ours pymysql"][0], figures["ours mysqlclient"][0])
         fastest_fetch = min(figures["fetch pymysql"][0], figures["fetch mysqlclient"][0], figures["connectorx"][0])
@@ -103,18 +138,14 @@ def run(server, repeats: int, total: int) -> None:
         order = ["orm pymysql", "orm mysqlclient", "core", "fetch pymysql", "fetch mysqlclient", "connectorx"]
         order += ["ours pymysql", "ours mysqlclient"]
         row = f"| {name} | {rows} | " + " | ".join(cell[key] for key in order)
-        row += f" | {base / ours:.2f}x | {ours / fastest_fetch:.2f}x | {heap} |"
+        http_gain = figures["http orm"][0] / figures["http ours"][0]
+        row += f" | {base / ours:.2f}x | {ours / fastest_fetch:.2f}x | {heap} "
+        row += f"| {cell['http orm']} | {cell['http ours']} | {http_gain:.2f}x |"
         lines.append(row)
         print(row, flush=True)
         memory = figures["ours pymysql"][2] / max(figures["orm pymysql"][2], 1e-9)
-        findings.append((name, rows, base / ours, ours / fastest_fetch, memory))
-    summary = "\n".join(
-        f"- {name}, {rows} rows: {gain:.2f}x the ORM through PyMySQL, {to_fetch:.2f}x the fastest raw fetch, "
-        f"{memory * 100:.0f}% of its Python heap peak."
-        for name, rows, gain, to_fetch, memory in findings
-    )
-    print(summary)
-    write_results("tabular.md", "The tabular track: the revenue endpoints against the ORM on MariaDB", lines, summary)
+        findings.append((name, rows, base / ours, ours / fastest_fetch, memory, http_gain))
+    return lines, findings
 
 
 def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) -> tuple[int, dict]:

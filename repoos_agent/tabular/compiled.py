@@ -72,7 +72,7 @@ def compile_query(chain: QueryChain, function: Callable, session: Session) -> Co
     return CompiledQuery(compiled.string, placeholders, keys, entity, ordered, tables, dialect.name, compiled.positional)
 
 
-def _entity(statement: Select, chain: QueryChain) -> str | None:
+def entity_class(statement: Select) -> type | None:
     """The mapped class of an entity query (`db.query(Model)`), or None for a projection."""
     descriptions = statement.column_descriptions
     if (
@@ -80,8 +80,16 @@ def _entity(statement: Select, chain: QueryChain) -> str | None:
         and inspect.isclass(descriptions[0].get("type"))
         and descriptions[0].get("entity") is descriptions[0]["type"]
     ):
-        return descriptions[0]["type"].__name__
-    for description in descriptions:
+        return descriptions[0]["type"]
+    return None
+
+
+def _entity(statement: Select, chain: QueryChain) -> str | None:
+    """The name of the entity an entity query returns; a query of an entity and other columns is refused."""
+    entity = entity_class(statement)
+    if entity is not None:
+        return entity.__name__
+    for description in statement.column_descriptions:
         if description.get("expr") is description.get("entity") and description.get("entity") is not None:
             raise TabularRefusal(f"{chain.path}:{chain.line}: a query of an entity and other columns is not compiled")
     return None

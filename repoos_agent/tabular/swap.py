@@ -4,19 +4,26 @@ The contract (`TabularKernel` in the graph store, written by `repoos optimize ap
 is found by the function's file and name. The endpoint is wrapped in a `GuardedEndpoint`, which
 runs the fast path while the function's source, the tables' schema and the session's state
 allow it, and the ORM otherwise. A FastAPI route keeps its path, dependencies and response
-model: only the callable its dependant calls is replaced.
+model: only the callable its dependant calls is replaced. The route's response model is checked
+again when it is installed (`readers`): the contract digests the function, not the model, and a
+model edited since verification may read what the fast path's rows lack; that route keeps its
+ORM query, with a warning.
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from sqlalchemy.orm import Session
+
 from repoos_agent.store import TabularKernel, function_key, open_store
-from repoos_agent.tabular.chain import read_chain
-from repoos_agent.tabular.compiled import CompiledQuery
-from repoos_agent.tabular.verify import GuardedEndpoint, TabularContract
+from repoos_agent.tabular.chain import TabularRefusal, read_chain
+from repoos_agent.tabular.compiled import CompiledQuery, build_statement
+from repoos_agent.tabular.readers import check_response_readers
+from repoos_agent.tabular.verify import GuardedEndpoint, TabularContract, TabularFallbackWarning
 
 
 def stored_contract(function: Callable, graph: str | None = None) -> TabularContract | None:
@@ -53,7 +60,14 @@ def install(app, graph: str | None = None) -> list[str]:
         if call is None or isinstance(call, GuardedEndpoint) or not Path(inspect.getsourcefile(call) or "").exists():
             continue
         swapped = swap_endpoint(call, graph)
-        if swapped is not call:
-            dependant.call = swapped
-            installed.append(route.path)
+        if swapped is call:
+            continue
+        chain = swapped.contract.chain
+        try:  # the statement is only built, never run: a session without an engine suffices
+            check_response_readers(call, chain, build_statement(chain, call, Session()), swapped.contract.query.keys)
+        except TabularRefusal as refusal:
+            warnings.warn(f"{route.path} keeps its ORM query: {refusal}", TabularFallbackWarning, stacklevel=2)
+            continue
+        dependant.call = swapped
+        installed.append(route.path)
     return installed

@@ -26,8 +26,9 @@ from sqlalchemy.orm import Session
 from repoos_agent.ingest.parse import functions, parse_source
 from repoos_agent.ingest.parse import text as source_text
 from repoos_agent.tabular.chain import QueryChain, TabularRefusal, chain_of
-from repoos_agent.tabular.compiled import CompiledQuery, compile_query
+from repoos_agent.tabular.compiled import CompiledQuery, build_statement, compile_query
 from repoos_agent.tabular.fast_path import FastQuery, PendingWrites
+from repoos_agent.tabular.readers import check_response_readers
 
 SCHEMA_RECHECK_S = 2.0
 
@@ -66,11 +67,13 @@ def schema_digest(session: Session, tables: tuple[str, ...]) -> str:
 def verify_endpoint(
     function: Callable, chain: QueryChain, session: Session, values: Mapping[str, object]
 ) -> TabularContract | Mismatch:
-    """Compile the endpoint's query and compare the fast path with the endpoint on one snapshot."""
+    """Compile the endpoint's query, refuse it if its routes' response models read what the fast path's rows lack,
+    and compare the fast path with the endpoint on one snapshot."""
     session.rollback()
     session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
     try:
         query = compile_query(chain, function, session)
+        check_response_readers(function, chain, build_statement(chain, function, session), query.keys)
         fast = FastQuery(query)
         try:
             expected = function(**{chain.session: session}, **values)
