@@ -25,6 +25,12 @@ pytestmark = pytest.mark.anyio
 
 APP = "kernels/apps/revenue_app/main.py"
 REFUSED = "def endpoint(db):\n    return db.query(M).filter(M.x > 1).first()\n"
+EDITABLE = """from kernels.apps.revenue_app.models import RevenueDetails
+
+
+def cancelled(db, least: float = 20):
+    return db.query(RevenueDetails).filter(RevenueDetails.cancelled_revenue {} least).all()
+"""
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +133,7 @@ async def test_mistakes_are_tool_errors_naming_the_field(mcp: Connection, server
     cases = [
         ({"target": "gemm"}, "target: `gemm`: give the endpoint as path/to/app.py:function"),
         ({"target": f"{APP}:no_such"}, f"target: {APP}: no top-level function named `no_such`"),
+        ({"target": "kernels/apps/no_such.py:endpoint"}, "target: kernels/apps/no_such.py: "),
         ({"target": "tests/conftest.py:app"}, "target: `tests/conftest.py` is outside the directories this server may read"),
         ({"target": f"{outside}/refused.py:endpoint"}, "the query must end in `.all()`"),
         (
@@ -149,6 +156,20 @@ async def test_mistakes_are_tool_errors_naming_the_field(mcp: Connection, server
     assert re.search(r"target: .*refused\.py:2:\d+: ", refused)
     wrong = (await _call(mcp, server, {"target": f"{APP}:get_revenue", "database_env": "REPOOS_WRONG_DB_URL"})).content[0].text
     assert "Access denied" in wrong and "***" in wrong
+
+
+async def test_an_edited_endpoint_is_verified_as_edited(mcp: Connection, app, server, outside):
+    main, database = app
+    editable = outside / "editable.py"
+    counts = []
+    for comparison in (">", "<"):
+        editable.write_text(EDITABLE.format(comparison))
+        result = await _call(mcp, server, {"target": f"{editable}:cancelled", "store": False})
+        assert not result.is_error, result.content
+        counts.append(result.structured_content["rows_compared"])
+    with database.SessionLocal() as db:
+        lines, cancelled = db.query(main.models.RevenueDetails), main.models.RevenueDetails.cancelled_revenue
+        assert counts == [lines.filter(cancelled > 20).count(), lines.filter(cancelled < 20).count()]
 
 
 async def test_ingest_shows_the_query_and_the_instructions_name_the_tool(mcp: Connection):

@@ -12,6 +12,7 @@ result, an error, the server's log or the graph store (whose record has no URL a
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,7 @@ class EndpointRunner:
     def __init__(self, roots: AllowedRoots) -> None:
         self.roots = roots
         self._one_run = threading.Lock()
+        self._imported: dict[Path, int] = {}  # each endpoint file's modification time when its module was imported
 
     async def run(self, target: str, database_env: str, args: list[str] | None, store: bool, ctx: Context) -> EndpointReport:
         """Check the call's fields, then verify and race the endpoint in a worker thread, with a progress step each side."""
@@ -78,7 +80,22 @@ class EndpointRunner:
 
     def _locked(self, call: EndpointCall) -> EndpointReport:
         with self._one_run:
+            self._forget_if_edited(call.path)
             return call.run()
+
+    def _forget_if_edited(self, path: Path) -> None:
+        """Drop the endpoint's module when its file changed since this server imported it: the engine imports a
+        module once per process, and an assistant that edits the endpoint and calls again must be verifying the edit,
+        not the function as it was when the server first ran it."""
+        try:
+            modified = path.stat().st_mtime_ns
+        except OSError:
+            return  # no file to import: the engine says so, naming the target
+        if self._imported.get(path, modified) != modified:
+            for name, module in list(sys.modules.items()):
+                if getattr(module, "__file__", None) and Path(module.__file__).resolve() == path:
+                    del sys.modules[name]
+        self._imported[path] = modified
 
 
 @dataclass(frozen=True)
