@@ -19,6 +19,7 @@ import pytest
 
 from repoos_agent.mcp.server import INSTRUCTIONS
 from repoos_agent.store import SQLiteStore, TabularKernel
+from tests.conftest import ROOT
 from tests.mcp_client import Connection, connect
 
 pytestmark = pytest.mark.anyio
@@ -80,6 +81,16 @@ async def _call(mcp: Connection, server, arguments: dict, **options: object):
     return result
 
 
+async def test_the_tool_publishes_its_fields_and_its_report(mcp: Connection):
+    tools = {tool.name: tool for tool in (await mcp.session.list_tools()).tools}
+    tool = tools["optimize_endpoint"]
+    fields = tool.input_schema["properties"]
+    assert set(fields) == {"target", "database_env", "args", "store"} and tool.input_schema["required"] == ["target"]
+    assert fields["database_env"]["default"] == "REPOOS_DB_URL" and fields["store"]["default"] is True
+    reported = {"sql", "parameters", "rows_compared", "orm_ms", "fast_ms", "speedup", "database", "stored"}
+    assert reported <= set(tool.output_schema["properties"])
+
+
 async def test_the_endpoint_is_verified_raced_and_stored(mcp: Connection, app, server, graph):
     main, database = app
     progress: list[tuple[float, float | None, str | None]] = []
@@ -93,7 +104,7 @@ async def test_the_endpoint_is_verified_raced_and_stored(mcp: Connection, app, s
     report = result.structured_content
     with database.SessionLocal() as db:
         expected = len(main.get_revenue(db, min_cancelled=30))
-    assert report["target"] == target and report["function"].endswith("revenue_app/main.py:get_revenue")
+    assert report["target"] == target and report["function"] == f"{ROOT / APP}:get_revenue"
     assert report["rows_compared"] == expected > 0
     assert "%(min_cancelled)s" in report["sql"] and report["parameters"] == ["min_cancelled"]
     assert report["orm_ms"] > 0 and report["fast_ms"] > 0

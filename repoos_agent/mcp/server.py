@@ -6,7 +6,10 @@ publishes the same argument types, descriptions and docstring our agent's tools 
 and the operation's dataclass result as the tool's output schema. A `RepoosError`
 (unknown kernel, path outside the roots, a schedule that does not parse) becomes a
 tool error with the engine's message, and arguments the schema rejects one line that
-names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving.
+names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving. The two long
+calls are tools of their own, off the event loop: `optimize` (`search_call`) and the tabular
+track's `optimize_endpoint` (`tabular_call`), whose database is named by a variable of the
+server's environment, never given in the call (`database_env`).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ verifies with Z3, compiles to native code and measures against the original loop
 Typical use: `ingest` a file (or `list_kernels`), `analyze` the target, try schedules with `check_legality`
 (milliseconds), measure the promising ones with `evaluate` (seconds), or let `optimize` search; `show_code`
 prints the generated C or MLIR.
-A function `ingest` reports on the `tabular` track (an ORM query ending in `.all()`) goes to `optimize_endpoint`,
+A function that `ingest` reports on the `tabular` track (an ORM query ending in `.all()`) goes to `optimize_endpoint`,
 which verifies its compiled SQL against the ORM on the database an environment variable of the server names."""
 
 TargetText = Annotated[
