@@ -6,7 +6,10 @@ publishes the same argument types, descriptions and docstring our agent's tools 
 and the operation's dataclass result as the tool's output schema. A `RepoosError`
 (unknown kernel, path outside the roots, a schedule that does not parse) becomes a
 tool error with the engine's message, and arguments the schema rejects one line that
-names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving.
+names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving. The two long
+calls are tools of their own, off the event loop: `optimize` (`search_call`) and the tabular
+track's `optimize_endpoint` (`tabular_call`), whose database is named by a variable of the
+server's environment, never given in the call (`database_env`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import RunBoard, SearchReport, backend_spec
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.mcp.database_env import DEFAULT_DATABASE_ENV
 from repoos_agent.mcp.roots import AllowedRoots
 from repoos_agent.mcp.search_call import run_search
+from repoos_agent.mcp.tabular_call import EndpointReport, EndpointRunner
+from repoos_agent.mcp.tabular_contracts import contracts_json
 from repoos_agent.mcp.tool_errors import ServedTool, engine_errors_as_tool_errors
 from repoos_agent.target import Target, resolve_target, target_file
 
@@ -38,7 +44,9 @@ RepoOS Agent optimizes Python loop kernels (for-loops over NumPy arrays) by loop
 verifies with Z3, compiles to native code and measures against the original loop order.
 Typical use: `ingest` a file (or `list_kernels`), `analyze` the target, try schedules with `check_legality`
 (milliseconds), measure the promising ones with `evaluate` (seconds), or let `optimize` search; `show_code`
-prints the generated C or MLIR."""
+prints the generated C or MLIR.
+A function that `ingest` reports on the `tabular` track (an ORM query ending in `.all()`) goes to `optimize_endpoint`,
+which verifies its compiled SQL against the ORM on the database an environment variable of the server names."""
 
 TargetText = Annotated[
     str,
@@ -52,6 +60,25 @@ ArgumentSpecs = Annotated[
     Field(
         description="Inputs of a `file.py:function` target, NAME=SPEC each (what the CLI calls --arg): `n=512`, "
         "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). Bundled kernels take `size` instead."
+    ),
+]
+
+EndpointText = Annotated[
+    str,
+    Field(description="An ORM endpoint as `path/to/app.py:function` under the server's roots (ingest lists a file's functions)."),
+]
+DatabaseEnv = Annotated[
+    str,
+    Field(
+        description="The name of an environment variable of the server holding the database's SQLAlchemy URL (a name "
+        "of the form REPOOS_…DB_URL). Never the URL itself: a URL in a tool call lands in the transcript with its password."
+    ),
+]
+EndpointValues = Annotated[
+    list[str] | None,
+    Field(
+        description="Values of the endpoint's parameters to verify and race with, NAME=VALUE each (`min_cancelled=30`, "
+        "`region=north`; an integer, a float, else text), over its defaults. Bound as query parameters, never spliced into SQL."
     ),
 ]
 
@@ -176,6 +203,31 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             return await run_search(resolved, config, board, ctx)
 
     tools.append(ServedTool.from_function(optimize, description=inspect.getdoc(optimize)))
+    endpoints = EndpointRunner(roots)
+
+    async def optimize_endpoint(
+        target: EndpointText,
+        ctx: Context,
+        database_env: DatabaseEnv = DEFAULT_DATABASE_ENV,
+        args: EndpointValues = None,
+        store: Annotated[
+            bool,
+            Field(
+                description="Record the verified contract as the function's TabularKernel in the graph store, where "
+                "`repoos_agent.tabular.swap.install(app)` finds it and the served app then runs the fast path."
+            ),
+        ] = True,
+    ) -> EndpointReport:
+        """Compile an ORM endpoint (a function returning one SQLAlchemy `db.query(...)....all()`, track `tabular` in
+        ingest) to a fast path: its statement compiled by SQLAlchemy for the live database, proved to return the
+        ORM's rows on that database, then timed against the ORM alternately on one session. Takes seconds.
+
+        The result's `sql` has placeholders: the endpoint's values are bound, never written into it. `speedup` is
+        the ORM's median time over the fast path's. A query the track cannot compile is refused at its
+        file:line:column; the database is named by `database_env`, a variable the server was started with."""
+        return await endpoints.run(target, database_env, args, store, ctx)
+
+    tools.append(ServedTool.from_function(optimize_endpoint, description=inspect.getdoc(optimize_endpoint)))
     # Tools handed over built, not added by name: `ServedTool`, not the SDK's own class, runs each call.
     server = MCPServer("repoos", instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
 
@@ -196,6 +248,16 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             description="The latest optimize run's leaderboard (live while it runs): status, best schedule, every evaluation",
             mime_type="application/json",
             fn=lambda: json.dumps(asdict(board.snapshot()), indent=2),
+        )
+    )
+    server.add_resource(
+        FunctionResource(
+            uri="repoos://tabular/contracts",
+            name="tabular-contracts",
+            description="The endpoints' verified fast paths in the graph store (key, SQL with placeholders, speedup, "
+            "when recorded): what optimize_endpoint stored",
+            mime_type="application/json",
+            fn=lambda: contracts_json(roots),
         )
     )
     return server
