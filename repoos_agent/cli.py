@@ -301,12 +301,13 @@ def _record(args: argparse.Namespace, write, *values, near: str):
 
 def _optimize_endpoint(args: argparse.Namespace) -> int:
     """The tabular track: an ORM endpoint's fast path, verified against `--db` and raced against the ORM."""
+    from repoos_agent.tabular.endpoint import endpoint_values
     from repoos_agent.tabular.optimize import optimize_endpoint, record_of
 
     path, _, function = args.target.rpartition(":")
     if not path or not function:
         raise RepoosError(f"`{args.target}`: give the endpoint as path/to/app.py:function with --db")
-    result = optimize_endpoint(path, function, args.db, _endpoint_values(args.arg))
+    result = optimize_endpoint(path, function, args.db, endpoint_values(args.arg))
     contract = result.contract
     _record(args, lambda store, record: store.write(Batch((record,), ())), record_of(result, path), near=path)
     payload = {
@@ -328,24 +329,6 @@ def _optimize_endpoint(args: argparse.Namespace) -> int:
     print(f"  fast path {result.fast_s * 1000:.2f} ms")
     print(f"  speedup   {result.speedup:.2f}x over the ORM on the same session")
     return 0
-
-
-def _endpoint_values(specs: list[str]) -> dict[str, object]:
-    """`--arg NAME=VALUE` for an endpoint: an integer, a float, else the text itself."""
-    values: dict[str, object] = {}
-    for spec in specs:
-        name, sep, text = spec.partition("=")
-        if not sep or not name.strip().isidentifier():
-            raise RepoosError(f"--arg `{spec}`: expected NAME=VALUE")
-        for kind in (int, float):
-            try:
-                values[name.strip()] = kind(text)
-                break
-            except ValueError:
-                continue
-        else:
-            values[name.strip()] = text
-    return values
 
 
 def _progress_line(event: Event) -> None:
