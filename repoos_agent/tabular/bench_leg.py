@@ -41,7 +41,7 @@ def run_endpoint_leg(request: BenchRequest, leg: str, output: str) -> LegResult:
         endpoint = swap_endpoint(function, request.graph) if leg == "swapped" else function
         with endpoint_session(function, chain.session, request.db) as session:
             arguments = {chain.session: session, **values}
-            response = response_of(function, sys.modules[function.__module__], endpoint(**arguments))
+            response = response_of(function, endpoint(**arguments))
 
             def prepared(_: int) -> Callable[[], object]:
                 session.expunge_all()

@@ -1,27 +1,28 @@
 """An endpoint's result as its client receives it, for comparing two ways of computing it.
 
-A route of a FastAPI app in the endpoint's module is serialized as FastAPI does: validated
-into its response model (`from_attributes`, as FastAPI validates ORM objects) and dumped in
-JSON mode. Any other function's rows are compared as their columns' keys and each value's
+A route of a FastAPI app or router in the endpoint's module (`readers.serving_routes`) is
+serialized as FastAPI does: validated into its response model (`from_attributes`, as FastAPI
+validates ORM objects) and dumped in JSON mode. Any other function's rows are compared as their columns' keys and each value's
 `repr`, which keeps its type (a Decimal is not a float, a date is not text).
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 
+from fastapi.encoders import jsonable_encoder
+from pydantic import TypeAdapter
 from sqlalchemy import inspect as mapped
 
+from repoos_agent.tabular.readers import serving_routes
 
-def response_of(function: Callable, module: types.ModuleType, result: object) -> object:
-    """`result` of `function` as JSON-ready data: its route's response, or its rows by key and `repr`."""
-    route = route_of(function, module)
-    if route is None:
+
+def response_of(function: Callable, result: object) -> object:
+    """`result` of `function` as JSON-ready data: its (first) route's response, or its rows by key and `repr`."""
+    routes = serving_routes(function)
+    if not routes:
         return [_row(row) for row in result]  # type: ignore[union-attr]
-    from fastapi.encoders import jsonable_encoder
-    from pydantic import TypeAdapter
-
+    route = routes[0]
     if route.response_model is None:
         return jsonable_encoder(result)
     adapter = TypeAdapter(route.response_model)
@@ -30,20 +31,6 @@ def response_of(function: Callable, module: types.ModuleType, result: object) ->
         exclude_unset=route.response_model_exclude_unset, exclude_defaults=route.response_model_exclude_defaults,
         exclude_none=route.response_model_exclude_none,
     )  # fmt: skip
-
-
-def route_of(function: Callable, module: types.ModuleType):
-    """The route of a FastAPI app or router in `module` whose endpoint is `function`, or None."""
-    try:
-        from fastapi import APIRouter, FastAPI
-    except ImportError:
-        return None
-    for value in vars(module).values():
-        if isinstance(value, (FastAPI, APIRouter)):
-            for route in value.routes:
-                if getattr(route, "endpoint", None) is function:
-                    return route
-    return None
 
 
 def _row(row: object) -> dict[str, str]:
