@@ -4,6 +4,10 @@ Separate processes keep the legs from sharing a heap, a warm cache or a loaded
 library, so peak memory and CPU belong to one leg each. Both legs make the same
 inputs (same seed), time every call on a fresh copy of them, and save the outputs
 of their first call; the parent compares those before reporting any gain.
+
+An ORM endpoint (a query chain, or a function with a TabularKernel) is benched by the
+tabular track's leg instead: the same calls on a database session, its first response
+compared exactly, in order, as the client would receive it.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ from pathlib import Path
 import numpy as np
 
 from repoos_agent.errors import RepoosError
+from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.measure.compare import compare_outputs
 
 LEGS = ("python", "swapped")
+LEG_PROCESSES = {"loop": "repoos_agent.runtime.bench_leg", "endpoint": "repoos_agent.tabular.bench_leg"}
 
 
 @dataclass(frozen=True)
 class BenchRequest:
-    """What both legs run: `function` of `script`, `calls` times, on inputs from `args` specs or a size class."""
+    """What both legs run: `function` of `script`, `calls` times, on inputs from `args` specs or a size class
+    (an endpoint: its values from `args` NAME=VALUE, else its defaults, on a session on `db` or its own)."""
 
     script: str
     function: str
@@ -34,6 +41,7 @@ class BenchRequest:
     size: str | None = None
     seed: int = 0
     graph: str | None = None
+    db: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class BenchReport:
     swapped: LegResult
     outputs: tuple[str, ...]
     matched: bool
-    max_rel_error: float
+    max_rel_error: float | None  # None: the outputs are compared exactly (an endpoint's response)
     mismatched: tuple[str, ...]
 
     @property
@@ -72,35 +80,57 @@ def run_bench(request: BenchRequest) -> BenchReport:
     """Run both legs (Python first) and compare their outputs."""
     if not Path(request.script).is_file():
         raise RepoosError(f"{request.script}: no such file")
+    from repoos_agent.tabular.endpoint import is_endpoint  # reads source and store only: no SQLAlchemy
+
+    tree = parse_source(read_source(request.script), request.script)
+    if request.function not in {text(node.child_by_field_name("name")) for node in functions(tree)}:
+        raise RepoosError(f"{request.script}: no top-level function named `{request.function}`")
+    endpoint = is_endpoint(request.script, request.function, request.graph)
+    if not endpoint and request.db:
+        raise RepoosError(f"--db: `{request.function}` of {request.script} is not an ORM endpoint (a query ending in `.all()`)")
+    if endpoint and request.size:
+        raise RepoosError(f"--size applies to bundled kernels; give `{request.function}` its values with --arg NAME=VALUE")
     with tempfile.TemporaryDirectory(prefix="repoos-bench-") as directory:
-        results, outputs = {}, {}
-        for leg in LEGS:
-            output = Path(directory) / f"{leg}.npz"
-            results[leg] = _run_leg(request, leg, output)
-            with np.load(output) as saved:
-                outputs[leg] = {name: saved[name] for name in saved.files}
-    names = sorted(set(outputs["python"]) & set(outputs["swapped"]))
-    comparison = compare_outputs(outputs["python"], outputs["swapped"], names)
+        saved = {leg: Path(directory) / f"{leg}.{'json' if endpoint else 'npz'}" for leg in LEGS}
+        results = {leg: _run_leg(request, leg, saved[leg], endpoint) for leg in LEGS}
+        if endpoint:
+            responses = [json.loads(saved[leg].read_text()) for leg in LEGS]
+            matched, names, error, mismatched = responses[0] == responses[1], ("response",), None, ("response",)
+        else:
+            python, swapped = (_saved_arrays(saved[leg]) for leg in LEGS)
+            names = tuple(sorted(set(python) & set(swapped)))
+            comparison = compare_outputs(python, swapped, list(names))
+            matched, error, mismatched = comparison.correct, comparison.max_rel_error, comparison.mismatched
     return BenchReport(
         target=f"{request.script}:{request.function}",
         size=request.size,
         python=results["python"],
         swapped=results["swapped"],
-        outputs=tuple(names),
-        matched=comparison.correct,
-        max_rel_error=comparison.max_rel_error,
-        mismatched=comparison.mismatched,
+        outputs=names,
+        matched=matched,
+        max_rel_error=error,
+        mismatched=() if matched else mismatched,
     )
 
 
-def _run_leg(request: BenchRequest, leg: str, output: Path) -> LegResult:
+def _saved_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def _run_leg(request: BenchRequest, leg: str, output: Path, endpoint: bool) -> LegResult:
+    """One leg in its own process; the request goes on stdin, so a `--db` password is on no command line."""
     payload = json.dumps({"request": asdict(request), "leg": leg, "output": str(output)})
-    process = subprocess.run(
-        [sys.executable, "-m", "repoos_agent.runtime.bench_leg", payload], capture_output=True, text=True, check=False
-    )
+    module = LEG_PROCESSES["endpoint" if endpoint else "loop"]
+    process = subprocess.run([sys.executable, "-m", module], input=payload, capture_output=True, text=True, check=False)
     if process.returncode != 0:
         lines = process.stderr.strip().splitlines()
-        raise RepoosError(f"the {leg} leg failed: {lines[-1] if lines else f'exit code {process.returncode}'}")
+        last = lines[-1] if lines else f"exit code {process.returncode}"
+        if request.db:
+            from repoos_agent.tabular.optimize import _without
+
+            last = _without(request.db, last)
+        raise RepoosError(f"the {leg} leg failed: {last}")
     return LegResult(**json.loads(process.stdout.strip().splitlines()[-1]))
 
 
@@ -120,10 +150,11 @@ def format_report(report: BenchReport) -> str:
         )
     lines.append(f"  gain {report.gain:.1f}x")
     outputs = ", ".join(report.outputs) or "none"
+    error = None if report.max_rel_error is None else f"max relative error {report.max_rel_error:.1e}"
     if report.matched:
-        lines.append(f"  outputs ({outputs}) match, max relative error {report.max_rel_error:.1e}")
+        lines.append(f"  outputs ({outputs}) match{f', {error}' if error else ' exactly, in order'}")
     else:
-        lines.append(f"  outputs differ: {', '.join(report.mismatched)} (max relative error {report.max_rel_error:.1e})")
+        lines.append(f"  outputs differ: {', '.join(report.mismatched)}{f' ({error})' if error else ''}")
     lines.append(f"STATUS: {report.status}")
     return "\n".join(lines)
 

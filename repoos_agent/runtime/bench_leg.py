@@ -1,6 +1,8 @@
 """One leg of `repoos bench`, in its own process: make the inputs, call N times, report figures on stdout.
 
-Run as `python -m repoos_agent.runtime.bench_leg JSON`; the parent reads the last stdout line.
+Run as `python -m repoos_agent.runtime.bench_leg` with the request as JSON on stdin (where a `--db`
+password is not on any command line); the parent reads the last stdout line. `time_calls`,
+`leg_result` and `leg_main` are shared with the tabular track's leg.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import resource
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -50,27 +53,44 @@ def run_leg(request: BenchRequest, leg: str, output: str) -> LegResult:
             route += f" — fell back: {caught[0].message}"
         function = accelerated
     first = fresh_copy(values)
-    elapsed = 0.0
-    cpu = 0.0
-    for call in range(request.calls):
+
+    def prepared(call: int) -> Callable[[], object]:
         arguments = first if call == 0 else fresh_copy(values)
+        return lambda: function(**arguments)
+
+    elapsed, cpu = time_calls(prepared, request.calls)
+    np.savez(output, **{name: value for name, value in first.items() if isinstance(value, np.ndarray)})
+    return leg_result(leg, route, elapsed, cpu, request.calls)
+
+
+def time_calls(prepared: Callable[[int], Callable[[], object]], calls: int) -> tuple[float, float]:
+    """Wall and CPU seconds spent in the calls `prepared(0)`, …, `prepared(calls - 1)` return: each call's
+    preparation (fresh inputs, an emptied identity map) is outside the timing."""
+    elapsed = cpu = 0.0
+    for index in range(calls):
+        call = prepared(index)
         before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
-        function(**arguments)
+        call()
         elapsed += time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    np.savez(output, **{name: value for name, value in first.items() if isinstance(value, np.ndarray)})
+    return elapsed, cpu
+
+
+def leg_result(leg: str, route: str, elapsed: float, cpu: float, calls: int) -> LegResult:
+    """The leg's figures, with this process's peak resident memory."""
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return LegResult(leg, route, elapsed / request.calls * 1e3, peak_mb, 100 * cpu / elapsed if elapsed > 0 else 0.0, request.calls)
+    return LegResult(leg, route, elapsed / calls * 1e3, peak_mb, 100 * cpu / elapsed if elapsed > 0 else 0.0, calls)
 
 
-def main() -> int:
-    message = json.loads(sys.argv[1])
+def leg_main(run: Callable[[BenchRequest, str, str], LegResult]) -> int:
+    """A leg process: the request from stdin, `run` on it, its figures as the last stdout line; a user's mistake
+    is one line on stderr and exit code 2."""
+    message = json.loads(sys.stdin.read())
     try:
-        result = run_leg(
-            BenchRequest(**{**message["request"], "args": tuple(message["request"]["args"])}), message["leg"], message["output"]
-        )
+        request = BenchRequest(**{**message["request"], "args": tuple(message["request"]["args"])})
+        result = run(request, message["leg"], message["output"])
     except RepoosError as error:
         print(error, file=sys.stderr)
         return 2
@@ -79,4 +99,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(leg_main(run_leg))

@@ -48,7 +48,7 @@ def command_bench(args: argparse.Namespace) -> int:
     function = args.target.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
     if not function.isidentifier():
         raise RepoosError(f"TARGET `{args.target}`: expected a function, as module.function (kernels.polybench.gemm.gemm)")
-    request = BenchRequest(args.script, function, args.calls, tuple(args.arg), args.size, args.seed, args.graph)
+    request = BenchRequest(args.script, function, args.calls, tuple(args.arg), args.size, args.seed, args.graph, args.db)
     report = run_bench(request)
     if args.json:
         print(json.dumps(report_json(report), indent=2))
@@ -68,9 +68,13 @@ def add_runtime_commands(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("script", help="the file that defines the function")
     bench.add_argument("target", help="the function, as module.function (kernels.polybench.gemm.gemm) or its name")
     bench.add_argument("calls", type=positive_int, metavar="N", help="calls per leg")
-    bench.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help="inputs: n=512, a=f64[512,512]")
+    bench.add_argument(
+        "--arg", action="append", default=[], metavar="NAME=SPEC",
+        help="inputs: n=512, a=f64[512,512]; an endpoint's values: min_cancelled=30 (default: its own defaults)",
+    )  # fmt: skip
     bench.add_argument("--size", help="size class of a bundled kernel's inputs (default SMALL)")
     bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--graph", help=f"graph store holding the VerifiedKernel: {STORE_HELP}")
+    bench.add_argument("--graph", help=f"graph store holding the VerifiedKernel or TabularKernel: {STORE_HELP}")
+    bench.add_argument("--db", metavar="URL", help="an ORM endpoint's database (default: the session its own Depends(...) gives)")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=command_bench)

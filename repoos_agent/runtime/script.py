@@ -1,10 +1,13 @@
-"""`repoos run script.py ARGS…`: run a program with every function that has a VerifiedKernel swapped in.
+"""`repoos run script.py ARGS…`: run a program with every function that has a contract swapped in.
 
-The swap happens at import: each module whose file has VerifiedKernels (the script
-itself, or anything it imports) is compiled from a syntax tree in which every
-top-level `def` of such a function is followed by `name = swap(name)`. The rest of
-the program, and every other module, runs untouched, and calls made while the
-module is still executing already reach the native kernel.
+The swap happens at import: each module whose file has contracts (the script itself, or
+anything it imports) is compiled from a syntax tree in which every top-level `def` of a
+function with a VerifiedKernel is followed by `name = swap(name)`. A function with a
+TabularKernel (an ORM endpoint) gets the swap as its innermost decorator instead: a route
+decorator such as `@app.get(...)` registers the function when the `def` runs, so only a swap
+applied before it puts the route on the guarded fast path. Each swapped endpoint is named in
+one line on stderr. The rest of the program, and every other module, runs untouched, and calls
+made while the module is still executing already reach the swapped function.
 """
 
 from __future__ import annotations
@@ -20,61 +23,103 @@ from pathlib import Path
 from repoos_agent.errors import SourceError
 from repoos_agent.ingest.parse import read_source
 from repoos_agent.runtime.swap import swap
-from repoos_agent.store import GraphStore, VerifiedKernel
+from repoos_agent.store import GraphStore, TabularKernel, VerifiedKernel
 
 SWAP_NAME = "__repoos_swap__"
 
-Contracts = dict[str, dict[str, VerifiedKernel]]  # resolved file path -> function name -> contract
+Contract = VerifiedKernel | TabularKernel
+Contracts = dict[str, dict[str, Contract]]  # resolved file path -> function name -> contract
 
 
 def contracts_by_file(store: GraphStore) -> Contracts:
     found: Contracts = {}
-    for contract in store.all(VerifiedKernel):
+    for contract in [*store.all(VerifiedKernel), *store.all(TabularKernel)]:
         path, name = contract.function.rsplit(":", 1)
         found.setdefault(path, {})[name] = contract
     return found
 
 
-def swapping_code(source: str, path: str, names: set[str]) -> types.CodeType:
-    """`source` compiled with `name = __repoos_swap__(name, "name")` after each top-level `def name` in `names`."""
+def swapping_code(source: str, path: str, contracts: dict[str, Contract]) -> types.CodeType:
+    """`source` compiled with `name = __repoos_swap__(name, "name")` after each top-level `def name` with a
+    VerifiedKernel, and `@__repoos_swap__.endpoint("name")` as the innermost decorator of each with a TabularKernel."""
     tree = ast.parse(source, path)
     body: list[ast.stmt] = []
     for statement in tree.body:
         body.append(statement)
-        if isinstance(statement, ast.FunctionDef) and statement.name in names:
-            call = ast.Call(
-                ast.Name(SWAP_NAME, ast.Load()), [ast.Name(statement.name, ast.Load()), ast.Constant(statement.name)], []
-            )
-            assign = ast.Assign([ast.Name(statement.name, ast.Store())], call)
-            body.append(ast.copy_location(assign, statement))
+        if not isinstance(statement, ast.FunctionDef) or statement.name not in contracts:
+            continue
+        name = statement.name
+        if isinstance(contracts[name], TabularKernel):
+            endpoint = ast.Attribute(ast.Name(SWAP_NAME, ast.Load()), "endpoint", ast.Load())
+            statement.decorator_list.append(ast.copy_location(ast.Call(endpoint, [ast.Constant(name)], []), statement))
+        else:
+            call = ast.Call(ast.Name(SWAP_NAME, ast.Load()), [ast.Name(name, ast.Load()), ast.Constant(name)], [])
+            body.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], call), statement))
     tree.body = body
     return compile(ast.fix_missing_locations(tree), path, "exec", dont_inherit=True)
 
 
-def _swapper(contracts: dict[str, VerifiedKernel], graph: str) -> Callable[[Callable[..., object], str], object]:
+class _ModuleSwapper:
     """The `__repoos_swap__` of one module: its functions' contracts, from the store `graph` (named in warnings)."""
-    return lambda function, name: swap(function, contract=contracts[name], graph=graph)
+
+    def __init__(self, contracts: dict[str, Contract], graph: str) -> None:
+        self._contracts = contracts
+        self._graph = graph
+        self._endpoints: list[Callable[..., object]] = []
+
+    def __call__(self, function: Callable[..., object], name: str) -> object:
+        return swap(function, contract=self._contracts[name], graph=self._graph)  # type: ignore[arg-type]
+
+    def endpoint(self, name: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
+        """The decorator that guards endpoint `name` by its TabularKernel, and says so on stderr."""
+
+        def decorate(function: Callable[..., object]) -> Callable[..., object]:
+            swapped = swapped_endpoint(function, self._contracts[name])  # type: ignore[arg-type]
+            if swapped is not function:
+                self._endpoints.append(swapped)
+            return swapped
+
+        return decorate
+
+    def recheck_routes(self) -> None:
+        """Once the module has run: its swapped endpoints' routes checked as `install` checks them."""
+        if self._endpoints:
+            from repoos_agent.tabular.swap import recheck_routes
+
+            for endpoint in self._endpoints:
+                recheck_routes(endpoint)  # type: ignore[arg-type]
+
+
+def swapped_endpoint(function: Callable[..., object], record: TabularKernel) -> Callable[..., object]:
+    """`function` on its verified fast path, named in one line on stderr (the fallback warning says why not)."""
+    from repoos_agent.tabular.swap import swap_endpoint  # SQLAlchemy loads only for programs with endpoints
+
+    swapped = swap_endpoint(function, record=record)
+    if swapped is not function:
+        print(f"repoos: swapped {record.function}: its verified fast path, guarded (TabularKernel)", file=sys.stderr)
+    return swapped
 
 
 class _SwappingLoader(importlib.machinery.SourceFileLoader):
     """Loads a module from source through `swapping_code` (never from a cached .pyc)."""
 
-    def __init__(self, fullname: str, path: str, contracts: dict[str, VerifiedKernel], graph: str) -> None:
+    def __init__(self, fullname: str, path: str, contracts: dict[str, Contract], graph: str) -> None:
         super().__init__(fullname, path)
         self._contracts = contracts
         self._graph = graph
 
     def get_code(self, fullname: str) -> types.CodeType:
         source = self.get_data(self.path).decode("utf-8")
-        return swapping_code(source, self.path, set(self._contracts))
+        return swapping_code(source, self.path, self._contracts)
 
     def exec_module(self, module: types.ModuleType) -> None:
-        module.__dict__[SWAP_NAME] = _swapper(self._contracts, self._graph)
+        swapper = module.__dict__[SWAP_NAME] = _ModuleSwapper(self._contracts, self._graph)
         super().exec_module(module)
+        swapper.recheck_routes()
 
 
 class _SwappingFinder(importlib.abc.MetaPathFinder):
-    """Hands modules whose file has VerifiedKernels to `_SwappingLoader`; all others to the usual finders."""
+    """Hands modules whose file has contracts to `_SwappingLoader`; all others to the usual finders."""
 
     def __init__(self, contracts: Contracts, graph: str) -> None:
         self._contracts = contracts
@@ -99,13 +144,14 @@ def run_script(path: str, argv: list[str], store: GraphStore | None) -> None:
     contracts = contracts_by_file(store) if store is not None else {}
     graph = store.location if store is not None else ""
     try:
-        code = swapping_code(source, path, set(contracts.get(resolved, {})))
+        code = swapping_code(source, path, contracts.get(resolved, {}))
     except SyntaxError as error:
         raise SourceError(f"{path}:{error.lineno}:{error.offset}", f"syntax error: {error.msg}") from None
     _swap_loaded_modules(contracts, graph)
     finder = _SwappingFinder(contracts, graph)
     main = types.ModuleType("__main__")
-    main.__dict__.update({"__file__": path, "__builtins__": __builtins__, SWAP_NAME: _swapper(contracts.get(resolved, {}), graph)})
+    swapper = _ModuleSwapper(contracts.get(resolved, {}), graph)
+    main.__dict__.update({"__file__": path, "__builtins__": __builtins__, SWAP_NAME: swapper})
     saved = sys.argv, list(sys.path), sys.modules.get("__main__")
     sys.argv = [path, *argv]
     sys.path.insert(0, str(Path(resolved).parent))  # as `python script.py` would, keeping the engine importable
@@ -121,11 +167,14 @@ def run_script(path: str, argv: list[str], store: GraphStore | None) -> None:
 
 
 def _swap_loaded_modules(contracts: Contracts, graph: str) -> None:
-    """Modules imported before the script started (rare) get their functions swapped in place."""
+    """Modules imported before the script started (rare) get their functions swapped in place (a route registered
+    by then keeps its original endpoint: `repoos_agent.tabular.swap.install(app)` moves it)."""
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
         mine = contracts.get(str(Path(origin).resolve())) if origin else None
+        swapper = _ModuleSwapper(mine or {}, graph)
         for name, contract in (mine or {}).items():
             function = getattr(module, name, None)
             if callable(function):
-                setattr(module, name, swap(function, contract=contract, graph=graph))
+                swapped = swapper.endpoint(name)(function) if isinstance(contract, TabularKernel) else swapper(function, name)
+                setattr(module, name, swapped)
