@@ -71,7 +71,7 @@ async def test_a_live_run_shows_the_sql_rows_timings_and_speedup_and_its_replay_
         assert orm_row[0] == "ORM" and fast_row[0] == "fast path" and orm_row[3] == fast_row[3] == f"{REPEATS}/{REPEATS}"
         assert orm_row[1].endswith(" ms") and fast_row[1].endswith(" ms") and orm_row[2].startswith("±")
         assert monitor.result is not None and f"speedup {monitor.result.speedup:.2f}x over the ORM" in screen
-        assert "stored as the TabularKernel of" in screen and "30" not in board.sql
+        assert "stored in the graph store" in screen and "30" not in board.sql
         assert server.password not in screen and "***" in screen
         live = _shown(monitor)
         await pilot.press("q")
@@ -105,6 +105,7 @@ async def test_a_wrong_password_is_a_notification_without_it(app, server) -> Non
         screen = _screen(monitor)
         assert monitor.failure is not None and monitor.failure.startswith("--db mysql+pymysql://")
         assert "the run failed" in screen and "Access denied" in screen
+        assert [n.title for n in monitor._notifications] == ["the run failed"]
         assert "not-the-password" not in screen + monitor.failure and "Traceback" not in screen
         assert monitor.board.stored is None
 
@@ -118,6 +119,7 @@ async def test_a_refused_chain_is_a_notification_naming_its_line(server, tmp_pat
         await pilot.pause()
         assert monitor.failure is not None and "endpoint.py:2:" in monitor.failure
         assert "must be one `return`" in _screen(monitor) and monitor.board.sql == ""
+        assert [n.message for n in monitor._notifications] == [monitor.failure]
 
 
 async def test_optimize_log_replays_the_figures_the_cli_printed(app, server, tmp_path: Path, repoos_command) -> None:

@@ -11,15 +11,14 @@ RACE_COLUMNS = (("path", 10), ("median", 10), ("spread", 7), ("samples", 8), ("l
 
 
 class TabularStatus(Static):
-    """Endpoint, database (its password masked), whether the run goes on; samples so far, elapsed, stored."""
+    """Endpoint and whether the run goes on; samples so far, elapsed, the database (its password masked)."""
 
     def show(self, board: TabularBoard, state: str, live: bool) -> None:
         first = Text()
         first.append(board.target or "…", style="bold")
-        first.append(f" │ {board.database} │ ")
+        first.append(" │ ")
         first.append(state, style="bold green" if state == "running" else "bold yellow")
-        stored = f"stored as the TabularKernel of {board.stored}" if board.stored else "not stored"
-        second = Text(f"{board.sampled}/{board.repeats} samples │ {board.elapsed(live):.1f} s │ {stored}")
+        second = Text(f"{board.sampled}/{board.repeats} samples │ {board.elapsed(live):.1f} s │ {board.database}")
         self.update(Text("\n").join([first, second]))
 
 
@@ -37,10 +36,8 @@ class QueryPane(Static):
             text.append(f"MISMATCH: {board.mismatch}", style="bold red")
         elif board.rows_compared is not None:
             text.append(f"verified: {board.rows_compared} rows equal to the ORM's", style="green")
-        elif board.failure:
-            text.append(f"failed: {board.failure}", style="bold red")
         else:
-            text.append("verifying…", style="dim")
+            text.append("not verified" if board.failure else "verifying…", style="dim")
         self.update(text)
 
 
@@ -69,7 +66,7 @@ class RaceTable(DataTable):
 
 
 class Outcome(Static):
-    """The speedup, so far or final, or why the run failed."""
+    """The speedup, so far or final, and whether the contract is stored; or why the run failed."""
 
     def show(self, board: TabularBoard) -> None:
         speedup = board.speedup
@@ -82,4 +79,6 @@ class Outcome(Static):
             text.append(" over the ORM on the same session" + ("" if final else " (so far)"))
         else:
             text.append("speedup -", style="dim")
+        if board.stored:
+            text.append("\nstored in the graph store: `repoos_agent.tabular.swap.install(app)` serves it")
         self.update(text)
