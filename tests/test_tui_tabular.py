@@ -139,3 +139,12 @@ async def test_optimize_log_replays_the_figures_the_cli_printed(app, server, tmp
         assert board.timing("orm_s").median_s == pytest.approx(report["orm_s"])
         assert board.timing("fast_s").median_s == pytest.approx(report["fast_s"])
         assert board.stored is not None and server.password not in screen
+
+
+def test_tui_db_errors_are_one_line_before_any_screen(repoos_command: list[str]) -> None:
+    url = "mysql+pymysql://app:hunter2-secret@127.0.0.1:1/app"
+    no_function = subprocess.run([*repoos_command, "tui", APP, "--db", url], capture_output=True, text=True, timeout=60)
+    assert no_function.returncode == 2 and "Traceback" not in no_function.stderr
+    assert no_function.stderr.strip() == f"repoos: error: `{APP}`: give the endpoint as path/to/app.py:function with --db"
+    both = subprocess.run([*repoos_command, "tui", "--replay", "run.jsonl", "--db", url], capture_output=True, text=True)
+    assert both.returncode == 2 and "a replay needs no database" in both.stderr and "hunter2" not in both.stderr
