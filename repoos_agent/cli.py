@@ -44,7 +44,7 @@ from repoos_agent.search_options import (
     search_events,
     search_target,
 )
-from repoos_agent.store import Batch, open_store
+from repoos_agent.store import open_store
 from repoos_agent.store.recording import (
     record_baseline_check,
     record_evaluation,
@@ -302,14 +302,13 @@ def _record(args: argparse.Namespace, write, *values, near: str):
 def _optimize_endpoint(args: argparse.Namespace) -> int:
     """The tabular track: an ORM endpoint's fast path, verified against `--db` and raced against the ORM."""
     from repoos_agent.tabular.endpoint_values import parse_endpoint_values
-    from repoos_agent.tabular.optimize import optimize_endpoint, record_of
+    from repoos_agent.tabular.optimize import optimize_endpoint, split_endpoint, write_contract
 
-    path, _, function = args.target.rpartition(":")
-    if not path or not function:
-        raise RepoosError(f"`{args.target}`: give the endpoint as path/to/app.py:function with --db")
-    result = optimize_endpoint(path, function, args.db, parse_endpoint_values(args.arg))
+    path, function = split_endpoint(args.target)
+    with search_events(args) as events:
+        result = optimize_endpoint(path, function, args.db, parse_endpoint_values(args.arg), events)
+        _record(args, write_contract, result, path, events, near=path)
     contract = result.contract
-    _record(args, lambda store, record: store.write(Batch((record,), ())), record_of(result, path), near=path)
     payload = {
         "target": args.target,
         "database": result.database,

@@ -31,11 +31,8 @@ from tui.board import LOG_LINES, Board
 from tui.detail import CodeSource, DetailPane, DetailScreen
 from tui.help import HelpScreen
 from tui.leaderboard import Leaderboard
-from tui.replay import RunLog
+from tui.replay import Replay, paced
 from tui.status import BestChart, StatusBar, VerdictCounts
-
-MAX_REPLAY_GAP_S = 2.0
-"""A replay never sits idle longer than this between two events (the times it shows stay the log's own)."""
 
 SaveBest = Callable[[Event], str]
 """Saves the best schedule (an evaluation or the run's finish event); returns where it went, raises RepoosError."""
@@ -48,14 +45,6 @@ class LiveSearch:
     target: Target
     config: SearchConfig
     events: EventStream = field(default_factory=EventStream)
-
-
-@dataclass(frozen=True)
-class Replay:
-    """A recorded run to play back at `speed` times its own pace."""
-
-    log: RunLog
-    speed: float = 1.0
 
 
 class SearchEvent(Message):
@@ -145,15 +134,8 @@ class SearchMonitor(App[SearchResult | None]):
         self._show_status()
 
     async def _replay(self, replay: Replay) -> None:
-        previous: Event | None = None
-        for event in replay.log.events:
-            if previous is not None:
-                delay = min((event.time - previous.time) / replay.speed, MAX_REPLAY_GAP_S)
-                if delay > 0:
-                    await asyncio.sleep(delay)
-            await self._replay_running.wait()
+        async for event in paced(replay, self._replay_running):
             self._apply(event)
-            previous = event
         self.state = "replayed" if self.board.finished else "replayed (the log ends before the run did)"
         self._show_status()
 

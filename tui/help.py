@@ -16,16 +16,17 @@ SELECTING = ("↑ ↓", "select a row; the pane below shows its feedback")
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists `bindings` (each binding's tooltip, else its footer description) after the cursor keys."""
+    """Lists `bindings` (each binding's tooltip, else its footer description) after `leading` (the cursor keys)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "dismiss", "close")]
 
-    def __init__(self, bindings: Iterable[BindingType]) -> None:
+    def __init__(self, bindings: Iterable[BindingType], leading: tuple[tuple[str, str], ...] = (SELECTING,)) -> None:
         super().__init__()
         self._app_bindings = tuple(Binding.make_bindings(bindings))
+        self._leading = leading
 
     def compose(self) -> ComposeResult:
-        keys = [SELECTING, *((self.app.get_key_display(b), b.tooltip or b.description) for b in self._app_bindings)]
+        keys = [*self._leading, *((self.app.get_key_display(b), b.tooltip or b.description) for b in self._app_bindings)]
         width = max(len(key) for key, _ in keys)
         with Vertical(id="help"):
             yield Static("[b]Keys[/b]")

@@ -1,8 +1,10 @@
-"""Reading a run log written by `repoos optimize --log` (one event per line) back into events."""
+"""Reading a run log written by `repoos optimize --log` (one event per line) back into events, and playing it back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -10,6 +12,8 @@ from repoos_agent.agent.events import EVENT_KINDS, Event
 from repoos_agent.errors import RepoosError
 
 EVENT_FIELDS = {f.name for f in fields(Event)}
+MAX_REPLAY_GAP_S = 2.0
+"""A replay never sits idle longer than this between two events (the times it shows stay the log's own)."""
 
 
 class RunLogError(RepoosError):
@@ -23,6 +27,27 @@ class RunLog:
     path: str
     events: tuple[Event, ...]
     runs: int
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A recorded run to play back at `speed` times its own pace."""
+
+    log: RunLog
+    speed: float = 1.0
+
+
+async def paced(replay: Replay, running: asyncio.Event) -> AsyncIterator[Event]:
+    """The log's events at the replay's pace, each one waiting while `running` is clear (paused)."""
+    previous: Event | None = None
+    for event in replay.log.events:
+        if previous is not None:
+            delay = min((event.time - previous.time) / replay.speed, MAX_REPLAY_GAP_S)
+            if delay > 0:
+                await asyncio.sleep(delay)
+        await running.wait()
+        yield event
+        previous = event
 
 
 def read_run_log(path: str | Path) -> RunLog:

@@ -1,4 +1,4 @@
-"""One event stream for a search: every proposal and evaluation becomes a typed event.
+"""One event stream for a run: each step of a search or of a tabular run becomes a typed event.
 
 The CLI's progress lines, the JSONL run log, and later the TUI and MCP progress all
 subscribe to the same stream, so there is one account of what happened.
@@ -14,7 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
-EVENT_KINDS = ("run_started", "turn_started", "proposal", "evaluation", "run_finished")
+RUN_KINDS = ("run_started", "run_finished")
+"""Every run, of either track, starts and finishes with these."""
+SEARCH_KINDS = ("turn_started", "proposal", "evaluation")
+"""A loop kernel's schedule search, between its start and finish."""
+TABULAR_KINDS = ("chain_read", "query_compiled", "verification", "race_sample", "contract_stored")
+"""An ORM endpoint's tabular run (`repoos_agent.tabular.run_events` builds them), between its start and finish."""
+EVENT_KINDS = (*RUN_KINDS, *SEARCH_KINDS, *TABULAR_KINDS)
 
 
 @dataclass(frozen=True)

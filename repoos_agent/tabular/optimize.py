@@ -4,14 +4,14 @@ The endpoint's module is imported from its file (as `repoos run` would run it), 
 is read from its source, and a session on `--db` plays the endpoint's session parameter. The
 values it is verified and raced with are the endpoint's own defaults, overridden by `--arg`.
 The ORM path and the fast path are timed alternately on the same session; the contract is
-stored without the URL: credentials never leave the command line.
+stored without the URL: credentials never leave the command line. Each step is an event on the
+run's `EventStream` (`run_events` decides what they may carry), for `--log` and `repoos tui`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
-import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -24,10 +24,14 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from repoos_agent.agent.events import EventStream
 from repoos_agent.errors import RepoosError
-from repoos_agent.store import TabularKernel, function_key
+from repoos_agent.measure.timing import Timing
+from repoos_agent.store import Batch, GraphStore, TabularKernel, function_key
 from repoos_agent.tabular.chain import QueryChain, read_chain
+from repoos_agent.tabular.compiled import compile_query
 from repoos_agent.tabular.fast_path import FastQuery
+from repoos_agent.tabular.run_events import TabularEvents
 from repoos_agent.tabular.verify import Mismatch, TabularContract, verify_endpoint
 
 REPEATS = 9
@@ -41,6 +45,9 @@ class TabularResult:
     orm_s: float
     fast_s: float
     database: str
+    orm_spread: float = 0.0  # the samples' relative interquartile spread (`Timing`)
+    fast_spread: float = 0.0
+    run: str = ""  # the id its events carry
 
     @property
     def speedup(self) -> float:
@@ -55,9 +62,27 @@ def safe_url(url: str) -> str:
         return "<the --db URL>"
 
 
-def optimize_endpoint(path: str, function_name: str, url: str, overrides: Mapping[str, object]) -> TabularResult:
-    """Compile `function_name` of `path`, verify it on the database at `url`, race it against the ORM."""
+def optimize_endpoint(
+    path: str, function_name: str, url: str, overrides: Mapping[str, object], events: EventStream | None = None
+) -> TabularResult:
+    """Compile `function_name` of `path`, verify it on the database at `url`, race it against the ORM.
+
+    Every step is emitted on `events`; a failure ends the run with a `run_finished` that says why
+    (subscribers such as the TUI must see it end), then raises."""
+    run = TabularEvents(events or EventStream())
+    run.started(f"{path}:{function_name}", safe_url(url), REPEATS)
+    try:
+        result = _optimize(path, function_name, url, overrides, run)
+    except BaseException as error:
+        run.failed(_without(url, str(error).splitlines()[0] if str(error) else type(error).__name__))
+        raise
+    run.finished(result)
+    return result
+
+
+def _optimize(path: str, function_name: str, url: str, overrides: Mapping[str, object], run: TabularEvents) -> TabularResult:
     chain = read_chain(path, function_name)
+    run.chain_read(chain)
     function = _load_function(path, function_name)
     values = _values(function, chain, overrides)
     try:
@@ -66,15 +91,29 @@ def optimize_endpoint(path: str, function_name: str, url: str, overrides: Mappin
         raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error))}") from None
     try:
         with Session(engine) as session:
+            # Compiled once more inside the verification, on its snapshot: this one is the SQL shown while it runs
+            # (and beside a mismatch), and compiling touches no table.
+            run.compiled(compile_query(chain, function, session))
             verdict = verify_endpoint(function, chain, session, values)
             if isinstance(verdict, Mismatch):
+                run.mismatch(verdict.reason)
                 raise RepoosError(f"{path}:{chain.line}: `{function_name}`: the fast path differs from the ORM: {verdict.reason}")
-            orm_s, fast_s = _race(function, chain, FastQuery(verdict.query), session, values)
+            run.verified(verdict)
+            orm, fast = _race(function, chain, FastQuery(verdict.query), session, values, run)
     except SQLAlchemyError as error:
         raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error).splitlines()[0])}") from None
     finally:
         engine.dispose()
-    return TabularResult(verdict, orm_s, fast_s, safe_url(url))
+    return TabularResult(verdict, orm.median_s, fast.median_s, safe_url(url), orm.spread, fast.spread, run.run)
+
+
+def write_contract(store: GraphStore, result: TabularResult, path: str, events: EventStream | None = None) -> TabularKernel:
+    """Store `result`'s contract as the `TabularKernel` of its endpoint; a `contract_stored` event on `events` says so."""
+    record = record_of(result, path)
+    store.write(Batch((record,), ()))
+    if events is not None:
+        TabularEvents(events, result.run).stored(record)
+    return record
 
 
 def record_of(result: TabularResult, path: str) -> TabularKernel:
@@ -88,8 +127,11 @@ def record_of(result: TabularResult, path: str) -> TabularKernel:
     )  # fmt: skip
 
 
-def _race(function: Callable, chain: QueryChain, fast: FastQuery, session: Session, values: dict) -> tuple[float, float]:
-    """Both paths, alternately, after a warm-up each; medians. The ORM's identity map is emptied between calls."""
+def _race(
+    function: Callable, chain: QueryChain, fast: FastQuery, session: Session, values: dict, run: TabularEvents
+) -> tuple[Timing, Timing]:
+    """Both paths, alternately, after a warm-up each; each pair of samples an event. The ORM's identity map is
+    emptied between calls."""
     orm_times, fast_times = [], []
     for turn in range(REPEATS + 1):
         start = time.perf_counter()
@@ -101,8 +143,9 @@ def _race(function: Callable, chain: QueryChain, fast: FastQuery, session: Sessi
         if turn:
             orm_times.append(middle - start)
             fast_times.append(end - middle)
+            run.sample(turn, orm_times[-1], fast_times[-1])
     session.rollback()
-    return statistics.median(orm_times), statistics.median(fast_times)
+    return Timing.of(orm_times), Timing.of(fast_times)
 
 
 def _load_function(path: str, name: str) -> Callable:
@@ -127,6 +170,14 @@ def _load_function(path: str, name: str) -> Callable:
     if not callable(function):
         raise RepoosError(f"{path}: no function named `{name}`")
     return function
+
+
+def split_endpoint(target: str) -> tuple[str, str]:
+    """`path/to/app.py:function` as its path and function name."""
+    path, _, function = target.rpartition(":")
+    if not path or not function:
+        raise RepoosError(f"`{target}`: give the endpoint as path/to/app.py:function with --db")
+    return path, function
 
 
 def _values(function: Callable, chain: QueryChain, overrides: Mapping[str, object]) -> dict:
