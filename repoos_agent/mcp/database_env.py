@@ -15,14 +15,13 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import quote, quote_plus, unquote
 
 from repoos_agent.errors import RepoosError
+from repoos_agent.tabular.credentials import safe_url, without_password
 
 DEFAULT_DATABASE_ENV = "REPOOS_DB_URL"
 READABLE_NAME = re.compile(r"REPOOS_[A-Z0-9_]*DB_URL")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-_PASSWORD = re.compile(r"://[^/?#@:]*:([^/?#@]*)@")  # user:password@ in the URL's authority
 
 
 class DatabaseEnvError(RepoosError):
@@ -39,26 +38,11 @@ class NamedDatabase:
     @property
     def masked(self) -> str:
         """The URL with its password masked: what a result or a message may show."""
-        masked = self.url
-        for secret in self._secrets():
-            masked = masked.replace(secret, "***")
-        return masked
+        return safe_url(self.url)
 
     def without_credentials(self, message: str) -> str:
         """`message` with the URL shown masked and its password, however encoded, replaced by `***`."""
-        message = message.replace(self.url, self.masked)
-        for secret in self._secrets():
-            message = message.replace(secret, "***")
-        return message
-
-    def _secrets(self) -> list[str]:
-        """The password as the URL spells it, decoded and re-encoded, longest first (one may contain another)."""
-        match = _PASSWORD.search(self.url)
-        if match is None or not match.group(1):
-            return []
-        raw = match.group(1)
-        forms = {raw, unquote(raw), quote(unquote(raw), safe=""), quote_plus(unquote(raw))}
-        return sorted(forms, key=len, reverse=True)
+        return without_password(self.url, message)
 
 
 def database_from_env(variable: str, environ: Mapping[str, str] = os.environ) -> NamedDatabase:

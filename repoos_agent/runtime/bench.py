@@ -127,9 +127,9 @@ def _run_leg(request: BenchRequest, leg: str, output: Path, endpoint: bool) -> L
         lines = process.stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {process.returncode}"
         if request.db:
-            from repoos_agent.tabular.optimize import _without
+            from repoos_agent.tabular.credentials import without_password
 
-            last = _without(request.db, last)
+            last = without_password(request.db, last)
         raise RepoosError(f"the {leg} leg failed: {last}")
     return LegResult(**json.loads(process.stdout.strip().splitlines()[-1]))
 

@@ -24,7 +24,7 @@ from repoos_agent.store import missing_store, store_location
 from repoos_agent.tabular.chain import read_chain
 from repoos_agent.tabular.endpoint_session import endpoint_session
 from repoos_agent.tabular.endpoint_values import parse_endpoint_values
-from repoos_agent.tabular.optimize import _load_function, _values
+from repoos_agent.tabular.optimize import endpoint_arguments, load_endpoint
 from repoos_agent.tabular.response import response_of
 from repoos_agent.tabular.swap import swap_endpoint
 from repoos_agent.tabular.verify import GuardedEndpoint, TabularFallbackWarning
@@ -34,8 +34,8 @@ ORM_ROUTE = "ORM (the endpoint as written)"
 
 def run_endpoint_leg(request: BenchRequest, leg: str, output: str) -> LegResult:
     chain = read_chain(request.script, request.function)
-    function = _load_function(request.script, request.function)
-    values = _values(function, chain, parse_endpoint_values(request.args))
+    function = load_endpoint(request.script, request.function)
+    values = endpoint_arguments(function, chain, parse_endpoint_values(request.args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TabularFallbackWarning)
         endpoint = swap_endpoint(function, request.graph) if leg == "swapped" else function

@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from repoos_agent.errors import RepoosError
-from repoos_agent.tabular.optimize import _without, safe_url
+from repoos_agent.tabular.credentials import safe_url, without_password
 
 
 @contextmanager
@@ -29,7 +29,7 @@ def endpoint_session(function: Callable, parameter: str, url: str | None = None)
         try:
             engine = create_engine(url)
         except (SQLAlchemyError, ValueError, ImportError) as error:
-            raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error))}") from None
+            raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {without_password(url, str(error))}") from None
         where, opened = f"--db {safe_url(url)}", _on_engine(engine)
     else:
         dependency = session_dependency(function, parameter)
@@ -41,7 +41,7 @@ def endpoint_session(function: Callable, parameter: str, url: str | None = None)
     except SQLAlchemyError as error:
         secret = url or (session.get_bind().url.render_as_string(hide_password=False) if session is not None else "")
         shown = safe_url(secret) if secret and not url else ""
-        message = _without(secret, str(error).splitlines()[0]) if secret else str(error).splitlines()[0]
+        message = without_password(secret, str(error).splitlines()[0]) if secret else str(error).splitlines()[0]
         raise RepoosError(f"{where}{f' ({shown})' if shown else ''}: {type(error).__name__}: {message}") from None
 
 

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import create_engine
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -30,6 +29,7 @@ from repoos_agent.measure.timing import Timing
 from repoos_agent.store import Batch, GraphStore, TabularKernel, function_key
 from repoos_agent.tabular.chain import QueryChain, read_chain
 from repoos_agent.tabular.compiled import compile_query
+from repoos_agent.tabular.credentials import safe_url, without_password
 from repoos_agent.tabular.fast_path import FastQuery
 from repoos_agent.tabular.run_events import TabularEvents
 from repoos_agent.tabular.verify import Mismatch, TabularContract, verify_endpoint
@@ -54,14 +54,6 @@ class TabularResult:
         return self.orm_s / self.fast_s if self.fast_s else 0.0
 
 
-def safe_url(url: str) -> str:
-    """The URL with its password masked: what messages may show."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not a URL at all: say nothing of what it holds
-        return "<the --db URL>"
-
-
 def optimize_endpoint(
     path: str, function_name: str, url: str, overrides: Mapping[str, object], events: EventStream | None = None
 ) -> TabularResult:
@@ -74,7 +66,7 @@ def optimize_endpoint(
     try:
         result = _optimize(path, function_name, url, overrides, run)
     except BaseException as error:
-        run.failed(_without(url, str(error).splitlines()[0] if str(error) else type(error).__name__))
+        run.failed(without_password(url, str(error).splitlines()[0] if str(error) else type(error).__name__))
         raise
     run.finished(result)
     return result
@@ -83,12 +75,12 @@ def optimize_endpoint(
 def _optimize(path: str, function_name: str, url: str, overrides: Mapping[str, object], run: TabularEvents) -> TabularResult:
     chain = read_chain(path, function_name)
     run.chain_read(chain)
-    function = _load_function(path, function_name)
-    values = _values(function, chain, overrides)
+    function = load_endpoint(path, function_name)
+    values = endpoint_arguments(function, chain, overrides)
     try:
         engine = create_engine(url)
     except (SQLAlchemyError, ValueError, ImportError) as error:
-        raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error))}") from None
+        raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {without_password(url, str(error))}") from None
     try:
         with Session(engine) as session:
             # Compiled once more inside the verification, on its snapshot: this one is the SQL shown while it runs
@@ -101,7 +93,9 @@ def _optimize(path: str, function_name: str, url: str, overrides: Mapping[str, o
             run.verified(verdict)
             orm, fast = _race(function, chain, FastQuery(verdict.query), session, values, run)
     except SQLAlchemyError as error:
-        raise RepoosError(f"--db {safe_url(url)}: {type(error).__name__}: {_without(url, str(error).splitlines()[0])}") from None
+        raise RepoosError(
+            f"--db {safe_url(url)}: {type(error).__name__}: {without_password(url, str(error).splitlines()[0])}"
+        ) from None
     finally:
         engine.dispose()
     return TabularResult(verdict, orm.median_s, fast.median_s, safe_url(url), orm.spread, fast.spread, run.run)
@@ -148,7 +142,7 @@ def _race(
     return Timing.of(orm_times), Timing.of(fast_times)
 
 
-def _load_function(path: str, name: str) -> Callable:
+def load_endpoint(path: str, name: str) -> Callable:
     """The endpoint, imported from its file under the module name its package path gives (imports inside it
     resolve as they do when the app runs from the working directory)."""
     file = Path(path).resolve()
@@ -180,7 +174,7 @@ def split_endpoint(target: str) -> tuple[str, str]:
     return path, function
 
 
-def _values(function: Callable, chain: QueryChain, overrides: Mapping[str, object]) -> dict:
+def endpoint_arguments(function: Callable, chain: QueryChain, overrides: Mapping[str, object]) -> dict:
     unknown = sorted(set(overrides) - set(chain.parameters))
     if unknown:
         raise RepoosError(f"--arg {', '.join(unknown)}: `{chain.function}` takes {', '.join(chain.parameters) or 'no values'}")
@@ -195,12 +189,3 @@ def _values(function: Callable, chain: QueryChain, overrides: Mapping[str, objec
         else:
             raise RepoosError(f"`{chain.function}` needs a value for `{name}`: give it as --arg {name}=VALUE")
     return values
-
-
-def _without(url: str, message: str) -> str:
-    """A driver's message with the URL's password removed, should the driver have repeated it."""
-    try:
-        password = make_url(url).password
-    except Exception:
-        return message
-    return message.replace(password, "***") if password else message
