@@ -2,9 +2,11 @@
 
 What a client of the app sees includes FastAPI's validation and JSON encoding of every row, the
 ASGI server and the socket: the share of the time the fast path removes is smaller there than
-in process. Two servers run side by side (benchmarks/serve_revenue.py, one worker each, on
-127.0.0.1): the ORM as written, and the app with the contracts `repoos optimize` stored
-installed. Both answer every case once and their JSON is compared equal before either is timed.
+in process. Three servers run side by side (benchmarks/serve_revenue.py, one worker each, on
+127.0.0.1): the ORM as written on PyMySQL (the seed's baseline), and the app with the contracts
+`repoos optimize` stored installed, once on PyMySQL and once on mysqlclient (each with contracts
+verified on its own driver). All answer every case once and their JSON is compared equal before
+any is timed.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ def store_contracts(url: str, graph: Path, values: Mapping[str, Mapping[str, obj
 class RevenueServer:
     """`with RevenueServer(graph) as server: server.client.get(...)`: the app under uvicorn in a subprocess."""
 
-    def __init__(self, graph: Path | None = None) -> None:
+    def __init__(self, graph: Path | None = None, url: str | None = None) -> None:
         self.graph = graph
+        self.url = url  # the app's database, when not the REVENUE_DB_URL of this process
         self.port = _free_port()
         self.process: subprocess.Popen | None = None
         self.installed: list[str] = []  # the routes the server runs a fast path on
@@ -49,7 +52,8 @@ class RevenueServer:
         command = [sys.executable, str(ROOT / "benchmarks" / "serve_revenue.py"), "--port", str(self.port)]
         if self.graph is not None:
             command += ["--graph", str(self.graph)]
-        self.process = subprocess.Popen(command, cwd=ROOT, env=_environment(), stdout=subprocess.PIPE, text=True)
+        environment = _environment() | ({"REVENUE_DB_URL": self.url} if self.url else {})
+        self.process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, text=True)
         self.installed = self.process.stdout.readline().split()[1:]
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
@@ -86,12 +90,17 @@ class RevenueServer:
         return median, (max(times) - min(times)) / 2 / median * 100
 
 
-def measure_http(orm: RevenueServer, ours: RevenueServer, path: str, params: Mapping[str, object], repeats: int) -> dict:
-    """Both servers on one route and its values, their JSON checked equal first: {"http orm": ..., "http ours": ...}."""
-    expected, got = orm.get(path, params).json(), ours.get(path, params).json()
-    if expected != got:
-        raise SystemExit(f"{path} {dict(params)}: the fast path's JSON differs from the ORM's")
-    return {"http orm": orm.timed(path, params, repeats), "http ours": ours.timed(path, params, repeats)}
+def measure_http(
+    orm: RevenueServer, ours: Mapping[str, RevenueServer], path: str, params: Mapping[str, object], repeats: int
+) -> dict:
+    """The ORM's server and each of ours on one route and its values, every JSON checked equal to the ORM's first:
+    {"http orm": ..., "http ours DRIVER": ...}."""
+    expected = orm.get(path, params).json()
+    for driver, server in ours.items():
+        if server.get(path, params).json() != expected:
+            raise SystemExit(f"{path} {dict(params)}: the fast path's JSON on {driver} differs from the ORM's")
+    figures = {"http orm": orm.timed(path, params, repeats)}
+    return figures | {f"http ours {driver}": server.timed(path, params, repeats) for driver, server in ours.items()}
 
 
 def _environment() -> dict[str, str]:

@@ -238,3 +238,13 @@ def test_a_zero_date_the_c_decoders_reject_reads_as_the_orm_reads_it(app, server
             assert FastQuery(contract.query)(db, {"limit": 3, "since": "2020-01-01"})[0].id != 999999  # the connection still works
     finally:
         server.sql("DELETE FROM app.revenue_details WHERE id = 999999")
+
+
+def test_a_contract_verified_on_one_driver_runs_the_orm_on_another(app, mysqlclient_sessions):
+    main, _ = app
+    contract = _contract(app, "get_revenue", {"min_cancelled": 20})  # verified through PyMySQL
+    assert contract.query.dialect == "mysql+pymysql"
+    guarded = GuardedEndpoint(main.get_revenue, contract)
+    with mysqlclient_sessions() as db, pytest.warns(TabularFallbackWarning, match="runs on mysql[+]mysqldb"):
+        rows = guarded(db, min_cancelled=20)
+    assert guarded.fast_calls == 0 and len(rows) > 0

@@ -29,7 +29,7 @@ class CompiledQuery:
     entity: str | None  # the mapped class an entity query returns, by name (None: rows of a projection)
     ordered: bool  # the query has ORDER BY: results compare in order
     tables: tuple[str, ...]  # the tables it reads, for the schema digest
-    dialect: str
+    dialect: str  # and driver, `mysql+pymysql`: the decoders that verification saw
     positional: bool = False  # the driver takes a sequence in `parameters` order (mysqlclient), not a mapping (PyMySQL)
 
     def bound(self, values: Mapping[str, object]) -> tuple | dict:
@@ -69,7 +69,7 @@ def compile_query(chain: QueryChain, function: Callable, session: Session) -> Co
     if unknown:
         raise TabularRefusal(f"{chain.path}:{chain.line}: the query binds values that are not parameters: {', '.join(unknown)}")
     ordered = bool(statement._order_by_clauses)
-    return CompiledQuery(compiled.string, placeholders, keys, entity, ordered, tables, dialect.name, compiled.positional)
+    return CompiledQuery(compiled.string, placeholders, keys, entity, ordered, tables, driver_of(dialect), compiled.positional)
 
 
 def entity_class(statement: Select) -> type | None:
@@ -115,3 +115,8 @@ def _tables(from_clause) -> list:
             if hasattr(element, side):
                 found += _tables(getattr(element, side))
     return found
+
+
+def driver_of(dialect) -> str:
+    """`mysql+pymysql`: the dialect and the DB-API driver whose decoders made the rows verification compared."""
+    return f"{dialect.name}+{dialect.driver}"

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from repoos_agent.ingest.parse import functions, parse_source
 from repoos_agent.ingest.parse import text as source_text
 from repoos_agent.tabular.chain import QueryChain, TabularRefusal, chain_of
-from repoos_agent.tabular.compiled import CompiledQuery, build_statement, compile_query
+from repoos_agent.tabular.compiled import CompiledQuery, build_statement, compile_query, driver_of
 from repoos_agent.tabular.fast_path import FastQuery, PendingWrites
 from repoos_agent.tabular.readers import check_response_readers
 
@@ -147,6 +147,9 @@ class GuardedEndpoint:
         would cost more than the fast path saves."""
         if self.edited:
             return self.edited
+        driver = driver_of(session.get_bind().dialect)
+        if driver != self.contract.query.dialect:
+            return f"the session runs on {driver}, and the fast path was verified on {self.contract.query.dialect}"
         info = session.connection().connection.info
         tables = self.contract.query.tables
         digest, when = info.get(("repoos_schema", tables), (None, 0.0))
