@@ -25,7 +25,7 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import MCP_FIELDS, InputError
 from repoos_agent.mcp.database_env import NamedDatabase, database_from_env
 from repoos_agent.mcp.roots import AllowedRoots
-from repoos_agent.store import Batch, open_store
+from repoos_agent.store import open_store
 from repoos_agent.tabular.endpoint_values import parse_endpoint_values
 
 _GIVE_VALUE = re.compile(r"give it as --arg (\S+)")
@@ -121,7 +121,7 @@ class EndpointCall:
         except Exception as error:  # the endpoint's own module or a driver failing otherwise: a message, never a traceback
             raise ToolError(self._safe(f"target: running `{self.function}` failed: {type(error).__name__}: {error}")) from None
         record = record_of(result, str(self.path))
-        warning = self._write(record) if self.store else ""
+        warning = self._write(result) if self.store else ""
         contract = result.contract
         return EndpointReport(
             target=self.target,
@@ -137,12 +137,14 @@ class EndpointCall:
             store_warning=warning,
         )
 
-    def _write(self, record: object) -> str:
+    def _write(self, result) -> str:
         """Record the contract in the store `repoos_agent.tabular.swap` reads for this file; why not, if it could not."""
+        from repoos_agent.tabular.optimize import write_contract
+
         try:
             store = open_store(None, self.path)
             try:
-                store.write(Batch((record,), ()))
+                write_contract(store, result, str(self.path))
             finally:
                 store.close()
         except RepoosError as error:
