@@ -26,3 +26,9 @@ def write_results(file_name: str, title: str, lines: list[str], summary: str) ->
     path = RESULTS / file_name
     path.write_text(f"# {title}\n\nMeasured on {machine}.\n\n" + "\n".join(lines) + "\n\n" + summary.strip() + "\n")
     print(f"written to {path}")
+
+
+def repeats_for(call_s: float, at_least: int, budget_s: float = 1.0, at_most: int = 41) -> int:
+    """How often to time a call that took `call_s` warm: `at_least`, or more for short calls, until about
+    `budget_s` of samples, so a median of milliseconds is not decided by a few samples on a noisy machine."""
+    return max(at_least, min(at_most, int(budget_s / max(call_s, 1e-6))))

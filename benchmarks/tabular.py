@@ -10,7 +10,8 @@ join endpoints once. For each, in the same run on the same data:
 - the raw drivers fetching the compiled SQL (PyMySQL, mysqlclient) and ConnectorX (Arrow);
 - ours: the verified fast path on a PyMySQL session and on a mysqlclient session.
 
-Each is timed `--repeats` times after a warm-up (median and spread); its Python heap peak is
+Each is timed `--repeats` times after a warm-up, or more for short calls (about a second of samples, at most
+41): median and spread. Its Python heap peak is
 taken with tracemalloc over one more call (C drivers' own buffers are not counted). Every
 fast path's rows are checked equal to the ORM's before timing.
 
@@ -38,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from report import write_results
+from report import repeats_for, write_results
 from tabular_http import RevenueServer, measure_http, store_contracts
 
 ROWS = 210_000
@@ -48,9 +49,10 @@ APP = "kernels/apps/revenue_app/main.py"
 
 
 def _timed(call, repeats: int) -> tuple[float, float, float]:
+    start = time.perf_counter()
     call()
     times = []
-    for _ in range(repeats):
+    for _ in range(repeats_for(time.perf_counter() - start, repeats)):
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
