@@ -267,7 +267,8 @@ def test_the_bundled_endpoints_routes_are_found_and_pass(app, name, path):
 
 def test_a_response_model_edited_after_verification_keeps_the_orm_at_install(shop, tmp_path):
     from repoos_agent.store import Batch, SQLiteStore
-    from repoos_agent.tabular.optimize import TabularResult, record_of
+    from repoos_agent.tabular.optimize import record_of
+    from repoos_agent.tabular.result import TabularResult
     from repoos_agent.tabular.swap import install
     from repoos_agent.tabular.verify import TabularFallbackWarning
 

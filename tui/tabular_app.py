@@ -28,7 +28,7 @@ from tui.tabular_board import TabularBoard
 from tui.tabular_widgets import Outcome, QueryPane, RaceTable, TabularStatus
 
 if TYPE_CHECKING:
-    from repoos_agent.tabular.optimize import TabularResult
+    from repoos_agent.tabular.result import TabularResult
     from tui.tabular_run import LiveEndpoint
 
 

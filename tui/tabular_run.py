@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from repoos_agent.agent.events import EventStream
 from repoos_agent.store import open_store
-from repoos_agent.tabular.optimize import TabularResult, optimize_endpoint, write_contract
+from repoos_agent.tabular.optimize import optimize_endpoint, write_contract
+from repoos_agent.tabular.result import TabularResult
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import inspect
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,27 +30,11 @@ from repoos_agent.tabular.chain import QueryChain, read_chain
 from repoos_agent.tabular.compiled import compile_query
 from repoos_agent.tabular.credentials import safe_url, without_password
 from repoos_agent.tabular.fast_path import FastQuery
+from repoos_agent.tabular.result import TabularResult
 from repoos_agent.tabular.run_events import TabularEvents
-from repoos_agent.tabular.verify import Mismatch, TabularContract, verify_endpoint
+from repoos_agent.tabular.verify import Mismatch, verify_endpoint
 
 REPEATS = 9
-
-
-@dataclass(frozen=True)
-class TabularResult:
-    """What the command found: the contract, both paths' median times, and where it ran (without credentials)."""
-
-    contract: TabularContract
-    orm_s: float
-    fast_s: float
-    database: str
-    orm_spread: float = 0.0  # the samples' relative interquartile spread (`Timing`)
-    fast_spread: float = 0.0
-    run: str = ""  # the id its events carry
-
-    @property
-    def speedup(self) -> float:
-        return self.orm_s / self.fast_s if self.fast_s else 0.0
 
 
 def optimize_endpoint(

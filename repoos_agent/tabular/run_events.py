@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the TUI reads these events without loading SQLAlchemy
     from repoos_agent.store import TabularKernel
     from repoos_agent.tabular.chain import QueryChain
     from repoos_agent.tabular.compiled import CompiledQuery
-    from repoos_agent.tabular.optimize import TabularResult
+    from repoos_agent.tabular.result import TabularResult
     from repoos_agent.tabular.verify import TabularContract
 
 TABULAR_TRACK = "tabular"
