@@ -27,8 +27,9 @@ from repoos_agent.agent.events import Event, EventStream
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.errors import RepoosError
 from repoos_agent.target import Target
-from tui.board import LOG_LINES, Board
+from tui.board import Board
 from tui.detail import CodeSource, DetailPane, DetailScreen
+from tui.event_log import LOG_LINES
 from tui.help import HelpScreen
 from tui.leaderboard import Leaderboard
 from tui.replay import Replay, paced

@@ -8,14 +8,13 @@ kept apart), so the terminal and the TUI never disagree about a run.
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 
 from repoos_agent.agent.display import speedup_cell, spread_cell
 from repoos_agent.agent.events import Event
 from repoos_agent.agent.ranking import beats_baseline, by_speedup
-
-LOG_LINES = 200
+from tui.event_log import EventLog
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class Row:
 
 
 @dataclass
-class Board:
+class Board(EventLog):
     """The state of one run: leaderboard rows, verdict counts, best speedup over evaluations, tokens, log."""
 
     target: str = ""
@@ -67,7 +66,6 @@ class Board:
     races: list[Event] = field(default_factory=list)
     finished: Event | None = None
     machine_busy: bool = False  # the latest evaluation's or the finish's word: their figures were measured beside other load
-    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     _tokens: dict[int, dict[str, int]] = field(default_factory=dict)
     _reasons: dict[tuple[int | None, int | None, str | None], str] = field(default_factory=dict)
 
@@ -109,15 +107,6 @@ class Board:
             winner = event.schedule or "(identity: the baseline)"
             return self._logged(event, f"run {ending}: best {winner} {speedup_cell(event)} {spread_cell(event)}")
         return self._logged(event, event.kind)
-
-    def _logged(self, event: Event, line: str) -> str:
-        return self.note(line, event.time)
-
-    def note(self, line: str, when: float | None = None) -> str:
-        """Add a line to the event log (the monitor's own notes, such as a save, go here too)."""
-        stamp = time.strftime("%H:%M:%S", time.localtime(when if when is not None else time.time()))
-        self.log.append(f"{stamp} {line}")
-        return self.log[-1]
 
     def ranked(self) -> list[Row]:
         """Rows fastest first, by the ranking every leaderboard uses (`by_speedup`)."""

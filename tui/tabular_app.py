@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerFailed
 
 from repoos_agent.agent.events import Event
 from repoos_agent.errors import RepoosError
-from tui.board import LOG_LINES
+from tui.event_log import LOG_LINES
 from tui.help import HelpScreen
 from tui.replay import Replay, paced
 from tui.tabular_board import TabularBoard

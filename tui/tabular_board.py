@@ -7,12 +7,11 @@ The ORM's and the fast path's figures are computed from the race's samples with 
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
 
 from repoos_agent.agent.events import Event
 from repoos_agent.measure.timing import Timing
-from tui.board import LOG_LINES
+from tui.event_log import EventLog
 
 PATHS = (("orm_s", "ORM"), ("fast_s", "fast path"))
 """The two raced paths: the key of their time in a sample's `times`, and their label."""
@@ -23,7 +22,7 @@ def milliseconds(seconds: float) -> str:
 
 
 @dataclass
-class TabularBoard:
+class TabularBoard(EventLog):
     """One tabular run: the endpoint, its chain and SQL, the verification, both paths' samples, the outcome."""
 
     target: str = ""
@@ -38,7 +37,6 @@ class TabularBoard:
     stored: str | None = None
     started: float | None = None
     last_time: float | None = None
-    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
 
     def apply(self, event: Event) -> str:
         """Fold one event in; returns the line the event log shows for it."""
@@ -77,15 +75,6 @@ class TabularBoard:
             self.stored = str(detail.get("function", ""))
             return self._logged(event, f"stored as the TabularKernel of {self.stored}")
         return self._logged(event, event.kind)
-
-    def _logged(self, event: Event, line: str) -> str:
-        return self.note(line, event.time)
-
-    def note(self, line: str, when: float | None = None) -> str:
-        """Add a line to the event log (the monitor's own notes, such as a failed store, go here too)."""
-        stamp = time.strftime("%H:%M:%S", time.localtime(when if when is not None else time.time()))
-        self.log.append(f"{stamp} {line}")
-        return self.log[-1]
 
     @property
     def failure(self) -> str | None:
