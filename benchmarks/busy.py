@@ -12,7 +12,8 @@ For each kernel at LARGE, in one run of this script:
    swapped kernel never below 0.8x its serial schedule).
 
 Prints a table and writes it to benchmarks/results/busy.md.
-Run: `.venv/bin/python benchmarks/busy.py [--kernels gemm,2mm,jacobi-2d,syr2k] [--size LARGE] [--iters 5]`.
+Run: `.venv/bin/python benchmarks/busy.py [--kernels gemm,2mm,jacobi-2d,syr2k] [--size LARGE] [--iters 5]`;
+`--swaps KERNEL=SCHEDULE` (repeatable) measures step 3 alone for the given schedules, into busy_swaps.md.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -42,7 +44,7 @@ from repoos_agent.schedule import parse_schedule
 from repoos_agent.target import Target, resolve_target
 
 ROUNDS = 3
-CALLS = 7
+CALLS = 9
 
 
 @contextmanager
@@ -76,27 +78,55 @@ def rerace(target: Target, config: SearchConfig, schedules: list[str]) -> dict[s
     return speedups
 
 
-def call_seconds(target: Target, size: str, schedule: str, fixed_team: int | None) -> float:
-    """Median seconds of `CALLS` calls of `schedule` through the swap's call plan (its team sized per call),
-    or on a `fixed_team` of threads, with fresh inputs each call."""
+@dataclass(frozen=True)
+class SwapLegs:
+    """One schedule called with a core taken: its serial schedule, the swapped kernel (team sized per
+    call) and a fixed team of every core. Medians of each leg, and the swapped and fixed legs as
+    ratios to the serial leg, each the median of the ratios within one round (the legs of a round
+    ran back to back, so a host that slows down between rounds moves all three)."""
+
+    serial_s: float
+    swapped_s: float
+    fixed_s: float
+    swapped_ratio: float
+    fixed_ratio: float
+
+
+def swap_legs(target: Target, size: str, schedule: str, cores: int) -> SwapLegs:
+    """`CALLS` rounds after a warm-up round; each round calls the three legs once, in an order that
+    rotates from round to round, on fresh inputs each call. Legs measured one after another in
+    blocks read a drifting host as a difference between them (a block of serial calls at 689 ms
+    and then a block of swapped ones at 1189 ms, where interleaved they ran within 15%)."""
     values = target.inputs(size)
-    native = build_native(target.kernel, Signature.of_values(target.kernel, values), prove_legal(target.kernel, schedule).lowered)
-    plan = CallPlan(target.function, KernelInterface.of_kernel(target.kernel, native.signature), native)
-    samples = []
+    legs = []
+    for leg_schedule, fixed_team in ((serial_of(schedule), None), (schedule, None), (schedule, cores)):
+        lowered = prove_legal(target.kernel, leg_schedule).lowered
+        native = build_native(target.kernel, Signature.of_values(target.kernel, values), lowered)
+        legs.append((CallPlan(target.function, KernelInterface.of_kernel(target.kernel, native.signature), native), fixed_team))
+    samples: list[list[float]] = [[], [], []]
     for call in range(CALLS + 1):
-        inputs = fresh_copy(values)
-        ordered = tuple(inputs[name] for name in plan.interface.arguments)
-        prepared = plan.prepare(ordered)
-        assert not isinstance(prepared, str), prepared
-        start = time.perf_counter()
-        if fixed_team is None:
-            plan.run(prepared, ordered)
-        else:
-            native.set_team(fixed_team)
-            native.run_prepared(prepared)
-        if call:  # the first call warms caches and the thread pool
-            samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for leg in [(call + offset) % 3 for offset in range(3)]:
+            plan, fixed_team = legs[leg]
+            inputs = fresh_copy(values)
+            ordered = tuple(inputs[name] for name in plan.interface.arguments)
+            prepared = plan.prepare(ordered)
+            assert not isinstance(prepared, str), prepared
+            start = time.perf_counter()
+            if fixed_team is None:
+                plan.run(prepared, ordered)
+            else:
+                plan.native.set_team(fixed_team)
+                plan.native.run_prepared(prepared)
+            if call:  # the first round warms caches and the thread pool
+                samples[leg].append(time.perf_counter() - start)
+    serial, swapped, fixed = samples
+    return SwapLegs(
+        statistics.median(serial),
+        statistics.median(swapped),
+        statistics.median(fixed),
+        statistics.median(s / w for s, w in zip(serial, swapped, strict=True)),
+        statistics.median(s / f for s, f in zip(serial, fixed, strict=True)),
+    )
 
 
 def describe(result: SearchResult) -> str:
@@ -108,20 +138,49 @@ def main() -> None:
     parser.add_argument("--kernels", default="gemm,2mm,jacobi-2d,syr2k")
     parser.add_argument("--size", default="LARGE")
     parser.add_argument("--iters", type=int, default=5)
+    parser.add_argument(
+        "--swaps",
+        action="append",
+        metavar="KERNEL=SCHEDULE",
+        help="only step 3, for this schedule (repeatable): no searches; the table goes to busy_swaps.md",
+    )
     args = parser.parse_args()
     cores = usable_cores()
     print(f"machine at the start: {probe_machine().describe()}", flush=True)
-    searches = [
-        "| kernel | quiet search's winner | busy search's winner | busy: machine_busy, re-measured | "
-        "quiet re-race: quiet winner | busy winner | busy / quiet |",
-        "|---|---|---|---|---|---|---|",
-    ]
     swaps = [
         "| kernel | schedule | serial schedule, busy | swapped (team per call), busy | fixed team of "
         f"{cores}, busy | swapped / serial | fixed / serial |",
         "|---|---|---|---|---|---|---|",
     ]
-    fractions, swap_ratios = [], []
+    swap_ratios: list[float] = []
+
+    def measure_swap(name: str, target: Target, schedule: str) -> None:
+        with busy_core():
+            legs = swap_legs(target, args.size, schedule, cores)
+        swap_ratios.append(legs.swapped_ratio)
+        swaps.append(
+            f"| {name} | `{schedule}` | {legs.serial_s * 1e3:.1f} ms | {legs.swapped_s * 1e3:.1f} ms | "
+            f"{legs.fixed_s * 1e3:.1f} ms | {legs.swapped_ratio:.2f}x | {legs.fixed_ratio:.2f}x |"
+        )
+        print(swaps[-1], flush=True)
+
+    if args.swaps:
+        for request in args.swaps:
+            name, _, schedule = request.partition("=")
+            measure_swap(name, resolve_target(name), schedule)
+        summary = (
+            f"Swapped parallel kernels with a core taken: lowest {min(swap_ratios):.2f}x their serial schedule "
+            f"(target: 0.8x). {SWAP_METHOD}"
+        )
+        print(summary)
+        write_results("busy_swaps.md", "Swapped kernels on a busy machine", swaps, summary)
+        return
+    searches = [
+        "| kernel | quiet search's winner | busy search's winner | busy: machine_busy, re-measured | "
+        "quiet re-race: quiet winner | busy winner | busy / quiet |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    fractions = []
     for name in args.kernels.split(","):
         target = resolve_target(name)
         config = SearchConfig(size=args.size, iters=args.iters)
@@ -140,20 +199,17 @@ def main() -> None:
         )
         print(searches[-1], flush=True)
         for schedule in dict.fromkeys([busy.schedule, quiet.schedule]):
-            if "parallelize" not in schedule:
-                continue
-            with busy_core():
-                serial = call_seconds(target, args.size, serial_of(schedule), None)
-                swapped = call_seconds(target, args.size, schedule, None)
-                fixed = call_seconds(target, args.size, schedule, cores)
-            swap_ratios.append(serial / swapped)
-            swaps.append(
-                f"| {name} | `{schedule}` | {serial * 1e3:.1f} ms | {swapped * 1e3:.1f} ms | {fixed * 1e3:.1f} ms | "
-                f"{serial / swapped:.2f}x | {serial / fixed:.2f}x |"
-            )
-            print(swaps[-1], flush=True)
+            if "parallelize" in schedule:
+                measure_swap(name, target, schedule)
         # Written after every kernel: a run cut short (a LARGE search of 2mm takes ten minutes) keeps what it measured.
         write_summary(searches, swaps, fractions, swap_ratios, args)
+
+
+SWAP_METHOD = (
+    f"Calls: {CALLS} rounds after a warm-up round, each round the three legs back to back in an order "
+    "that rotates, fresh inputs each call; each leg's median, and each ratio the median of the rounds' "
+    "ratios. 'busy': a CPU-bound process pinned to the last core."
+)
 
 
 def write_summary(searches: list[str], swaps: list[str], fractions: list[float], swap_ratios: list[float], args) -> None:
@@ -163,8 +219,7 @@ def write_summary(searches: list[str], swaps: list[str], fractions: list[float],
         f"lowest {min(fractions):.0%}, geomean {statistics.geometric_mean(fractions):.0%} (target: at least 90%). "
         f"Swapped parallel kernels with a core taken: lowest {lowest_swap:.2f}x their serial schedule (target: 0.8x). "
         f"Searches: the heuristic, {args.iters} turns of 4 candidates, at {args.size}. Re-races: {ROUNDS} alternating "
-        f"rounds, each a race of 10 repeats against the baseline; the table gives the median round. Calls: median of "
-        f"{CALLS} after one warm-up, fresh inputs each call. 'busy': a CPU-bound process pinned to the last core."
+        f"rounds, each a race of 10 repeats against the baseline; the table gives the median round. {SWAP_METHOD}"
     )
     print(summary)
     write_results("busy.md", "Searches and swapped kernels on a busy machine", [*searches, "", *swaps], summary)
