@@ -30,6 +30,22 @@ class Toolchain:
     version: str
     flags: tuple[str, ...] = DEFAULT_FLAGS
     timeout_s: float | None = None  # a compile that runs longer is a CompileError (e.g. Polly on a large nest)
+    links: tuple[str, ...] = ()  # libraries every build links, after the source
+
+
+VECTOR_MATH_FLAGS = ("-fno-math-errno", "-DRP_VECTOR_MATH")
+"""Loops that call `exp`, `tanh`, `sin`, ... vectorize through glibc's libmvec (the generated
+code declares the vector variants under `RP_VECTOR_MATH`, see `codegen.c`). `-fno-math-errno`
+lets gcc treat the calls as pure, which vectorizing needs; nothing we generate reads `errno`.
+libmvec's variants are within 4 ulp, far inside the comparison's tolerances. Measured on a
+float32 `exp(x - m)` over 4M elements: 22.8 ms scalar, 5.0 ms vectorized (NumPy: 10.8 ms)."""
+
+_VECTOR_MATH_PROBE = """\
+#include <math.h>
+#pragma omp declare simd notinbranch
+double exp(double);
+void rp_probe(long n, double *restrict x) { for (long i = 0; i < n; i++) x[i] = exp(x[i]); }
+"""
 
 
 @cache
@@ -40,7 +56,29 @@ def default_toolchain() -> Toolchain:
     if path is None:
         raise CompileError(f"C compiler `{command}` not found on PATH (install gcc, or set CC)")
     probe = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    return Toolchain(command=path, version=probe.stdout.splitlines()[0] if probe.stdout else "unknown")
+    version = probe.stdout.splitlines()[0] if probe.stdout else "unknown"
+    if vector_math_links(path):
+        return Toolchain(command=path, version=version, flags=DEFAULT_FLAGS + VECTOR_MATH_FLAGS, links=("-lmvec",))
+    return Toolchain(command=path, version=version)
+
+
+def vector_math_links(compiler: str) -> bool:
+    """Whether `compiler` builds and links a loop of `exp` against libmvec here (glibc on x86-64 has it;
+    elsewhere the calls stay scalar)."""
+    with tempfile.TemporaryDirectory() as directory:
+        source = Path(directory) / "probe.c"
+        source.write_text(_VECTOR_MATH_PROBE)
+        library = Path(directory) / "probe.so"
+        try:
+            result = subprocess.run(
+                [compiler, *DEFAULT_FLAGS, *VECTOR_MATH_FLAGS, "-o", str(library), str(source), "-lmvec", "-lm"],
+                capture_output=True,
+                check=False,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return result.returncode == 0
 
 
 def cache_dir() -> Path:
@@ -74,7 +112,7 @@ def engine_work() -> Iterator[None]:
 def build_key(source: CSource, toolchain: Toolchain) -> str:
     """Names a build by everything that decides its bytes: code (model, schedule, types), compiler, flags."""
     digest = hashlib.sha256()
-    for part in (source.text, toolchain.command, toolchain.version, *toolchain.flags, *source.libraries):
+    for part in (source.text, toolchain.command, toolchain.version, *toolchain.flags, *toolchain.links, *source.libraries):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
@@ -92,7 +130,7 @@ def build_shared_library(source: CSource, toolchain: Toolchain | None = None) ->
     write_atomically(c_file, source.text.encode())
     fd, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=directory)
     os.close(fd)
-    links = ["-lm", *(f"-l{library}" for library in source.libraries)]
+    links = [*toolchain.links, "-lm", *(f"-l{library}" for library in source.libraries)]
     try:
         try:
             with engine_work():

@@ -41,7 +41,7 @@ from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, IndexRead, N
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Allocation, Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
-from repoos_agent.schedule import LoweredSchedule, ScheduleState
+from repoos_agent.schedule import Contraction, LoweredSchedule, ScheduleState
 from repoos_agent.schedule.products import Operand, ProductCall
 
 ENTRY = "repoos_kernel"
@@ -106,6 +106,23 @@ static inline int64_t rp_ipow(int64_t a, int64_t e) { int64_t r = 1; while (e-- 
 static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
 static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
 """
+
+VECTOR_MATH = {"exp": 1, "log": 1, "pow": 2, "sin": 1, "cos": 1, "tan": 1, "tanh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2}
+"""The libm functions glibc's libmvec has vector variants of, with their arity. Declared with
+`omp declare simd` (under `RP_VECTOR_MATH`, which the backend defines where libmvec links), gcc
+vectorizes the loops that call them instead of calling them one element at a time."""
+
+
+def vector_math_prelude(text: str) -> str:
+    """The vector declarations of the libmvec functions `text` calls."""
+    called = [name for name in VECTOR_MATH if re.search(rf"(?<![\w.]){name}\(", text)]
+    if not called:
+        return ""
+    lines = ["#ifdef RP_VECTOR_MATH"]
+    for name in called:
+        lines += ["#pragma omp declare simd notinbranch", f"double {name}({', '.join(['double'] * VECTOR_MATH[name])});"]
+    return "\n".join([*lines, "#endif", ""])
+
 
 BLAS_PRELUDE = """\
 #include <limits.h>
@@ -205,6 +222,7 @@ class _Printer:
         self._copied: set[str] = set()  # scatters the loop being printed accumulates into per-thread copies
         self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
         self.printed_blas: set[str] = set()
+        self.contracted = {c.array: c for c in schedule.contracted}
 
     def source(self, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
@@ -214,7 +232,8 @@ class _Printer:
         data_checks, data_lines = self._index_checks(len(checks))
         checks, check_lines = checks + data_checks, check_lines + data_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
-        lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "") + (COPIES_PRELUDE if self.lowered.privatized else "")]
+        threads = self.lowered.privatized or any(c.kept and c.private_to for c in self.lowered.contracted)
+        lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "") + (COPIES_PRELUDE if threads else "")]
         if mlir_call:
             lines += self._mlir_declaration()
         entry_at = len(lines)
@@ -234,6 +253,7 @@ class _Printer:
             if missing:
                 raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
         lines += ["    return 0;", "}", ""]
+        lines[0] += vector_math_prelude("\n".join(lines[1:]))
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
         count_parameters += "".join(f", int64_t {self._dim_name(sp.array, sp.dim)}" for sp in kernel.shape_parameters)
@@ -313,9 +333,10 @@ class _Printer:
     def _views(self) -> list[str]:
         return self._shape_definitions() + self._array_views()
 
-    def _array_views(self, buffers: Mapping[str, str] | None = None) -> list[str]:
+    def _array_views(self, buffers: Mapping[str, str] | None = None, region: str | None = None) -> list[str]:
         """`restrict` views of the caller's buffers, so `A[i][j]` indexes them in place (or of the
-        buffer `buffers` names for an array: a thread's private copy)."""
+        buffer `buffers` names for an array: a thread's private copy). In the parallel `region` of
+        a loop, a temporary contracted for its threads is each thread's own."""
         lines = []
         for array in self.kernel.arrays:
             if not array.is_argument or array.rank == 0:
@@ -323,12 +344,52 @@ class _Printer:
             c_type = C_TYPES[self.signature.array_type(array.name)]
             name = self.c_names[array.name]
             buffer = (buffers or {}).get(array.name, f"{name}_data")
-            if array.rank == 1:
+            if array.name in self.contracted:
+                lines.append(self._contracted_view(self.contracted[array.name], c_type, region))
+            elif array.rank == 1:
                 lines.append(f"{c_type} *restrict {name} = {buffer};")
             else:
                 extents = "".join(f"[{self._dim_name(array.name, d)}]" for d in range(1, array.rank))
                 lines.append(f"{c_type} (*restrict {name}){extents} = ({c_type} (*){extents}) {buffer};")
         return lines
+
+    def _contracted_view(self, contraction: Contraction, c_type: str, region: str | None) -> str:
+        """A contracted temporary: a local scalar, or a view of the first cells of the caller's
+        buffer by the kept dimensions (a thread's own slice of it in the loop it is private to:
+        the buffer holds a slice per thread, as `_team_cap` makes sure)."""
+        name = self.c_names[contraction.array]
+        if not contraction.kept:
+            return f"{c_type} {name};"
+        buffer = f"{name}_data"
+        if region is not None and region == contraction.private_to:
+            buffer += f" + (int64_t) omp_get_thread_num() * {self._cells(contraction)}"
+        extents = "".join(f"[{self._dim_name(contraction.array, d)}]" for d in contraction.kept[1:])
+        if not extents:
+            return f"{c_type} *restrict {name} = {buffer};"
+        return f"{c_type} (*restrict {name}){extents} = ({c_type} (*){extents}) ({buffer});"
+
+    def _cells(self, contraction: Contraction) -> str:
+        return "(" + " * ".join(self._dim_name(contraction.array, d) for d in contraction.kept) + ")"
+
+    def _team_cap(self, node: For) -> str:
+        """` num_threads(...)` for a parallel loop whose threads keep their own slice of a contracted
+        temporary in the caller's buffer: no more threads than the buffer has slices."""
+        slices = [
+            " * ".join(self._dim_name(c.array, d) for d in range(self.kernel.array(c.array).rank) if d not in c.kept)
+            for c in self.contracted.values()
+            if c.kept and c.private_to == node.loop_id
+        ]
+        if not slices:
+            return ""
+        cap = "(int64_t) omp_get_max_threads()"
+        for count in slices:
+            cap = f"min({cap}, max(1, {count}))"
+        return f" num_threads({cap})"
+
+    def _lane_private(self, node: For) -> str:
+        """` private(...)` for a vector loop's contracted scalars: each lane its own."""
+        scalars = sorted(self.c_names[c.array] for c in self.contracted.values() if node.loop_id in c.vector_loops)
+        return f" private({', '.join(scalars)})" if scalars else ""
 
     def _locals(self) -> list[str]:
         lines = []
@@ -516,7 +577,7 @@ class _Printer:
             if plan is not None:
                 return self._promoted(plan, depth, emit)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
-        simd = f"simd simdlen({node.vector})" if marks and node.vector else ""
+        simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
         copied = sorted({self._written_array(c.statement) for c in _calls(node) if c.statement in self.lowered.privatized})
         if marks and node.parallel and copied and not self._outlined:
             return self._privatized_region(node, depth, emit, header, simd, copied)
@@ -529,9 +590,9 @@ class _Printer:
             # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
             # are declared in the region too, shadowing the function's: one copy per thread.
             worksharing = _worksharing(node, simd)
-            views = [f"{pad}    {line}" for line in self._array_views() + self._private_locals(node.private)]
+            views = [f"{pad}    {line}" for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)]
             return [
-                f"{pad}#pragma omp parallel",
+                f"{pad}#pragma omp parallel{self._team_cap(node)}",
                 f"{pad}{{",
                 *views,
                 f"{pad}    {worksharing}",
@@ -572,10 +633,10 @@ class _Printer:
         self._copied |= scatters
         body = self._node(node.body, depth + 2, emit, True)
         self._copied -= scatters
-        views = [f"{pad}        {line}" for line in self._array_views(buffers) + self._private_locals(node.private)]
+        views = [f"{pad}        {line}" for line in self._array_views(buffers, node.loop_id) + self._private_locals(node.private)]
         return [
             *lines,
-            f"{pad}    #pragma omp parallel",
+            f"{pad}    #pragma omp parallel{self._team_cap(node)}",
             f"{pad}    {{",
             *views,
             f"{pad}        {_worksharing(node, simd)}",
@@ -614,7 +675,8 @@ class _Printer:
             [
                 f"static void {name}({', '.join(parameters)})",
                 "{",
-                *("    " + line for line in self._shape_definitions() + self._array_views() + self._private_locals(node.private)),
+                *("    " + line for line in self._shape_definitions()),
+                *("    " + line for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)),
                 f"    {_worksharing(node, simd)}",
                 f"    {header} {{",
                 *body,
@@ -624,7 +686,7 @@ class _Printer:
             ]
         )
         pad = "    " * depth
-        return [f"{pad}#pragma omp parallel", f"{pad}{name}({', '.join(arguments)});"]
+        return [f"{pad}#pragma omp parallel{self._team_cap(node)}", f"{pad}{name}({', '.join(arguments)});"]
 
     def _writes_shared_scalar(self, node: For) -> bool:
         """Whether the loop writes a scalar it does not privatize (then the region stays inline,
@@ -779,7 +841,8 @@ class _Printer:
         if isinstance(expr, Name):
             return self.c_names[expr.name]
         if isinstance(expr, ArrayRef):
-            indices = "".join(f"[{self._index(i)}]" for i in expr.indices)
+            kept = self.contracted[expr.array].kept if expr.array in self.contracted else range(len(expr.indices))
+            indices = "".join(f"[{self._index(expr.indices[d])}]" for d in kept)
             return f"{self.c_names[expr.array]}{indices}"
         if isinstance(expr, Unary):
             operand = self._value(expr.operand)

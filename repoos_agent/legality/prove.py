@@ -12,12 +12,13 @@ from dataclasses import dataclass, replace
 
 import islpy as isl
 
+from repoos_agent.legality.contraction import contract_temporaries
 from repoos_agent.legality.dependences import Dependence, dependences
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
-from repoos_agent.schedule import LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
+from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
 MAX_EXPLAINED = 5
 """Broken dependences explained per verdict: enough to act on, few enough to stay fast and readable."""
@@ -74,6 +75,8 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     distances = TimeDistances(kernel, lowered)
     parallel, private, atomic = _parallel_violations(kernel, deps, lowered, distances, explain)
     lowered = replace(lowered, private=private, atomic=atomic)
+    if not (broken or parallel) and kernel.allocations:
+        lowered = replace(lowered, contracted=contract_temporaries(kernel, lowered, deps))
     idle = sorted(lowered.privatized - atomic)
     if idle and not (broken or parallel):
         reason = f"privatize({idle[0]}): no parallel loop carries {idle[0]}'s scatter; parallelize a loop around it"
@@ -123,9 +126,23 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     for name in sorted(atomic):
         how = "accumulates in per-thread copies" if name in lowered.privatized else "is updated atomically"
         feedback += f" {name}'s scatter into `{kernel.statement(name).writes[0].array}` {how}."
+    for contraction in lowered.contracted:
+        feedback += f" {_stored_as(kernel, lowered, contraction)}."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
+
+
+def _stored_as(kernel: Kernel, lowered: LoweredSchedule, contraction: Contraction) -> str:
+    """How a contracted temporary is stored, in the words of its source."""
+    if contraction.kept:
+        dims = ", ".join(str(d) for d in contraction.kept)
+        shape = f"by dimension{'s' if len(contraction.kept) > 1 else ''} {dims} alone"
+    else:
+        shape = "as one scalar"
+    where = f", one copy per thread of `{lowered.qualified_name(contraction.private_to)}`" if contraction.private_to else ""
+    line = next(a.line for a in kernel.allocations if a.name == contraction.array)
+    return f"The temporary `{contraction.array}` (line {line}) is stored {shape}{where}"
 
 
 def _nested_parallel(lowered: LoweredSchedule) -> list[tuple[str, str]]:

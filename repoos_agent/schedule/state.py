@@ -40,6 +40,19 @@ class StatementSchedule:
 
 
 @dataclass(frozen=True)
+class Contraction:
+    """A temporary stored by the dimensions it keeps (none: a scalar), as `legality.contraction` proved it may be.
+
+    `private_to` is the parallel loop whose threads each keep their own copy; `vector_loops` the
+    vector loops whose lanes do (only a scalar can be in one)."""
+
+    array: str
+    kept: tuple[int, ...]
+    private_to: str | None = None
+    vector_loops: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LoweredSchedule:
     """What code generation and legality need: the schedule map, loop identities and the marks."""
 
@@ -56,6 +69,7 @@ class LoweredSchedule:
     blas: tuple[ProductCall, ...] = ()  # products code generation prints as one BLAS call each (`blas(S1)`)
     atomic: frozenset[str] = frozenset()  # scatters (`+=` through an index array) a parallel loop updates atomically (legality)
     privatized: frozenset[str] = frozenset()  # scatters that accumulate into per-thread copies instead (`privatize(S1)`)
+    contracted: tuple[Contraction, ...] = ()  # temporaries stored in fewer dimensions (legality)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)
