@@ -31,7 +31,7 @@ PRODUCTS = [
     ("numpy:gemm", "blas(S1)", ["cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans"]),
     ("numpy:2mm", "blas(S1); blas(S3)", ["cblas_dgemm"]),
     ("numpy:mlp", "blas(S1); blas(S4); blas(S7); parallelize(S2.i)", ["cblas_dgemm"]),
-    ("numpy:attention", "blas(S1); blas(S4); blas(S7); blas(S10); blas(S21)", ["CblasNoTrans, CblasTrans"]),
+    ("numpy:attention", "blas(S1); blas(S4); blas(S7); blas(S10); blas(S20); blas(S22)", ["CblasNoTrans, CblasTrans"]),
     ("numpy:atax", "blas(S1); blas(S3)", ["cblas_dgemv(CblasRowMajor, CblasNoTrans", "cblas_dgemv(CblasRowMajor, CblasTrans"]),
 ]
 
@@ -95,10 +95,20 @@ def test_blas_that_cannot_apply_is_invalid_with_the_reason(schedule, message):
     assert re.search(message, verdict.feedback), verdict.feedback
 
 
-def test_a_product_of_an_expression_is_not_a_blas_call():
-    verdict = prove_legal(resolve_target("numpy:attention").kernel, "blas(S19)")
+def test_a_product_of_an_expression_stores_the_expression_first_and_runs_as_one_call():
+    """`softmax(scores) @ v`: the softmax's `e / sums` is stored, as NumPy stores it, so BLAS reads an array."""
+    kernel = resolve_target("numpy:attention").kernel
+    stored = kernel.statement("S18")
+    assert stored.writes[0].array == "operand" and "softmax_sums" in {r.array for r in stored.reads}
+    verdict = prove_legal(kernel, "blas(S20)")
+    assert verdict.legal, verdict.feedback
+    assert [(c.update, c.a.ref.array, c.b.ref.array) for c in verdict.lowered.blas] == [("S20", "operand", "v")]
+
+
+def test_a_reduction_that_is_not_a_product_is_not_a_blas_call():
+    verdict = prove_legal(resolve_target("numpy:attention").kernel, "blas(S14)")
     assert verdict.verdict == "invalid"
-    assert "S19's value is not a product of two array elements: a factor depends on its loops" in verdict.feedback
+    assert "S14 is not an update `T[...] += A[...] * B[...]` of an array" in verdict.feedback
 
 
 def test_the_z3_check_verifies_the_nests_the_call_replaces_and_mlir_refuses_blas():

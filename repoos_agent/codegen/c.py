@@ -880,6 +880,10 @@ class _Printer:
             result = f"rp_floordiv({left}, {right})" if not is_float(kind) else f"floor({left} / {right})"
         elif op == "%":
             result = f"rp_mod({left}, {right})" if not is_float(kind) else f"rp_fmod({left}, {right})"
+        elif is_float(kind) and _small_power(expr.right):
+            # `x ** 2` as NumPy computes it (a square); `x ** 3` as two products, within an ulp of
+            # `pow` and many times faster (gelu's cube ran at 52x in Pythran, which does the same).
+            return "(" + " * ".join([left] * _small_power(expr.right)) + ")"
         else:  # "**"
             result = f"rp_ipow({left}, {right})" if not is_float(kind) else f"pow({left}, {right})"
         # C promotes narrow integers to int and runs pow/fmod in double: round back as NumPy would.
@@ -901,6 +905,13 @@ class _Printer:
         args = ", ".join(self._as(a, "float") for a in expr.args)
         result = f"{expr.function}({args})"
         return f"((float) {result})" if C_TYPE[kind] == "float" else result
+
+
+def _small_power(exponent: Expr) -> int:
+    """2 or 3 for a literal exponent of that value, else 0."""
+    if isinstance(exponent, Number) and not isinstance(exponent.value, bool) and exponent.value in (2, 3):
+        return int(exponent.value)
+    return 0
 
 
 def _written(statement: Statement) -> str:

@@ -1159,6 +1159,7 @@ class ArrayLowering:
             )
         if left.rank == 0 or right.rank == 0:
             raise Refusal(node, "`@` of a scalar: use `*`" + RANK_HINT)
+        left, right = self._read_operand(left, place, node), self._read_operand(right, place, node)
         contraction = left.shape[-1]
         out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
         dtype = left.dtype.merged(right.dtype)
@@ -1192,6 +1193,18 @@ class ArrayLowering:
         )
         self.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order, product=True)
         return None if direct else target
+
+    def _read_operand(self, operand: Value, place: Place, node: Node) -> Value:
+        """A product's operand as a BLAS call can read it. An array (a slice, a transpose, times
+        scalars) stays as it is; any other expression (`softmax(s) @ v`: `e / sums`) is stored
+        first, as NumPy stores it, so that the product may run as one BLAS call. A schedule that
+        fuses the operand back into the product's loops shrinks it again (array contraction)."""
+        if operand.view is not None or operand.rank == 0:
+            return operand
+        probe = tuple(AffineExpr.of_variable(f"rp_d{d}") for d in range(operand.rank))
+        if _scaled_read(operand.element(probe)):
+            return operand
+        return self.materialize(operand, "operand", place, node)
 
     def _creation(self, node: Node, place: Place, statement: Node, name: str) -> Value:
         function = text(node.child_by_field_name("function")).rpartition(".")[2]
@@ -1244,6 +1257,20 @@ class ArrayLowering:
 def _operator(node: Node) -> str:
     operator = node.child_by_field_name("operator")
     return text(operator) if operator is not None else ""
+
+
+def _scaled_read(expr: Expr) -> bool:
+    """Whether `expr` is one array element times (or over) factors that read no array: `alpha * A[i, k]`."""
+    if isinstance(expr, ArrayRef):
+        return True
+    if isinstance(expr, Unary) and expr.op == "-":
+        return _scaled_read(expr.operand)
+    if isinstance(expr, Binary) and expr.op in ("*", "/"):
+        left, right = array_refs(expr.left), array_refs(expr.right)
+        if expr.op == "*" and not left:
+            return _scaled_read(expr.right)
+        return not right and _scaled_read(expr.left)
+    return False
 
 
 def _is_subscripted(node: Node) -> bool:
