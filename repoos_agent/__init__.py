@@ -1,6 +1,10 @@
 """RepoOS Agent: plain Python loop kernels in, proven-legal native code out."""
 
+from repoos_agent.openblas_core import prefer_feature_kernels
+
 PACKAGE = "repoos-agent"
+
+prefer_feature_kernels()  # before NumPy loads its OpenBLAS, wherever the package is imported first
 
 
 def __getattr__(name: str):

@@ -13,7 +13,6 @@ import pytest
 
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.backends import build_native
-from repoos_agent.backends.library import openblas_core
 from repoos_agent.check import fresh_copy, run_python, written_arrays
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.evaluate import evaluate_schedule
@@ -21,6 +20,7 @@ from repoos_agent.ingest import load_kernel
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure import compare_outputs
 from repoos_agent.model import Signature
+from repoos_agent.openblas_core import openblas_core
 from repoos_agent.target import resolve_target
 
 from .conftest import ROOT

@@ -15,6 +15,7 @@ from repoos_agent.codegen.c import COUNTER, ENTRY
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.errors import ArgumentSpecError, KernelRuntimeError
 from repoos_agent.model.signature import Signature
+from repoos_agent.openblas_core import openblas_core
 
 _LOADED: dict[Path, ctypes.CDLL] = {}
 _LOAD_LOCK = threading.Lock()
@@ -43,24 +44,6 @@ def _load(path: Path, calls_blas: bool = False) -> ctypes.CDLL:
                 os.environ.setdefault("OPENBLAS_CORETYPE", core)
             _LOADED[path] = ctypes.CDLL(str(path))
         return _LOADED[path]
-
-
-def openblas_core(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
-    """The OpenBLAS kernel family this CPU's features run, for `OPENBLAS_CORETYPE` (unless the user set it).
-
-    Debian's OpenBLAS 0.3.21 picks its kernels by CPU model, and a model it does not know (a virtual
-    "Intel Xeon Processor" with AVX-512) gets the SSE3 `Prescott` kernels: gemm at LARGE took 1.7 s
-    there and 0.44 s with `SkylakeX`, as fast as NumPy's own OpenBLAS. OpenBLAS reads the variable
-    once, when it loads."""
-    try:
-        flags = next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines() if line.startswith("flags")), [])
-    except OSError:
-        return None
-    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
-        return "SkylakeX"
-    if {"avx2", "fma"} <= set(flags):
-        return "Haswell"
-    return None
 
 
 class NativeKernel:
