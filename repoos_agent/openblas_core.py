@@ -28,7 +28,7 @@ def openblas_core(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     return None
 
 
-def prefer_feature_kernels() -> None:
+def prefer_feature_kernels(cpuinfo: Path = Path("/proc/cpuinfo")) -> None:
     """Set `OPENBLAS_CORETYPE` from the CPU's features unless the user set it, before any OpenBLAS loads.
 
     NumPy 1.26's bundled OpenBLAS (0.3.23, the peers' venv) does what Debian's does on this
@@ -36,6 +36,6 @@ def prefer_feature_kernels() -> None:
     0.32 ms with `SkylakeX`, so every speedup over NumPy of a kernel with a product was
     inflated about fourfold. With the variable set, NumPy, SciPy's OpenBLAS for the peers and
     Debian's for our `blas` calls all run the kernels the CPU has."""
-    core = openblas_core()
+    core = openblas_core(cpuinfo)
     if core is not None:
         os.environ.setdefault("OPENBLAS_CORETYPE", core)

@@ -6,6 +6,7 @@ original's (which calls BLAS too); the refusals name the statement and the reaso
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -20,7 +21,7 @@ from repoos_agent.ingest import load_kernel
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure import compare_outputs
 from repoos_agent.model import Signature
-from repoos_agent.openblas_core import openblas_core
+from repoos_agent.openblas_core import openblas_core, prefer_feature_kernels
 from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
@@ -185,3 +186,15 @@ def test_openblas_runs_the_kernels_the_cpu_features_allow(tmp_path, flags, core)
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: {flags}\n")
     assert openblas_core(cpuinfo) == core
+
+
+def test_every_openblas_in_the_process_is_told_the_cpu_s_kernels_unless_the_user_chose(tmp_path, monkeypatch):
+    """NumPy 1.26's bundled OpenBLAS picked 4x slower kernels on a virtual Xeon: it reads the variable once, at load."""
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu avx2 fma\n")
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    prefer_feature_kernels(cpuinfo)
+    assert os.environ["OPENBLAS_CORETYPE"] == "Haswell"
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")
+    prefer_feature_kernels(cpuinfo)
+    assert os.environ["OPENBLAS_CORETYPE"] == "Prescott"

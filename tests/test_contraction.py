@@ -100,7 +100,15 @@ def test_a_scalar_temporary_in_a_vector_loop_is_each_lane_s_own():
     np.testing.assert_allclose(got["y"], np.exp(values["x"]) * 2.0 + 1.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", [k.name for k in bundled_kernels("numpy")])
+FUSING_KERNELS = ("numpy:softmax", "numpy:layernorm", "numpy:cross-entropy", "numpy:attention", "numpy:batchnorm")
+"""Reductions over rows fused into their row loop: every kind of contraction (rows, scalars, per thread).
+`-m slow` sweeps the other 33 NumPy kernels too."""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(k.name, marks=() if k.name in FUSING_KERNELS else pytest.mark.slow) for k in bundled_kernels("numpy")],
+)
 def test_every_contracting_schedule_the_heuristic_proposes_computes_numpy_s_output(name):
     target = resolve_target(name)
     kernel, values = target.kernel, target.inputs("MINI")
