@@ -29,7 +29,7 @@ from itertools import combinations
 import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence
-from repoos_agent.model.kernel import Kernel, Statement
+from repoos_agent.model.kernel import Access, Kernel, Statement
 from repoos_agent.schedule import Contraction, LoweredSchedule
 
 
@@ -46,6 +46,7 @@ def contract_temporaries(kernel: Kernel, lowered: LoweredSchedule, deps: tuple[D
 
 
 def _contraction(kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependence, ...], array: str) -> Contraction | None:
+    """How `array` may be stored under `lowered`, or None when it stays whole."""
     accessors = [s for s in kernel.statements if any(a.array == array for a in s.reads + s.writes)]
     if not accessors or not _plainly_accessed(lowered, accessors, array):
         return None
@@ -130,7 +131,15 @@ def _crosses(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> 
     return not distances.intersect(carried).is_empty()
 
 
-def _cells_hold(kernel: Kernel, array: str, rank: int, kept: tuple[int, ...], flows, writes, schedules) -> bool:
+def _cells_hold(
+    kernel: Kernel,
+    array: str,
+    rank: int,
+    kept: tuple[int, ...],
+    flows: list[Dependence],
+    writes: list[tuple[Statement, Access]],
+    schedules: dict[str, isl.Map],
+) -> bool:
     """Whether storing `array` by its `kept` dimensions keeps every flowing value until its last read."""
     dims = [f"a{d}" for d in range(rank)]
     others = [f"b{d}" for d in range(rank)]
