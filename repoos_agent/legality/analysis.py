@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.legality.privatization import ScalarFlows
-from repoos_agent.legality.prove import TimeDistances, carried_dependences, parallel_obstacles, scatter_updates
+from repoos_agent.legality.prove import carried_dependences, parallel_obstacles, scatter_updates
+from repoos_agent.legality.time_distances import TimeDistances
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
 

@@ -29,23 +29,28 @@ from itertools import combinations
 import islpy as isl
 
 from repoos_agent.legality.dependences import Dependence
+from repoos_agent.legality.time_distances import TimeDistances
 from repoos_agent.model.kernel import Access, Kernel, Statement
 from repoos_agent.schedule import Contraction, LoweredSchedule
 
 
-def contract_temporaries(kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependence, ...]) -> tuple[Contraction, ...]:
+def contract_temporaries(
+    kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependence, ...], distances: TimeDistances
+) -> tuple[Contraction, ...]:
     """The temporaries `lowered` lets shrink, each with the dimensions it keeps (the fewest that stay sound)."""
     found = []
     for allocation in kernel.allocations:
         if allocation.role != "temporary":
             continue
-        contraction = _contraction(kernel, lowered, deps, allocation.name)
+        contraction = _contraction(kernel, lowered, deps, distances, allocation.name)
         if contraction is not None:
             found.append(contraction)
     return tuple(found)
 
 
-def _contraction(kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependence, ...], array: str) -> Contraction | None:
+def _contraction(
+    kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependence, ...], distances: TimeDistances, array: str
+) -> Contraction | None:
     """How `array` may be stored under `lowered`, or None when it stays whole."""
     accessors = [s for s in kernel.statements if any(a.array == array for a in s.reads + s.writes)]
     if not accessors or not _plainly_accessed(lowered, accessors, array):
@@ -58,10 +63,10 @@ def _contraction(kernel: Kernel, lowered: LoweredSchedule, deps: tuple[Dependenc
     if vectors is None:
         return None
     flows = [d for d in deps if d.kind == "flow" and d.array == array]
-    if vectors and any(_crosses(d, lowered, loop_id) for d in flows for loop_id in vectors):
+    if vectors and any(distances.carries(d, loop_id) for d in flows for loop_id in vectors):
         return None
     rank = kernel.array(array).rank
-    schedules = {s.name: _statement_map(lowered.schedule, s) for s in accessors}
+    schedules = {s.name: distances.schedule_of(s) for s in accessors}
     writes = [(s, access) for s in accessors for access in s.writes if access.array == array]
     for dropped_count in range(rank, 0, -1):
         for dropped in combinations(range(rank), dropped_count):
@@ -119,18 +124,6 @@ def _enclosing_all(lowered: LoweredSchedule, loops: frozenset[str], names: set[s
     return around
 
 
-def _crosses(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> bool:
-    """Whether some pair of the flow runs in different iterations of `loop_id` (and the same of the loops around it)."""
-    source = _statement_map(lowered.schedule, dependence.source)
-    sink = _statement_map(lowered.schedule, dependence.sink)
-    distances = dependence.relation.apply_domain(source).apply_range(sink).deltas()
-    dim = 2 * lowered.level_of(loop_id) + 1
-    names = ", ".join(f"d{k}" for k in range(lowered.width))
-    condition = " and ".join([f"d{k} = 0" for k in range(dim)] + [f"d{dim} != 0"])
-    carried = isl.Set.read_from_str(distances.get_ctx(), f"{{ [{names}] : {condition} }}")
-    return not distances.intersect(carried).is_empty()
-
-
 def _cells_hold(
     kernel: Kernel,
     array: str,
@@ -163,7 +156,3 @@ def _cells_hold(
         if not flow.relation.intersect(between).is_empty():
             return False
     return True
-
-
-def _statement_map(schedule: isl.UnionMap, statement: Statement) -> isl.Map:
-    return isl.Map.from_union_map(schedule.intersect_domain(isl.UnionSet.from_set(statement.domain)))

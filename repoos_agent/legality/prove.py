@@ -15,9 +15,10 @@ import islpy as isl
 from repoos_agent.legality.contraction import contract_temporaries
 from repoos_agent.legality.dependences import Dependence, dependences
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
+from repoos_agent.legality.time_distances import TimeDistances, statement_map
 from repoos_agent.legality.verdict import Violation
 from repoos_agent.model.expr import ArrayRef, array_refs, names
-from repoos_agent.model.kernel import Kernel, Statement, isl_lock
+from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
 MAX_EXPLAINED = 5
@@ -76,7 +77,7 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     parallel, private, atomic = _parallel_violations(kernel, deps, lowered, distances, explain)
     lowered = replace(lowered, private=private, atomic=atomic)
     if not (broken or parallel) and kernel.allocations:
-        lowered = replace(lowered, contracted=contract_temporaries(kernel, lowered, deps))
+        lowered = replace(lowered, contracted=contract_temporaries(kernel, lowered, deps, distances))
     idle = sorted(lowered.privatized - atomic)
     if idle and not (broken or parallel):
         reason = f"privatize({idle[0]}): no parallel loop carries {idle[0]}'s scatter; parallelize a loop around it"
@@ -157,13 +158,9 @@ def _nested_parallel(lowered: LoweredSchedule) -> list[tuple[str, str]]:
     return found
 
 
-def _statement_map(schedule: isl.UnionMap, statement: Statement) -> isl.Map:
-    return isl.Map.from_union_map(schedule.intersect_domain(isl.UnionSet.from_set(statement.domain)))
-
-
 def _violated_pairs(dependence: Dependence, schedule: isl.UnionMap) -> isl.Map:
     """The pairs of `dependence` that `schedule` (statement instance -> time) runs in the wrong order."""
-    source, sink = _statement_map(schedule, dependence.source), _statement_map(schedule, dependence.sink)
+    source, sink = statement_map(schedule, dependence.source), statement_map(schedule, dependence.sink)
     return dependence.relation.intersect(source.lex_ge_map(sink))
 
 
@@ -214,45 +211,6 @@ def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
     target = statement.writes[0]
     same_element = target.relation.apply_range(target.relation.reverse())
     return _violated_pairs(dependence, lowered.schedule).is_subset(same_element)
-
-
-class TimeDistances:
-    """How far in time each dependence reaches under one schedule, computed once per dependence.
-
-    Whether a loop carries a dependence is then a test on a small set of distance vectors (zero
-    before the loop's dimension, non-zero at it), where mapping every dependence through the
-    schedule again for each loop took most of a legality check."""
-
-    def __init__(self, kernel: Kernel, lowered: LoweredSchedule) -> None:
-        self.kernel, self.lowered = kernel, lowered
-        self._schedules: dict[str, isl.Map] = {}
-        self._distances: dict[Dependence, isl.Set] = {}
-        self._carried: dict[int, isl.Set] = {}
-
-    def carries(self, dependence: Dependence, loop_id: str) -> bool:
-        """Whether some pair of `dependence` runs at different iterations of loop `loop_id` and the same
-        iteration of every loop around it."""
-        dim = 2 * self.lowered.level_of(loop_id) + 1
-        return not self._distances_of(dependence).intersect(self._carried_at(dim)).is_empty()
-
-    def _distances_of(self, dependence: Dependence) -> isl.Set:
-        if dependence not in self._distances:
-            source, sink = self._schedule(dependence.source), self._schedule(dependence.sink)
-            self._distances[dependence] = dependence.relation.apply_domain(source).apply_range(sink).deltas()
-        return self._distances[dependence]
-
-    def _schedule(self, statement: Statement) -> isl.Map:
-        if statement.name not in self._schedules:
-            self._schedules[statement.name] = _statement_map(self.lowered.schedule, statement)
-        return self._schedules[statement.name]
-
-    def _carried_at(self, dim: int) -> isl.Set:
-        """Distance vectors zero before `dim` and non-zero at `dim`."""
-        if dim not in self._carried:
-            names = ", ".join(f"d{k}" for k in range(self.lowered.width))
-            condition = " and ".join([f"d{k} = 0" for k in range(dim)] + [f"d{dim} != 0"])
-            self._carried[dim] = isl.Set.read_from_str(self.kernel.ctx, f"{{ [{names}] : {condition} }}")
-        return self._carried[dim]
 
 
 def loop_carries(
@@ -374,7 +332,7 @@ def _carried_pairs(dependence: Dependence, lowered: LoweredSchedule, loop_id: st
     """The pairs of `dependence` that loop `loop_id` carries: the same iteration of every loop around it, different
     iterations of it (what `TimeDistances.carries` tests, here as the instances themselves, to show one)."""
     dim = 2 * lowered.level_of(loop_id) + 1
-    source, sink = _statement_map(lowered.schedule, dependence.source), _statement_map(lowered.schedule, dependence.sink)
+    source, sink = statement_map(lowered.schedule, dependence.source), statement_map(lowered.schedule, dependence.sink)
 
     def first(schedule: isl.Map, count: int) -> isl.Map:
         return schedule.project_out(isl.dim_type.out, count, schedule.dim(isl.dim_type.out) - count)
