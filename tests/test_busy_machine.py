@@ -21,6 +21,7 @@ from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure.cores import MachineState, probe_machine, usable_cores
 from repoos_agent.measure.isolated import MeasurementWorker, RaceRules
+from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.measure.timing import Timing
 from repoos_agent.model import Signature
 from repoos_agent.runtime.plan import CallPlan, KernelInterface
@@ -161,20 +162,35 @@ def test_nothing_in_the_measuring_process_wakes_during_a_timed_run(gemm):
     assert {tid: after.get(tid, count) - count for tid, count in before.items()} == dict.fromkeys(before, 0)
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_idle_openmp_threads_of_the_worker_sleep(gemm, worker):
     target, values, baseline, parallel = gemm
     rules = RaceRules(tuple(written_arrays(target)), min_repeats=3)
     assert worker.race(baseline, parallel, values, rules, timeout_s=120).outcome == "ok"
     pid = worker._process.pid
     assert b"OMP_WAIT_POLICY=passive" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-
-    def cpu_seconds() -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    start = cpu_seconds()
+    start = _cpu_seconds(pid)
     time.sleep(0.5)
-    assert cpu_seconds() - start < 0.05  # spinning team threads would burn the whole half second
+    assert _cpu_seconds(pid) - start < 0.05  # spinning team threads would burn the whole half second
+
+
+def test_idle_openblas_threads_of_the_worker_sleep_after_a_race_against_numpy(worker):
+    """NumPy's OpenBLAS pool and the one a `blas` build links are called in turn: neither may spin on after
+    its call (2^28 cycles by default), or each steals the cores the other's next call needs."""
+    target = resolve_target("numpy:gemm")
+    values = target.inputs("MEDIUM")
+    ours = build_native(target.kernel, Signature.of_values(target.kernel, values), prove_legal(target.kernel, "blas(S1)").lowered)
+    original = NumpyOriginal(str(target.bundled.path), target.bundled.function)
+    assert worker.race(original, ours, values, RaceRules(("C",), 100.0, min_repeats=5), timeout_s=120).outcome == "ok"
+    pid = worker._process.pid
+    assert b"OPENBLAS_THREAD_TIMEOUT=4" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    start = _cpu_seconds(pid)
+    time.sleep(0.3)
+    assert _cpu_seconds(pid) - start < 0.03  # two spinning pools would burn about 0.2 s of it
 
 
 def test_two_states_of_the_machine_are_reported_not_averaged(gemm, worker):

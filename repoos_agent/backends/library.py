@@ -22,14 +22,31 @@ _LOAD_LOCK = threading.Lock()
 
 _CTYPES = {"int64_t": ctypes.c_int64, "double": ctypes.c_double}
 
-WAIT_POLICY = {"OMP_WAIT_POLICY": "passive"}
-"""How idle OpenMP threads wait, for libgomp (C builds) and libomp (MLIR builds) alike, unless the
-user set it. Passive threads sleep at a barrier instead of spinning, so a thread that waits for a
+WAIT_POLICY = {"OMP_WAIT_POLICY": "passive", "OPENBLAS_THREAD_TIMEOUT": "4"}
+"""How idle threads wait, unless the user set it: OpenMP's (libgomp for C builds, libomp for MLIR
+builds) and OpenBLAS's pthreads pools (Debian's, which `blas` schedules link, and NumPy's own in the
+measurement worker). Every one of these runtimes reads it once, when it loads.
+
+Passive OpenMP threads sleep at a barrier instead of spinning, so a thread that waits for a
 descheduled teammate costs its core nothing. Measured in `benchmarks/wait_policy.py` on jacobi-2d,
 gemm and gramschmidt at LARGE, two threads with one core taken by another process: libgomp passive
 kept 1.07x its serial schedule (geomean), its default spin 0.62x, a short spin 0.68x, libomp 0.80x
 (default) and 0.98x (passive); on the quiet machine passive cost nothing against the default (1.61x
-against 1.58x). Both runtimes read it once, when they load: it is set before the first kernel library is."""
+against 1.58x).
+
+An idle OpenBLAS thread spins (yielding) for 2^timeout cycles before it sleeps: 2^28 by default,
+about 0.1 s. Two pools called in turn, NumPy's and a kernel's (or a peer's), then spin against each
+other's work: NumPy's 2mm at MEDIUM timed 10.45 ms when raced against Numba (whose `@` runs SciPy's
+OpenBLAS) and 1.46 ms with the timeout at its minimum, 2^4 cycles; gemm's `blas(S1)` against NumPy
+swung between 0.81x and 1.25x across races, and held at 1.10-1.12x. NumPy alone ran as fast with it
+as without (gemm, 2mm, 3mm, mlp and attention at MEDIUM: within the run-to-run noise)."""
+
+
+def prefer_sleeping_threads() -> None:
+    """Put `WAIT_POLICY` in the environment (where the user has not set it) before a runtime that
+    reads it loads: a kernel library here, or a measurement worker's NumPy."""
+    for name, value in WAIT_POLICY.items():
+        os.environ.setdefault(name, value)
 
 
 def _load(path: Path, calls_blas: bool = False) -> ctypes.CDLL:
@@ -37,8 +54,7 @@ def _load(path: Path, calls_blas: bool = False) -> ctypes.CDLL:
     OpenBLAS, its kernel choice) is in the environment."""
     with _LOAD_LOCK:
         if path not in _LOADED:
-            for name, value in WAIT_POLICY.items():
-                os.environ.setdefault(name, value)
+            prefer_sleeping_threads()
             core = openblas_core() if calls_blas else None
             if core is not None:
                 os.environ.setdefault("OPENBLAS_CORETYPE", core)

@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
 
-from repoos_agent.backends.library import NativeKernel
+from repoos_agent.backends.library import NativeKernel, prefer_sleeping_threads
 from repoos_agent.codegen import CSource
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.compare import Comparison, compare_outputs
@@ -251,6 +251,7 @@ class MeasurementWorker:
         self._lock = threading.Lock()
 
     def _start(self) -> None:
+        prefer_sleeping_threads()  # the worker's NumPy loads its OpenBLAS before any job arrives
         parent, child = self._context.Pipe()
         self._process = self._context.Process(target=_serve, args=(child,), daemon=True, name="repoos-measure")
         self._process.start()
