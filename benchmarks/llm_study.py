@@ -7,6 +7,10 @@ For each kernel, every configuration runs in turn in the same process, on the sa
 search at a time: `repoos eval`'s protocol (`run_study`) for each. Prints a table and writes it, with each
 configuration's eval.csv/eval.json, under benchmarks/results/llm-study/. Figures are speedups over the native
 baseline (PolyBench) or over the NumPy original (NumPy kernels), geometric means over the kernels.
+
+Whether the mixture lost to the heuristic alone is decided head to head: once both searched a kernel, their
+winners are raced against each other in the same run (`study/head_to_head.py`, the median of three races), and
+the mixture counts as below the heuristic only when it is slower by more than that race's spread.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repoos_agent.study.head_to_head import Duel, race_winners
 from repoos_agent.study.protocol import InstanceResult, StudyConfig, run_study
 from repoos_agent.study.report import write_outputs
 from repoos_agent.study.summary import summarize
+from repoos_agent.target import resolve_target
 
 POLYBENCH = ("gemm", "jacobi-2d", "atax", "bicg", "mvt", "syrk", "syr2k", "jacobi-1d", "2mm", "heat-3d")
 NUMPY = ("numpy:softmax", "numpy:gelu", "numpy:layernorm", "numpy:jacobi-1d", "numpy:go-fast")
 RESULTS = Path(__file__).parent / "results" / "llm-study"
+HEURISTIC, MIXTURE = "heuristic", "MoA heuristic + local"
 
 
 @dataclass(frozen=True)
@@ -42,8 +49,8 @@ class Variant:
 MODEL_VARIANTS = (
     Variant("local, constrained (best of 3)", "local:smollm2", k=3),
     Variant("local, unconstrained", "local:smollm2", constrain=False, first=5),
-    Variant("heuristic", "heuristic"),
-    Variant("MoA heuristic + local", moa=("heuristic", "local:smollm2")),
+    Variant(HEURISTIC, "heuristic"),
+    Variant(MIXTURE, moa=("heuristic", "local:smollm2")),
 )
 # What raises the model's runnable rate and speedups: each part of the prompt taken away, or added, alone.
 PROMPT_VARIANTS = (
@@ -106,22 +113,39 @@ def table(tallies: dict[str, Tally]) -> str:
     return "\n".join(lines)
 
 
-def kernel_table(tallies: dict[str, Tally]) -> str:
-    """Best of K per kernel and configuration; with the model study, the mixture over the heuristic alone."""
+def kernel_table(tallies: dict[str, Tally], duels: dict[str, Duel]) -> str:
+    """Best of K per kernel and configuration; with the model study, the mixture's winner raced against the
+    heuristic's (their time over the mixture's: above 1.00 the mixture's is faster)."""
     labels = list(tallies)
-    mixture = "MoA heuristic + local" in tallies and "heuristic" in tallies
-    extra = " MoA / heuristic |" if mixture else ""
-    lines = ["| kernel | " + " | ".join(labels) + f" |{extra}", "|---|" + "---|" * (len(labels) + (1 if mixture else 0))]
+    extra = " MoA / heuristic, raced |" if duels else ""
+    lines = ["| kernel | " + " | ".join(labels) + f" |{extra}", "|---|" + "---|" * (len(labels) + (1 if duels else 0))]
     by_kernel = {label: {i.kernel: i for i in tally.instances} for label, tally in tallies.items()}
     for name in by_kernel[labels[0]]:
         cells = [by_kernel[label].get(name) for label in labels]
-        ratio = ""
-        if mixture and name in by_kernel["MoA heuristic + local"] and name in by_kernel["heuristic"]:
-            heuristic, moa = by_kernel["heuristic"][name].best_of_k, by_kernel["MoA heuristic + local"][name].best_of_k
-            ratio = f" {moa / heuristic:.2f} |"
         shown = [f"{c.best_of_k:.2f}x" if c else "–" for c in cells]
-        lines.append(f"| {name} | " + " | ".join(shown) + f" |{ratio}")
+        lines.append(f"| {name} | " + " | ".join(shown) + f" |{_duel_cell(duels[name]) if name in duels else ''}")
     return "\n".join(lines)
+
+
+def _duel_cell(duel: Duel) -> str:
+    if duel.outcome == "same":
+        return " 1.00 (one schedule) |"
+    if duel.outcome != "ok":
+        return f" {duel.outcome} |"
+    return f" {duel.ratio:.2f} ±{duel.spread:.0%}{' (below)' if duel.second_lost else ''} |"
+
+
+def duel_summary(duels: dict[str, Duel]) -> str:
+    """How often the mixture lost to the heuristic alone, head to head."""
+    if not duels:
+        return ""
+    lost = [name for name, duel in duels.items() if duel.second_lost]
+    raced = [duel for duel in duels.values() if duel.outcome in ("ok", "same")]
+    return (
+        f"The mixture's winner, raced against the heuristic's: below it beyond the race's spread on "
+        f"{len(lost)} of {len(raced)} kernels{' (' + ', '.join(lost) + ')' if lost else ''}; "
+        f"geomean {geomean([d.ratio for d in raced]):.2f}.\n\n"
+    )
 
 
 def main() -> None:
@@ -143,16 +167,21 @@ def main() -> None:
     kernels = tuple(k.strip() for k in args.kernels.split(",") if k.strip()) if args.kernels else default
     out = args.out / args.study
     tallies = {variant.label: Tally() for variant in variants}
+    duels: dict[str, Duel] = {}
     started = time.perf_counter()
     for name in kernels:
+        ran: dict[str, InstanceResult] = {}
         for variant in variants:
             if variant.first is not None and kernels.index(name) >= variant.first:
                 continue
             config = study_config(variant, (name,), args)
             [instance] = run_study(config, report=lambda line, label=variant.label: print(f"  [{label}] {line}", flush=True))
             tallies[variant.label].instances.append(instance)
+            ran[variant.label] = instance
             print(f"{name} {variant.label}: single {instance.single:.2f}x, best {instance.best_of_k:.2f}x", flush=True)
-        write(args, out, variants, kernels, tallies, time.perf_counter() - started)
+        if HEURISTIC in ran and MIXTURE in ran:
+            duels[name] = race_winners(resolve_target(name), args.size, ran[HEURISTIC].best_schedule, ran[MIXTURE].best_schedule)
+        write(args, out, variants, kernels, tallies, duels, time.perf_counter() - started)
 
 
 def study_config(variant: Variant, kernels: tuple[str, ...], args: argparse.Namespace) -> StudyConfig:
@@ -176,6 +205,7 @@ def write(
     variants: tuple[Variant, ...],
     kernels: tuple[str, ...],
     tallies: dict[str, Tally],
+    duels: dict[str, Duel],
     elapsed: float,
 ) -> None:
     """The table so far (a long run keeps what it measured if interrupted), and each variant's eval files."""
@@ -191,8 +221,8 @@ def write(
         f"llama.cpp server on 127.0.0.1; {done} of {len(kernels)} kernels at {args.size}, "
         f"{args.iters} turns of {args.candidates} candidates; "
         f"{elapsed / 60:.0f} min. Written by `benchmarks/llm_study.py` on {time.strftime('%Y-%m-%d')}.\n\n"
-        f"{table(tallies)}\n\nPer kernel (best of K, over the native baseline or the NumPy original):\n\n"
-        f"{kernel_table(tallies)}\n"
+        f"{table(tallies)}\n\n{duel_summary(duels)}Per kernel (best of K, over the native baseline or the NumPy "
+        f"original):\n\n{kernel_table(tallies, duels)}\n"
     )
     (out / "summary.md").write_text(text, encoding="utf-8")
     print(text, flush=True)

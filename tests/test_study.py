@@ -20,6 +20,7 @@ from repoos_agent.study import (
     run_study,
     summarize,
 )
+from repoos_agent.study.head_to_head import NUMPY_ORIGINAL, Duel, race_winners
 from repoos_agent.study.statistics import bootstrap_geometric_mean, format_speedup, geometric_mean, median
 from repoos_agent.target import resolve_target
 
@@ -142,3 +143,20 @@ def test_eval_counts_a_model_backends_tokens_and_cost(monkeypatch):
     assert summary.proposals >= 2 and summary.single.value >= 1.0
     record = instances[0].dialogues[0]
     assert record.propose_s > 0 and record.legality_s > 0
+
+
+def test_two_winners_raced_head_to_head_say_which_is_faster_and_by_how_much():
+    """The mixture-against-heuristic question of the LLM study: the same run, the same inputs, three races."""
+    target = resolve_target("numpy:softmax")
+    fused = "fuse(S0, S1, 1); fuse(S1, S2, 1); fuse(S2, S3, 1); fuse(S3, S4, 1); fuse(S4, S5, 1)"
+    duel = race_winners(target, "SMALL", NUMPY_ORIGINAL, fused)
+    assert duel.outcome == "ok", duel.message
+    assert duel.ratio > 0 and 0 <= duel.spread < 1
+    assert duel.second_lost == (duel.ratio < 1 - duel.spread)
+    assert race_winners(target, "SMALL", fused, fused) == Duel(fused, fused, 1.0, outcome="same")
+
+
+def test_a_winner_that_no_longer_proves_legal_is_an_outcome_of_the_duel_not_a_crash():
+    duel = race_winners(resolve_target("jacobi-1d"), "MINI", "", "parallelize(t)")
+    assert duel.outcome == "compile_error" and "no longer proves legal" in duel.message
+    assert not duel.second_lost

@@ -27,18 +27,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
-from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.backends import build_baseline
 from repoos_agent.catalog import SIZE_CLASSES, SUITES, BundledKernel, bundled_kernels, find_bundled
 from repoos_agent.errors import CompileError, RepoosError
-from repoos_agent.legality import prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.study.competitors import C_TOOLS, ToolMeasurement, ToolSpec, measure_tool
-from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, NumpyOriginal, measure_peer
+from repoos_agent.study.head_to_head import NUMPY_ORIGINAL, compared_names, winner_contender
+from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, measure_peer
 from repoos_agent.study.statistics import format_speedup, median
 from repoos_agent.target import Target, resolve_target
 
@@ -257,7 +255,7 @@ def study_instance(target: Target, size: str, config: StudyConfig, report: Calla
             record = _record(run, dialogue, seed, result, events)
             if numpy_suite and result.original_won:
                 # The finish kept the NumPy original: what runs is the user's own code, at 1.00x of itself.
-                record = replace(record, speedup=1.0, spread=0.0, schedule="(the NumPy original)")
+                record = replace(record, speedup=1.0, spread=0.0, schedule=NUMPY_ORIGINAL)
             elif numpy_suite:
                 record, failure = _over_numpy(target, size, record, config)
                 engine, engine_message = (failure[0], failure[1]) if failure else (engine, engine_message)
@@ -314,21 +312,12 @@ def _over_numpy(
     unmeasured (NaN) with the outcome."""
     values = target.inputs(size, config.seed)
     signature = Signature.of_values(target.kernel, values)
-    path, function = str(target.bundled.path), target.bundled.function
     try:
-        if record.schedule:
-            proof = prove_legal(target.kernel, record.schedule, allow_reassociation=True, explain=False)
-            if not proof.legal:
-                raise CompileError(f"the winner `{record.schedule}` no longer proves legal")
-            ours = build_native(target.kernel, signature, proof.lowered)
-        else:
-            ours = build_baseline(target.kernel, signature)
+        ours = winner_contender(target, signature, record.schedule)
+        original = winner_contender(target, signature, NUMPY_ORIGINAL)
     except CompileError as error:
         return replace(record, speedup=math.nan, spread=math.nan), ("compile_error", str(error))
-    kernel = target.kernel
-    arrays = [name for name, value in values.items() if isinstance(value, np.ndarray)]
-    outputs = tuple(dict.fromkeys([*arrays, *(r.name for r in kernel.returns)]))
-    original = NumpyOriginal(path, function, tuple((r.name, r.scalar) for r in kernel.returns), kernel.returns_tuple)
+    outputs = compared_names(target, values)
     races = []
     for _ in range(OVER_NUMPY_RACES):
         result = shared_worker().race(original, ours, values, RaceRules(outputs, PEER_TOLERANCE_SCALE), config.timeout_s)
