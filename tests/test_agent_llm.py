@@ -142,3 +142,20 @@ def test_tools_mode_gemini_calls_analyze_check_and_evaluate(monkeypatch):
 def test_tools_mode_needs_a_model():
     with pytest.raises(RepoosError, match=r"--mode tools needs a model backend"):
         optimize(resolve_target("gemm"), SearchConfig(mode="tools", iters=1, size="MINI"))
+
+
+def test_a_mixtures_model_hears_its_own_schedules_with_reasons_and_the_heuristics_with_verdicts(monkeypatch):
+    """Every outcome reaches the model, but only its own carry the engine's reasons: the others' would double
+    each turn's prompt, which a local model pays for in seconds."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    replies = [openai_answer("<schedule>parallelize(k)</schedule>", prompt_tokens=10), openai_answer("<done/>")]
+    with FakeLLMServer(replies) as server:
+        config = SearchConfig(
+            moa=("heuristic", "openai:reference"), base_url=f"{server.url}/v1", iters=2, candidates=2, size="MINI"
+        )
+        optimize(resolve_target("gemm"), config)
+    second_turn = user_messages(server.requests[1])[-1]
+    assert "`parallelize(k)`: illegal" in second_turn and "loop `k` cannot run parallel" in second_turn
+    heuristic_lines = [line for line in second_turn.splitlines() if "(by heuristic)" in line]
+    assert heuristic_lines and all(line.rstrip().endswith(("x.", "legal.", "illegal.", "invalid.")) for line in heuristic_lines)
+    assert not any("every dependence" in line for line in heuristic_lines)

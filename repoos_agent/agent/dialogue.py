@@ -141,7 +141,7 @@ class LLMProposer:
             system += ONE_PRIMITIVE_NOTE if self.prompt.one_primitive else ""
             self.messages = [Message("system", system), Message("user", self.kernel_prompt())]
         else:
-            self.messages.append(Message("user", feedback_prompt(history[self.reported :], self.prompt.feedback)))
+            self.messages.append(Message("user", feedback_prompt(history[self.reported :], self.prompt.feedback, own=self.name)))
         if self.prompt.one_primitive:
             current = f"`{base}`" if base else "the kernel as written (no legal schedule yet)"
             self.messages[-1] = Message("user", f"{self.messages[-1].content}\nBest legal schedule so far: {current}.")
@@ -241,13 +241,19 @@ def _best_legal(history: list[Outcome]) -> str:
     return max(legal, key=lambda o: o.speedup or 0.0).schedule if legal else ""
 
 
-def feedback_prompt(outcomes: list[Outcome], detail: str = "full") -> str:
+def feedback_prompt(outcomes: list[Outcome], detail: str = "full", own: str | None = None) -> str:
     """What the engine said about each candidate of the last turn, in the order proposed; `detail="verdict"`
-    leaves out the engine's reasons (the ablation `PromptOptions.feedback` measures)."""
+    leaves out the engine's reasons (the ablation `PromptOptions.feedback` measures).
+
+    With `own` (the model's name in a mixture), the schedules other agents proposed get their verdict and
+    speed only: a mixture's model hears every outcome, and the reasons for the heuristic's four candidates
+    made each turn's prompt about 1,100 tokens, 9 s of prompt evaluation at this machine's 120 tokens/s."""
     lines = ["Results of your last schedules:"]
     for outcome in outcomes:
         speed = f", {outcome.speedup:.2f}x" if outcome.speedup else ""
-        reason = f" {outcome.feedback}" if detail == "full" else ""
-        lines.append(f"- `{outcome.schedule}`: {outcome.verdict}{speed}.{reason}".rstrip())
+        theirs = own is not None and outcome.agent not in ("", own)
+        reason = f" {outcome.feedback}" if detail == "full" and not theirs else ""
+        author = f" (by {outcome.agent})" if theirs else ""
+        lines.append(f"- `{outcome.schedule}`{author}: {outcome.verdict}{speed}.{reason}".rstrip())
     lines.append("Propose improved schedules, or <done/>.")
     return "\n".join(lines)
