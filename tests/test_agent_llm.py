@@ -145,8 +145,9 @@ def test_tools_mode_needs_a_model():
 
 
 def test_a_mixtures_model_hears_its_own_schedules_with_reasons_and_the_heuristics_with_verdicts(monkeypatch):
-    """Every outcome reaches the model, but only its own carry the engine's reasons: the others' would double
-    each turn's prompt, which a local model pays for in seconds."""
+    """Every outcome reaches the model, but only its own carry the engine's reasons, and of an illegal one the
+    first broken dependence and the suggestion: the rest would double each turn's prompt, which a local model
+    pays for in seconds."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     replies = [openai_answer("<schedule>parallelize(k)</schedule>", prompt_tokens=10), openai_answer("<done/>")]
     with FakeLLMServer(replies) as server:
@@ -155,7 +156,8 @@ def test_a_mixtures_model_hears_its_own_schedules_with_reasons_and_the_heuristic
         )
         optimize(resolve_target("gemm"), config)
     second_turn = user_messages(server.requests[1])[-1]
-    assert "`parallelize(k)`: illegal" in second_turn and "loop `k` cannot run parallel" in second_turn
+    assert "`parallelize(k)`: illegal" in second_turn and second_turn.count("loop `k` cannot run parallel") == 1
+    assert "(2 more dependence(s) broken too)" in second_turn and "suggestion: parallelize `i` instead" in second_turn
     heuristic_lines = [line for line in second_turn.splitlines() if "(by heuristic)" in line]
     assert heuristic_lines and all(line.rstrip().endswith(("x.", "legal.", "illegal.", "invalid.")) for line in heuristic_lines)
     assert not any("every dependence" in line for line in heuristic_lines)

@@ -252,8 +252,20 @@ def feedback_prompt(outcomes: list[Outcome], detail: str = "full", own: str | No
     for outcome in outcomes:
         speed = f", {outcome.speedup:.2f}x" if outcome.speedup else ""
         theirs = own is not None and outcome.agent not in ("", own)
-        reason = f" {outcome.feedback}" if detail == "full" and not theirs else ""
+        reason = f" {first_reason(outcome.feedback)}" if detail == "full" and not theirs else ""
         author = f" (by {outcome.agent})" if theirs else ""
         lines.append(f"- `{outcome.schedule}`{author}: {outcome.verdict}{speed}.{reason}".rstrip())
     lines.append("Propose improved schedules, or <done/>.")
     return "\n".join(lines)
+
+
+def first_reason(feedback: str) -> str:
+    """An illegal verdict's first broken dependence (with its pair of instances) and the suggestion; the others
+    counted. The engine explains up to three per verdict, one per kind (flow, anti, output) of the same loop,
+    usually alike: 300 tokens, where the first and the suggestion are what the model acts on."""
+    lines = feedback.splitlines()
+    broken = [line for line in lines if line.startswith("illegal: ")]
+    if len(broken) < 2:
+        return feedback
+    kept = [broken[0], f"({len(broken) - 1} more dependence(s) broken too)"]
+    return "\n".join(kept + [line for line in lines if line.startswith("suggestion: ")])
