@@ -38,7 +38,7 @@ An idle OpenBLAS thread spins (yielding) for 2^timeout cycles before it sleeps: 
 about 0.1 s. Two pools called in turn, NumPy's and a kernel's (or a peer's), then spin against each
 other's work: NumPy's 2mm at MEDIUM timed 10.45 ms when raced against Numba (whose `@` runs SciPy's
 OpenBLAS) and 1.46 ms with the timeout at its minimum, 2^4 cycles; gemm's `blas(S1)` against NumPy
-swung between 0.81x and 1.25x across races, and held at 1.10-1.12x. NumPy alone ran as fast with it
+swung between 0.81x and 1.25x across races, and held at 1.10-1.18x. NumPy alone ran as fast with it
 as without (gemm, 2mm, 3mm, mlp and attention at MEDIUM: within the run-to-run noise)."""
 
 
