@@ -190,7 +190,7 @@ def test_idle_openblas_threads_of_the_worker_sleep_after_a_race_against_numpy(wo
     assert b"OPENBLAS_THREAD_TIMEOUT=4" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     start = _cpu_seconds(pid)
     time.sleep(0.3)
-    assert _cpu_seconds(pid) - start < 0.03  # two spinning pools would burn about 0.2 s of it
+    assert _cpu_seconds(pid) - start < 0.05  # two spinning pools burned 0.21 s of it
 
 
 def test_two_states_of_the_machine_are_reported_not_averaged(gemm, worker):
