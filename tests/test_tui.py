@@ -234,6 +234,7 @@ async def test_the_code_view_opens_at_the_loop_nest() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _replayed(app, pilot)
         await pilot.press("enter")  # the leader: a parallel, register-tiled schedule
+        await pilot.pause(1.2)  # the status bar's one-second tick, under the code view, updates the monitor
         for language, loop in (("c", "for ("), ("mlir", "scf.")):
             await _wait_until(pilot, lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted)
             await pilot.pause()

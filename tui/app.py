@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog
 from textual.worker import Worker, WorkerFailed
 
@@ -103,7 +104,7 @@ class SearchMonitor(App[SearchResult | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Leaderboard).focus()
+        self._monitor.query_one(Leaderboard).focus()
         self._replay_running.set()
         if isinstance(self.feed, LiveSearch):
             self.feed.events.subscribe(self._forward)
@@ -146,34 +147,40 @@ class SearchMonitor(App[SearchResult | None]):
     def _apply(self, event: Event) -> None:
         """The one place an event reaches the screen, live or replayed."""
         line = self.board.apply(event)
-        self.query_one("#log", RichLog).write(line)
+        self._monitor.query_one("#log", RichLog).write(line)
         if event.kind == "evaluation" and not event.detail.get("race"):
-            leaderboard = self.query_one(Leaderboard)
+            leaderboard = self._monitor.query_one(Leaderboard)
             leaderboard.show(self.board.ranked())
-            self.query_one(DetailPane).show(leaderboard.selected)
-            self.query_one(VerdictCounts).show(self.board)
+            self._monitor.query_one(DetailPane).show(leaderboard.selected)
+            self._monitor.query_one(VerdictCounts).show(self.board)
         if event.kind == "run_finished" and self.live and not event.detail.get("failed"):  # a failure arrives via _failed
             self.state = "cancelled" if event.detail.get("cancelled") else "finished"
-        self.query_one(BestChart).show(self.board)
+        self._monitor.query_one(BestChart).show(self.board)
         self._show_status()
+
+    @property
+    def _monitor(self) -> Screen:
+        """The monitor's own screen, where its widgets live: events and the status timer keep arriving while
+        the code view or the help is the screen on top, and `App.query_one` would search that one."""
+        return self.screen_stack[0]
 
     def _show_status(self) -> None:
         running = self.live and self.state in ("running", "paused", "cancelling")
-        self.query_one(StatusBar).show(self.board, self.state, live=running)
+        self._monitor.query_one(StatusBar).show(self.board, self.state, live=running)
 
     def _note(self, text: str, severity: str = "information") -> None:
         """A notification that also stays in the event log."""
-        self.query_one("#log", RichLog).write(self.board.note(text))
+        self._monitor.query_one("#log", RichLog).write(self.board.note(text))
         self.notify(text, severity=severity, timeout=8)  # type: ignore[arg-type]
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
-        self.query_one(DetailPane).show(self.query_one(Leaderboard).selected)
+        self._monitor.query_one(DetailPane).show(self._monitor.query_one(Leaderboard).selected)
 
     def on_data_table_row_selected(self, _: DataTable.RowSelected) -> None:
         self.action_details()
 
     def action_details(self) -> None:
-        row = self.query_one(Leaderboard).selected
+        row = self._monitor.query_one(Leaderboard).selected
         if row is None:
             self.notify("no evaluation yet", severity="warning")
             return
