@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -13,9 +16,12 @@ import pytest
 
 from repoos_agent.agent.llm.base import LLMError, Message, RetryPolicy
 from repoos_agent.agent.llm.gemini_backend import GeminiBackend
+from repoos_agent.agent.llm.local_backend import LocalBackend
+from repoos_agent.agent.llm.local_model import ModelInfo
 from repoos_agent.agent.llm.openai_backend import LOCAL_SERVER_PLACEHOLDER_KEY, OpenAIBackend
 from repoos_agent.agent.llm.prices import PriceFileError, PriceTable, cost
 from repoos_agent.agent.llm.retry import backoff_delay, retry_after_seconds
+from repoos_agent.backends.cc import cores_lock_path
 from tests.fake_llm_servers import (
     FakeLLMServer,
     ScriptedReply,
@@ -51,6 +57,38 @@ def gemini_backend(server: FakeLLMServer, retry: RetryPolicy = FAST) -> GeminiBa
 
 
 # OpenAI-compatible servers
+
+
+def timed_run_could_start() -> bool:
+    """Whether a timed run could take the cores now: the measurement lock's exclusive side is free."""
+    with open(cores_lock_path(), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True
+
+
+def test_no_candidate_is_timed_while_a_model_on_this_machine_answers() -> None:
+    """A llama.cpp server on 127.0.0.1 computes on the cores candidates are timed on."""
+    with FakeLLMServer([replace(openai_answer("tile(i, 32)"), delay_s=0.5)]) as server:
+        backend = LocalBackend("smollm2", f"{server.url}/v1", ModelInfo("smollm2", "", None), retry=FAST)
+        assert backend.on_this_machine
+        answer: list[str] = []
+        request = threading.Thread(target=lambda: answer.append(backend.complete(CONVERSATION).text))
+        request.start()
+        while not server.requests:
+            time.sleep(0.01)
+        assert not timed_run_could_start()
+        request.join()
+    assert answer == ["tile(i, 32)"]
+    assert timed_run_could_start()
+
+
+def test_a_model_served_by_another_host_does_not_hold_the_cores() -> None:
+    backend = LocalBackend("smollm2", "http://10.1.2.3:8080/v1", ModelInfo("smollm2", "", None), retry=FAST)
+    assert not backend.on_this_machine
 
 
 def test_openai_answer_with_token_counts() -> None:

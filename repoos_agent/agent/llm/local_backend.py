@@ -7,13 +7,17 @@ process (`local_server`), unless `--base-url` names one the user runs.
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from repoos_agent.agent.llm.base import RetryPolicy
+from repoos_agent.agent.llm.base import Completion, Message, ReplyConstraint, RetryPolicy, ToolSpec, ToolTurn
 from repoos_agent.agent.llm.constrained import GRAMMAR, JSON_OBJECT
 from repoos_agent.agent.llm.local_model import DEFAULT_LOCAL_MODEL, ModelInfo, local_model_name, resolve_local_model
 from repoos_agent.agent.llm.local_server import acquire_server
 from repoos_agent.agent.llm.openai_backend import LOCAL_SERVER_PLACEHOLDER_KEY, OpenAIBackend
+from repoos_agent.backends.cc import engine_work
 
 LOCAL_MAX_TOKENS = 512
 """A turn's schedules and brief reasoning fit in far less; a small model that rambles would otherwise write until its
@@ -27,7 +31,11 @@ OpenAI's `json_schema` form with HTTP 500)."""
 
 
 class LocalBackend(OpenAIBackend):
-    """`OpenAIBackend` on a llama.cpp server; `name` is `local:<model>`, `model_info` the model it serves."""
+    """`OpenAIBackend` on a llama.cpp server; `name` is `local:<model>`, `model_info` the model it serves.
+
+    A model served on this machine computes on the cores candidates are timed on: every request to it is
+    the engine's own work (`engine_work`), which no timed run overlaps. Without it, `--k 3` timed one
+    dialogue's candidates while the server answered another's prompt on both cores."""
 
     def __init__(self, model: str, base_url: str, model_info: ModelInfo, **options: Any) -> None:
         options = {"retry": LOCAL_RETRY, "max_tokens": LOCAL_MAX_TOKENS, "constraint_forms": LLAMA_CPP_FORMS, **options}
@@ -37,6 +45,29 @@ class LocalBackend(OpenAIBackend):
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether the server's address is a loopback one (`--base-url` may name another host)."""
+        host = urlsplit(str(self.base_url)).hostname or ""
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    def complete(self, messages: Sequence[Message], constraint: ReplyConstraint | None = None) -> Completion:
+        if not self.on_this_machine:
+            return super().complete(messages, constraint)
+        with engine_work():
+            return super().complete(messages, constraint)
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
+        if not self.on_this_machine:
+            return super().complete_with_tools(messages, tools)
+        with engine_work():
+            return super().complete_with_tools(messages, tools)
 
 
 def local_backend(spec: str = DEFAULT_LOCAL_MODEL, base_url: str | None = None, tools: bool = False) -> LocalBackend:
