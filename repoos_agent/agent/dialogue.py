@@ -245,16 +245,22 @@ def feedback_prompt(outcomes: list[Outcome], detail: str = "full", own: str | No
     """What the engine said about each candidate of the last turn, in the order proposed; `detail="verdict"`
     leaves out the engine's reasons (the ablation `PromptOptions.feedback` measures).
 
-    With `own` (the model's name in a mixture), the schedules other agents proposed get their verdict and
-    speed only: a mixture's model hears every outcome, and the reasons for the heuristic's four candidates
-    made each turn's prompt about 1,100 tokens, 9 s of prompt evaluation at this machine's 120 tokens/s."""
+    With `own` (the model's name in a mixture), the schedules other agents proposed come down to one line: how
+    many were measured and the fastest legal one, which the model can build on. Listed with their reasons, the
+    heuristic's four candidates made each turn's prompt about 1,100 tokens, 9 s of prompt evaluation at 120
+    tokens/s; listed with verdicts alone, still about 250."""
+    mine = [o for o in outcomes if own is None or o.agent in ("", own)]
+    theirs = [o for o in outcomes if o not in mine]
     lines = ["Results of your last schedules:"]
-    for outcome in outcomes:
+    for outcome in mine:
         speed = f", {outcome.speedup:.2f}x" if outcome.speedup else ""
-        theirs = own is not None and outcome.agent not in ("", own)
-        reason = f" {first_reason(outcome.feedback)}" if detail == "full" and not theirs else ""
-        author = f" (by {outcome.agent})" if theirs else ""
-        lines.append(f"- `{outcome.schedule}`{author}: {outcome.verdict}{speed}.{reason}".rstrip())
+        reason = f" {first_reason(outcome.feedback)}" if detail == "full" else ""
+        lines.append(f"- `{outcome.schedule}`: {outcome.verdict}{speed}.{reason}".rstrip())
+    if theirs:
+        legal = [o for o in theirs if o.verdict == "legal" and o.speedup]
+        fastest = max(legal, key=lambda o: o.speedup or 0.0) if legal else None
+        best = f"; the fastest: `{fastest.schedule}` (by {fastest.agent}), {fastest.speedup:.2f}x" if fastest else ""
+        lines.append(f"Other agents' schedules: {len(theirs)} measured, {len(legal)} legal{best}.")
     lines.append("Propose improved schedules, or <done/>.")
     return "\n".join(lines)
 
