@@ -250,7 +250,7 @@ def feedback_prompt(outcomes: list[Outcome], detail: str = "full", own: str | No
     heuristic's four candidates made each turn's prompt about 1,100 tokens, 9 s of prompt evaluation at 120
     tokens/s; listed with verdicts alone, still about 250."""
     mine = [o for o in outcomes if own is None or o.agent in ("", own)]
-    theirs = [o for o in outcomes if o not in mine]
+    theirs = [o for o in outcomes if own is not None and o.agent not in ("", own)]
     lines = ["Results of your last schedules:"]
     for outcome in mine:
         speed = f", {outcome.speedup:.2f}x" if outcome.speedup else ""
