@@ -7,16 +7,15 @@ process (`local_server`), unless `--base-url` names one the user runs.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
-from urllib.parse import urlsplit
 
 from repoos_agent.agent.llm.base import Completion, Message, ReplyConstraint, RetryPolicy, ToolSpec, ToolTurn
 from repoos_agent.agent.llm.constrained import GRAMMAR, JSON_OBJECT
 from repoos_agent.agent.llm.local_model import DEFAULT_LOCAL_MODEL, ModelInfo, local_model_name, resolve_local_model
 from repoos_agent.agent.llm.local_server import acquire_server
-from repoos_agent.agent.llm.openai_backend import LOCAL_SERVER_PLACEHOLDER_KEY, OpenAIBackend
+from repoos_agent.agent.llm.openai_backend import LOCAL_SERVER_PLACEHOLDER_KEY, OpenAIBackend, serves_from_this_machine
 from repoos_agent.backends.cc import engine_work
 
 LOCAL_MAX_TOKENS = 512
@@ -42,32 +41,21 @@ class LocalBackend(OpenAIBackend):
         super().__init__(model, base_url=base_url, **options)
         self.name = f"local:{model}"
         self.model_info = model_info
+        self.on_this_machine = serves_from_this_machine(base_url)  # `--base-url` may name another host
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    @property
-    def on_this_machine(self) -> bool:
-        """Whether the server's address is a loopback one (`--base-url` may name another host)."""
-        host = urlsplit(str(self.base_url)).hostname or ""
-        if host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
-
     def complete(self, messages: Sequence[Message], constraint: ReplyConstraint | None = None) -> Completion:
-        if not self.on_this_machine:
-            return super().complete(messages, constraint)
-        with engine_work():
+        with self._holding_the_cores():
             return super().complete(messages, constraint)
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ToolTurn:
-        if not self.on_this_machine:
+        with self._holding_the_cores():
             return super().complete_with_tools(messages, tools)
-        with engine_work():
-            return super().complete_with_tools(messages, tools)
+
+    def _holding_the_cores(self) -> AbstractContextManager[object]:
+        return engine_work() if self.on_this_machine else nullcontext()
 
 
 def local_backend(spec: str = DEFAULT_LOCAL_MODEL, base_url: str | None = None, tools: bool = False) -> LocalBackend:

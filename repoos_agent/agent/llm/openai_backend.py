@@ -161,16 +161,29 @@ def _resolve_api_key(api_key: str | None, base_url: str | None) -> str:
     raise LLMError(f"openai: no API key for {base_url or 'the OpenAI API'}; set OPENAI_API_KEY")
 
 
+def _address(base_url: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | str:
+    """The server's host: an IP address where it is one, else the name."""
+    host = urlsplit(base_url).hostname or ""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return host
+
+
+def serves_from_this_machine(base_url: str) -> bool:
+    """Whether the server's address is this machine's own (`localhost`, a loopback address)."""
+    address = _address(base_url)
+    if isinstance(address, str):
+        return address == "localhost" or address.endswith(".localhost")
+    return address.is_loopback
+
+
 def _is_local(base_url: str) -> bool:
     """Servers on this machine or the private network (Ollama, vLLM, LM Studio...) usually run without keys."""
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
+    if serves_from_this_machine(base_url):
         return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_unspecified
+    address = _address(base_url)
+    return not isinstance(address, str) and (address.is_private or address.is_unspecified)
 
 
 def _first_choice_text(response: ChatCompletion) -> str:
