@@ -16,6 +16,7 @@ import numpy as np
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.errors import CompileError
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.original import NumpyOriginal
@@ -26,8 +27,6 @@ NUMPY_ORIGINAL = "(the NumPy original)"
 """The schedule a NumPy kernel's record names when its search's finish kept the user's own code."""
 RACES = 3
 """Head-to-head races; the median one is reported."""
-TOLERANCE_SCALE = 100.0
-"""As a reassociating schedule's check (normwise 1e-7 for float64): either winner may sum in another order."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ def race_winners(target: Target, size: str, first: str, second: str, seed: int =
         contenders = [winner_contender(target, signature, schedule) for schedule in (first, second)]
     except CompileError as error:
         return Duel(first, second, math.nan, math.nan, "compile_error", str(error))
-    rules = RaceRules(compared_names(target, values), TOLERANCE_SCALE)
+    rules = RaceRules(compared_names(target, values), REASSOCIATION_TOLERANCE_SCALE)  # either winner may sum in another order
     races = []
     for _ in range(RACES):
         result = shared_worker().race(contenders[0], contenders[1], values, rules, timeout_s)

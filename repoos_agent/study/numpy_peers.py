@@ -47,14 +47,13 @@ import numpy as np
 from repoos_agent.backends.cc import cache_dir, engine_work
 from repoos_agent.backends.library import NativeKernel, openmp_team_setter
 from repoos_agent.errors import RepoosError
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.measure.original import RETURNED, NumpyOriginal, TeamSizedCall, by_name, module_at, parameters_of, returned_values
 from repoos_agent.study.competitors import ToolMeasurement
 
 NUMPY_PEERS = ("numba", "dace", "pythran")
-PEER_TOLERANCE_SCALE = 100.0
-"""As `evaluate.REASSOCIATION_TOLERANCE_SCALE`: float64 to 1e-7, float32 to 1e-2 (normwise)."""
 PYTHRAN_FLAGS = ("-O3", "-march=native", "-DUSE_XSIMD", "-fopenmp")
 """Pythran's documented flags for speed: vectorized NumPy expressions, OpenMP."""
 DACE_DROPPED_FLAGS = ("-ffast-math",)
@@ -199,7 +198,7 @@ def measure_peer(
     except PeerUnsupported as error:
         return ToolMeasurement(tool, "unsupported", str(error), build_s=time.perf_counter() - start)
     build_s = time.perf_counter() - start
-    rules = RaceRules(outputs, PEER_TOLERANCE_SCALE, min_repeats=repeats)
+    rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE, min_repeats=repeats)
     result = shared_worker().race(reference, peer, values, rules, timeout_s)
     error = result.comparison.max_rel_error if result.comparison else None
     if result.outcome != "ok":

@@ -32,11 +32,12 @@ from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.backends import build_baseline
 from repoos_agent.catalog import SIZE_CLASSES, SUITES, BundledKernel, bundled_kernels, find_bundled
 from repoos_agent.errors import CompileError, RepoosError
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.study.competitors import C_TOOLS, ToolMeasurement, ToolSpec, measure_tool
 from repoos_agent.study.head_to_head import NUMPY_ORIGINAL, compared_names, winner_contender
-from repoos_agent.study.numpy_peers import NUMPY_PEERS, PEER_TOLERANCE_SCALE, measure_peer
+from repoos_agent.study.numpy_peers import NUMPY_PEERS, measure_peer
 from repoos_agent.study.statistics import format_speedup, median
 from repoos_agent.target import Target, resolve_target
 
@@ -320,7 +321,7 @@ def _over_numpy(
     outputs = compared_names(target, values)
     races = []
     for _ in range(OVER_NUMPY_RACES):
-        result = shared_worker().race(original, ours, values, RaceRules(outputs, PEER_TOLERANCE_SCALE), config.timeout_s)
+        result = shared_worker().race(original, ours, values, RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE), config.timeout_s)
         if result.outcome != "ok" or result.speedup is None:
             return replace(record, speedup=math.nan, spread=math.nan), (result.outcome, result.message)
         races.append(result)
