@@ -12,6 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "kernels" / "examples"
 
 
+def marked_slow(names, slow: frozenset[str] | set[str]) -> list:
+    """`names` as parametrize values, those in `slow` marked for the slow set, so a sweep keeps its other cases by default."""
+    return [pytest.param(name, marks=pytest.mark.slow) if name in slow else name for name in names]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every build in the tests starts from an empty cache, so builds are really exercised."""

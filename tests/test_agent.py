@@ -267,11 +267,11 @@ def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measure
     searched = [
         e for e in events.events if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal" and e.speedup
     ]
-    fastest = max(searched, key=lambda e: e.speedup).schedule  # the store's own, when a busy host slowed the others
-    assert sorted(e.schedule for e in races if e.detail["round"] == 0) == sorted({fastest, incumbent})
-    assert (
-        len(races) == len({fastest, incumbent}) + result.remeasured
-    )  # later rounds race again only what the first look left undecided
+    # The fastest measured is the store's own when a busy host slowed the others: then one race is right.
+    finalists = {max(searched, key=lambda e: e.speedup).schedule, incumbent}
+    assert sorted(e.schedule for e in races if e.detail["round"] == 0) == sorted(finalists)
+    # Later rounds race again only what the first look left undecided.
+    assert len(races) == len(finalists) + result.remeasured
     assert result.kept_incumbent == (result.schedule == incumbent)
 
 

@@ -13,7 +13,7 @@ from repoos_agent.check import check_baseline
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.target import resolve_target
 
-from .conftest import ROOT
+from .conftest import ROOT, marked_slow
 from .test_bundled_kernels import POLYBENCH
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -30,7 +30,7 @@ SLOW_BUILDS = ("adi", "correlation", "deriche", "ludcmp", "seidel-2d")
 """Their MLIR modules take 2–9 s each to lower and build: in the slow set, the suite's time."""
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_BUILDS else n for n in sorted(SCHEDULES)])
+@pytest.mark.parametrize("name", marked_slow(sorted(SCHEDULES), SLOW_BUILDS))
 def test_mlir_build_of_each_benchmark_schedule_matches_the_baseline(name):
     evaluation = evaluate_schedule(resolve_target(name), SCHEDULES[name], "MINI", compiler="mlir")
     assert evaluation.verdict == "legal" and evaluation.correct, evaluation.feedback

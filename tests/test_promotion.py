@@ -27,6 +27,8 @@ from repoos_agent.model import Signature
 from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.target import resolve_target
 
+from .conftest import marked_slow
+
 GEMM_REGISTER_TILES = (
     "distribute(S0, S1); tile(S1.i, S1.k, S1.j, 6, 16, 8); interchange(S1.i_t, S1.k_t); interchange(S1.i, S1.k); "
     "parallelize(S1.i_t); promote(S1.k)"
@@ -132,7 +134,7 @@ def _isolating(kernel, name: str) -> list[str]:
     return parts
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_DRAWS else n for n in REGISTER_KERNELS])
+@pytest.mark.parametrize("name", marked_slow(REGISTER_KERNELS, SLOW_DRAWS))
 def test_every_legal_random_register_tiling_computes_the_baseline_output(name):
     target = resolve_target(name)
     kernel = target.kernel

@@ -16,6 +16,8 @@ from repoos_agent.legality import prove_legal
 from repoos_agent.target import resolve_target
 from repoos_agent.verify import translation, verify_loop_nest
 
+from .conftest import marked_slow
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from schedules_table import SCHEDULES
 
@@ -44,7 +46,7 @@ SLOW_PROOFS = ("adi", "deriche", "ludcmp", "seidel-2d")
 """Z3 takes 2–6 s on each of their nests: in the slow set, the suite's time."""
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_PROOFS else n for n in sorted(SCHEDULES)])
+@pytest.mark.parametrize("name", marked_slow(sorted(SCHEDULES), SLOW_PROOFS))
 def test_every_hand_written_benchmark_schedule_is_verified(name, monkeypatch):
     # seidel-2d's skewed wavefront takes ~3.6 s of the 5 s per-query budget on a quiet machine; this
     # test is about what Z3 can prove, not about the search's time budget, so it gets more time.
