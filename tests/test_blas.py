@@ -86,7 +86,7 @@ def test_slices_transposes_and_vector_matrix_products_start_their_views_inside_t
         ("blas(S0)", r"S0 is not an update"),
         ("blas(S1); tile(S1.k, 4)", r"primitive 2 `tile\(S1.k, 4\)`: it transforms the loops of S1, which `blas\(S1\)`"),
         ("tile(S1.k, 4); blas(S1)", r"primitive 2 `blas\(S1\)`: an earlier primitive transformed the loops of S1"),
-        ("blas(S1); parallelize(S1.i)", r"`parallelize\(S1.i\)` marks a loop of S0 and S1, which `blas\(S1\)` runs"),
+        ("blas(S1); parallelize(S1.i)", r"`parallelize\(S1.i\)` marks a loop of S1, which `blas\(S1\)` runs"),
         ("blas(S1); blas(S1)", r"S1 is already part of a `blas`"),
     ],
 )

@@ -181,3 +181,20 @@ def test_a_winner_within_the_noise_of_the_numpy_original_leaves_the_user_s_code_
     assert original_holds((2.57, 0.04), speedup=3.00, spread=0.23)  # 17% faster, but the winner's own spread is 23%
     assert original_holds((2.00, 0.01), speedup=2.03, spread=0.005)  # 1.5%: under the 2% floor
     assert not original_holds((2.57, 0.04), speedup=3.36, spread=0.01)  # 31% faster, both settled
+
+
+def test_the_nests_of_one_numpy_line_are_loops_of_their_own():
+    """`s = A.T @ r` lowers to two nests on one line (zero `s`, then accumulate): each is its own loop,
+    so the accumulation can be interchanged and fused with the other product to read `A` once."""
+    from repoos_agent.evaluate import evaluate_schedule
+    from repoos_agent.schedule import ScheduleState
+
+    target = resolve_target("numpy:bicg")
+    alone = evaluate_schedule(target, "interchange(S1.i, S1.j)", "SMALL", repeats=1)
+    assert alone.verdict == "legal" and alone.correct, alone.feedback
+    one_pass = evaluate_schedule(target, "interchange(S1.i, S1.j); fuse(S2, S1, 1); fuse(S1, S3, 2)", "SMALL", repeats=1)
+    assert one_pass.verdict == "legal" and one_pass.correct and one_pass.verified == "true", one_pass.feedback
+    assert ScheduleState(target.kernel).loop_names() == ["S0.i", "S1.i", "S2.i", "S3.i", "S1.j", "S3.j"]
+    # After the fuse, S1 is inside S2's `i` and its own: a name that means both is refused, saying so.
+    both = evaluate_schedule(target, "interchange(S1.i, S1.j); fuse(S2, S1, 1); vectorize(S1.i, 4)", "SMALL", measure=False)
+    assert both.verdict == "invalid" and "S1 is inside 2 loops named `i` (depths 1, 2)" in both.feedback

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import islpy as isl
 
-from repoos_agent.model.kernel import Kernel
+from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.schedule.language import LoopRef, Primitive, Schedule, ScheduleError, StatementRef
 from repoos_agent.schedule.products import NotAProduct, ProductCall, product_call, shared_depth
 
@@ -87,6 +87,16 @@ class LoweredSchedule:
         raise KeyError(loop_id)
 
 
+def source_dims(statement: Statement) -> list[LoopDim]:
+    """The loops around `statement` as the source wrote them. A loop's identity is its place in the nest
+    (its position at every level down to it), not only its name and line: the nests one NumPy line lowers
+    to (`s = A.T @ r` zeroes `s`, then accumulates into it) all start on that line, yet are different loops."""
+    return [
+        LoopDim(f"{loop.name}@{loop.line}:{'.'.join(str(p) for p in statement.positions[: level + 1])}", loop.name, loop.time())
+        for level, loop in enumerate(statement.loops)
+    ]
+
+
 class ScheduleState:
     """A kernel's schedule under construction; `apply` each primitive, then `lower`."""
 
@@ -94,7 +104,7 @@ class ScheduleState:
         self.kernel = kernel
         self.statements: dict[str, StatementSchedule] = {}
         for statement in kernel.statements:
-            dims = [LoopDim(f"{loop.name}@{loop.line}", loop.name, loop.time()) for loop in statement.loops]
+            dims = source_dims(statement)
             positions = [Fraction(p) for p in statement.positions]
             self.statements[statement.name] = StatementSchedule(statement.name, statement.iterators, dims, positions)
         self.parallel: set[str] = set()
@@ -172,6 +182,13 @@ class ScheduleState:
             close = [i for i in options if fixed and all(f & set(self.statements_with(i)) for f in fixed)]
             if len(close) != 1:
                 choices = sorted(f"{self.statements_with(i)[0]}.{refs[k].name}" for i in options)
+                if len(set(choices)) < len(choices):  # one statement inside two loops of that name, after a `fuse`
+                    levels = ", ".join(str(self.level(i) + 1) for i in options)
+                    self._fail(
+                        primitive,
+                        f"loop name `{refs[k]}` is ambiguous: {choices[0].split('.')[0]} is inside {len(options)} loops "
+                        f"named `{refs[k].name}` (depths {levels}), which a name cannot tell apart",
+                    )
                 self._fail(primitive, f"loop name `{refs[k]}` is ambiguous: {', '.join(choices)}")
             chosen[k] = close[0]
         return [c for c in chosen if c is not None]
@@ -408,7 +425,7 @@ class ScheduleState:
         the nests as the source wrote them."""
         for name in self._pair(call):
             statement = self.kernel.statement(name)
-            dims = [LoopDim(f"{loop.name}@{loop.line}", loop.name, loop.time()) for loop in statement.loops]
+            dims = source_dims(statement)
             schedule = self.statements[name]
             if schedule.dims != dims or schedule.positions != [Fraction(p) for p in statement.positions]:
                 when = "an earlier primitive transformed" if earlier else "it transforms"
@@ -425,8 +442,8 @@ class ScheduleState:
         pair = set(self._pair(call))
         holders = set(self.statements_with(loop_id))
         ref = marker.loops()[0]
-        around = self.kernel.statement(call.update).loops[: len(call.prefix)]
-        if ref.statement in pair or (holders and holders <= pair) or loop_id in {f"{lp.name}@{lp.line}" for lp in around}:
+        around = {d.id for d in source_dims(self.kernel.statement(call.update))[: len(call.prefix)]}
+        if ref.statement in pair or (holders and holders <= pair) or loop_id in around:
             self._fail(
                 by or marker,
                 f"`{marker}` marks a loop of {' and '.join(sorted(holders & pair))}, which `blas({call.update})` "
