@@ -437,8 +437,8 @@ class ScheduleState:
 
     def _check_unmarked(self, call: ProductCall, loop_id: str, marker: Primitive, by: Primitive | None = None) -> None:
         """A mark that names the pair's loops (`parallelize(S1.i)`, a loop only they run in, or one around
-        both) is refused; one on a loop id other nests share too (NumPy statements of one line) marks
-        those nests, and the call replaces the pair's."""
+        both) is refused; one on a loop the pair shares with other statements, outside the product's own
+        loops, marks the others' iterations, and the call replaces the pair's."""
         pair = set(self._pair(call))
         holders = set(self.statements_with(loop_id))
         ref = marker.loops()[0]
