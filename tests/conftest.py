@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "kernels" / "examples"
 
 
-def marked_slow(names, slow: frozenset[str] | set[str]) -> list:
+def marked_slow(names: Iterable[str], slow: Collection[str]) -> list:
     """`names` as parametrize values, those in `slow` marked for the slow set, so a sweep keeps its other cases by default."""
     return [pytest.param(name, marks=pytest.mark.slow) if name in slow else name for name in names]
 

@@ -181,14 +181,14 @@ class ScheduleState:
             fixed = [set(self.statements_with(c)) for c in chosen if c is not None]
             close = [i for i in options if fixed and all(f & set(self.statements_with(i)) for f in fixed)]
             if len(close) != 1:
-                choices = sorted(f"{self.statements_with(i)[0]}.{refs[k].name}" for i in options)
-                if len(set(choices)) < len(choices):  # one statement inside two loops of that name, after a `fuse`
-                    levels = ", ".join(str(self.level(i) + 1) for i in options)
+                if refs[k].statement is not None:  # every option is around that statement: after a `fuse`, two share a name
+                    depths = ", ".join(str(self.level(i) + 1) for i in options)
                     self._fail(
                         primitive,
-                        f"loop name `{refs[k]}` is ambiguous: {choices[0].split('.')[0]} is inside {len(options)} loops "
-                        f"named `{refs[k].name}` (depths {levels}), which a name cannot tell apart",
+                        f"loop name `{refs[k]}` is ambiguous: {refs[k].statement} is inside {len(options)} loops "
+                        f"named `{refs[k].name}` (depths {depths}), which a name cannot tell apart",
                     )
+                choices = sorted(f"{self.statements_with(i)[0]}.{refs[k].name}" for i in options)
                 self._fail(primitive, f"loop name `{refs[k]}` is ambiguous: {', '.join(choices)}")
             chosen[k] = close[0]
         return [c for c in chosen if c is not None]
