@@ -237,16 +237,23 @@ async def test_the_code_view_opens_at_the_loop_nest() -> None:
         await pilot.pause(1.2)  # the status bar's one-second tick, under the code view, updates the monitor
         for language, loop in (("c", "for ("), ("mlir", "scf.")):
             await _wait_until(pilot, lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted)
-            await pilot.pause()
+            # The code arrives before the view has scrolled to the loops: a loaded machine draws the top first.
+            await _wait_until(pilot, lambda wanted=loop: wanted in _opened_at(app))
             lines = _screen_lines(app)
-            top = next(number for number, line in enumerate(lines) if "opened at the loops" in line)
-            shown = "\n".join(lines[top + 1 : top + 4])
+            shown = _opened_at(app)
             assert loop in shown, shown
             assert "static inline" not in "\n".join(lines) and "generated" not in shown  # no helpers, no header
             await pilot.press("c")
         await _wait_until(pilot, lambda: app.screen.generated is not None and app.screen.generated[0] == "c")
         await pilot.press("home")  # the row's facts and the helpers are a scroll away
         assert "z3 verified: true" in "\n".join(_screen_lines(app))
+
+
+def _opened_at(app: SearchMonitor) -> str:
+    """The three lines under the code view's "opened at the loops" line, or nothing before it shows."""
+    lines = _screen_lines(app)
+    top = next((number for number, line in enumerate(lines) if "opened at the loops" in line), None)
+    return "" if top is None else "\n".join(lines[top + 1 : top + 4])
 
 
 def _scripted(*events: Event) -> Replay:
