@@ -391,7 +391,9 @@ def command_analyze(args: argparse.Namespace) -> int:
     print("loops:")
     for loop in analysis.loops:
         parallel = f"parallel with {', '.join(loop.private)} private" if loop.private else "parallel"
-        can = [word for word, yes in ((parallel, loop.parallelizable), ("vector", loop.vectorizable)) if yes]
+        split = f"vector, its lanes splitting the sum {', '.join(loop.lane_sums)}"
+        marks = ((parallel, loop.parallelizable), ("vector", loop.vectorizable), (split, loop.lane_sums))
+        can = [word for word, yes in marks if yes]
         print(f"  {'  ' * loop.depth}{loop.name}: {', '.join(can) or 'carries ' + str(len(loop.carries)) + ' dependences'}")
     return 0
 

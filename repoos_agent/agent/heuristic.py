@@ -21,7 +21,7 @@ from repoos_agent.backends.cc import engine_work
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
-from repoos_agent.schedule import ScheduleError, parse_schedule
+from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.schedule.products import NotAProduct, product_call
 
 RAGGED_EDGE_COST = 8.0
@@ -144,6 +144,7 @@ class HeuristicProposer:
         candidates += self._fusions()
         candidates += self._blas_calls()
         candidates += self._parallel_scatters()
+        candidates += self._vectorized_orders(orders)
         innermost = self._vectorizable()
         if parallel:
             base = "; ".join(parallel)
@@ -530,6 +531,42 @@ class HeuristicProposer:
             ideas += [Idea(p, 1.0, "wavefront: skewed so the outer loop's iterations are independent") for p in patterns]
         return ideas
 
+    def _vectorized_orders(self, orders: list[tuple[str, str]]) -> list[Idea]:
+        """Each loop order with every innermost loop vectorized, its outer loops parallel or not. A row sum
+        (`q[i] += A[i, j] * p[j]` over `j`) vectorizes too, its lanes splitting the sum: gcc does not split it
+        without fast-math, and a matrix-vector product otherwise runs at one addition per add latency. Those
+        rank high: nothing else the heuristic proposes makes such a loop fast."""
+        ideas = []
+        for order_text, order_reason in orders:
+            vectors = self._vector_marks(order_text)
+            if not vectors:
+                continue
+            vectorized = _joined(order_text, *vectors)
+            verdict = prove_legal(self.kernel, vectorized, self.allow_reassociation, explain=False)
+            splits = bool(verdict.legal and verdict.lowered.lane_sums)
+            for with_parallel in (True, False):
+                marks = self._parallel_marks(prefix=vectorized) if with_parallel else []
+                if with_parallel and not marks:
+                    continue
+                inner = "inner loops vectorized, their row sums split across lanes" if splits else "inner loops vectorized"
+                reason = ", ".join(r for r in [order_reason, "outer loops on all cores" if marks else "", inner] if r)
+                score = (3.3 if splits else 1.8) + (0.4 if marks else 0)
+                ideas.append(Idea(_joined(order_text, *marks, *vectors), score, reason))
+        return ideas
+
+    def _vector_marks(self, prefix: str = "") -> list[str]:
+        """`vectorize` for the innermost loop of every statement after `prefix`, each where it stays legal."""
+        try:
+            lowered = ScheduleState(self.kernel).apply_all(parse_schedule(prefix)).lower()
+        except ScheduleError:
+            return []
+        marks: list[str] = []
+        for loop_id in dict.fromkeys(ids[-1] for ids in lowered.loop_ids.values() if ids):
+            mark = f"vectorize({lowered.qualified_name(loop_id)}, {self.machine.simd_doubles})"
+            if self._legal(_joined(prefix, *marks, mark)):
+                marks.append(mark)
+        return marks
+
     def _vectorizable(self) -> list[str]:
         return [f"vectorize({loop.name}, {self.machine.simd_doubles})" for loop in analyze(self.kernel).loops if loop.vectorizable]
 
@@ -617,8 +654,6 @@ def _loop_of(index, statement: Statement) -> str | None:
 
 
 def _loop_order_after(kernel: Kernel, statement: Statement, schedule: str) -> list[str] | None:
-    from repoos_agent.schedule import ScheduleState
-
     try:
         state = ScheduleState(kernel).apply_all(parse_schedule(schedule))
     except ScheduleError:

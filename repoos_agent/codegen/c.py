@@ -221,6 +221,7 @@ class _Printer:
         self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
         self._copied: set[str] = set()  # scatters the loop being printed accumulates into per-thread copies
         self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
+        self._lanes: dict[str, str] = {}  # sums the vector loop being printed splits -> their partial sums' variables
         self.printed_blas: set[str] = set()
         self.contracted = {c.array: c for c in schedule.contracted}
 
@@ -577,6 +578,8 @@ class _Printer:
             if plan is not None:
                 return self._promoted(plan, depth, emit)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
+        if marks and node.vector and node.lane_sums:
+            return self._lane_summed(node, depth, emit, header)
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
         copied = sorted({self._written_array(c.statement) for c in _calls(node) if c.statement in self.lowered.privatized})
         if marks and node.parallel and copied and not self._outlined:
@@ -602,6 +605,49 @@ class _Printer:
         if simd:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
+
+    def _lane_summed(self, node: For, depth: int, emit, header: str) -> list[str]:
+        """A vector loop that splits sums (`legality.lane_reduction`): each sum goes into a partial-sum variable
+        that OpenMP's `reduction` gives every lane a copy of, and is added into its element once, after the
+        loop. Only a sum the loop runs on every iteration (no guard around it) and whose value is of the
+        element's kind takes that path; otherwise the loop runs in order, without `simd`."""
+        pad = "    " * depth
+        children = node.body.children if isinstance(node.body, Block) else (node.body,)
+        calls = {c.statement: c for c in children if isinstance(c, Call) and c.statement in node.lane_sums}
+        sums = [self.kernel.statement(name) for name in sorted(node.lane_sums)]
+        if set(calls) != node.lane_sums or not all(self._sums_in_its_kind(s) for s in sums):
+            return [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, True), f"{pad}}}"]
+        lanes = {s.name: f"rp_lane{len(self._lanes) + k}" for k, s in enumerate(sums)}
+        declarations, clauses, commits = [], [], []
+        ran = _unparenthesised(self._expr(substitute(node.cond, node.iterator, node.init)))
+        for statement in sums:
+            lane, operator = lanes[statement.name], statement.op[0]
+            declarations.append(f"{pad}    {self._element_type(statement)} {lane} = {'0' if operator == '+' else '1'};")
+            clauses.append(f" reduction({operator}:{lane})")
+            first = [self._expr(substitute(arg, node.iterator, node.init)) for arg in calls[statement.name].args]
+            bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, first, strict=True)]
+            target = self._value(statement.target)
+            commits += [f"{pad}    if ({ran}) {{", *(f"{pad}        {b}" for b in bindings)]
+            commits += [f"{pad}        {target} = {target} {operator} {lane};", f"{pad}    }}"]
+        self._lanes.update(lanes)
+        body = self._node(node.body, depth + 2, emit, True)
+        for name in lanes:
+            del self._lanes[name]
+        simd = f"simd simdlen({node.vector}){self._lane_private(node)}{''.join(clauses)}"
+        loop = [f"{pad}    #pragma omp {simd}", f"{pad}    {header} {{", *body, f"{pad}    }}"]
+        return [f"{pad}{{", *declarations, *loop, *commits, f"{pad}}}"]
+
+    def _sums_in_its_kind(self, statement: Statement) -> bool:
+        """Whether `t += e` computes in `t`'s own kind: then partial sums of `e` added into `t` mean what the source does."""
+        target = self.kinds.kind_of(statement.target)
+        return promote(target, self.kinds.kind_of(statement.value)) == target
+
+    def _element_type(self, statement: Statement) -> str:
+        """The C type of the element (or scalar) a statement writes."""
+        target = statement.target
+        if isinstance(target, ArrayRef):
+            return C_TYPES[self.signature.array_type(target.array)]
+        return C_TYPE[self.kinds.names[target.name]]
 
     def _written_array(self, statement: str) -> str:
         return self.kernel.statement(statement).writes[0].array
@@ -776,6 +822,9 @@ class _Printer:
         target = self._value(statement.target)
         stored = assignment_value(statement.op, statement.target, statement.value)
         body = [f"{target} = {self._value(stored)};"]
+        if statement.name in self._lanes:
+            value = self._as(statement.value, self.kinds.kind_of(statement.target))
+            body = [f"{self._lanes[statement.name]} {statement.op} {value};"]
         if statement.name in self.lowered.atomic and statement.name not in self._copied:
             # A scatter its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))

@@ -60,6 +60,7 @@ class For:
     remainder: bool = True  # an unrolled loop finishes the last iterations one by one
     promote: bool = False  # the body's updated elements stay in locals across this loop (`codegen.promotion`)
     private: frozenset[str] = frozenset()  # scalars each thread of this parallel loop keeps a copy of
+    lane_sums: frozenset[str] = frozenset()  # statements whose sums this vector loop's lanes split (`legality.lane_reduction`)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ def _node(node: isl.AstNode, lowered: LoweredSchedule, inside_parallel: bool) ->
             unroll=lowered.unroll.get(loop_id) if loop_id else None,
             promote=loop_id in lowered.promote,
             private=lowered.private.get(loop_id, frozenset()) if parallel and loop_id not in lowered.vector else frozenset(),
+            lane_sums=lowered.lane_sums.get(loop_id, frozenset()) if loop_id else frozenset(),
         )
     raise NotImplementedError(f"isl AST node {kind}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repoos_agent.legality.dependences import dependences
+from repoos_agent.legality.lane_reduction import lane_reductions
 from repoos_agent.legality.privatization import ScalarFlows
 from repoos_agent.legality.prove import carried_dependences, parallel_obstacles, scatter_updates
 from repoos_agent.legality.time_distances import TimeDistances
@@ -23,6 +24,7 @@ class LoopReport:
     innermost: bool
     private: tuple[str, ...] = ()  # scalar temporaries a parallel run gives each thread a copy of
     scatters: tuple[str, ...] = ()  # all it carries are these scatters: parallel once their sums may be reordered
+    lane_sums: tuple[str, ...] = ()  # all it carries are these sums into one element: vectorizable, its lanes splitting them
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ def _analyze(kernel: Kernel) -> Analysis:
         )
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
         scatters = scatter_updates(kernel, deps, lowered, loop_id, distances) if obstacles else None
+        sums = lane_reductions(kernel, lowered, loop_id, carried) if innermost and carried else None
         loops.append(
             LoopReport(
                 name=lowered.qualified_name(loop_id),
@@ -73,6 +76,7 @@ def _analyze(kernel: Kernel) -> Analysis:
                 innermost=innermost,
                 private=tuple(sorted(privatization.private)) if privatization and not obstacles else (),
                 scatters=tuple(sorted(scatters or ())),
+                lane_sums=tuple(sorted(sums or ())),
             )
         )
     statements = tuple(StatementReport(s.name, s.line, s.text, s.iterators, s.is_reduction) for s in kernel.statements)

@@ -14,10 +14,10 @@ import islpy as isl
 
 from repoos_agent.legality.contraction import contract_temporaries
 from repoos_agent.legality.dependences import Dependence, dependences
+from repoos_agent.legality.lane_reduction import lane_reductions
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.time_distances import TimeDistances, statement_map
 from repoos_agent.legality.verdict import Violation
-from repoos_agent.model.expr import ArrayRef, array_refs, names
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
@@ -74,8 +74,8 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     reordered = [d for d in reduction_violations if _is_reassociation(d, lowered)]
     broken += [d for d in reduction_violations if d not in reordered][:MAX_EXPLAINED]
     distances = TimeDistances(kernel, lowered)
-    parallel, private, atomic = _parallel_violations(kernel, deps, lowered, distances, explain)
-    lowered = replace(lowered, private=private, atomic=atomic)
+    parallel, private, atomic, lane_sums = _parallel_violations(kernel, deps, lowered, distances, explain)
+    lowered = replace(lowered, private=private, atomic=atomic, lane_sums=lane_sums)
     if not (broken or parallel) and kernel.allocations:
         lowered = replace(lowered, contracted=contract_temporaries(kernel, lowered, deps, distances))
     idle = sorted(lowered.privatized - atomic)
@@ -102,6 +102,12 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
             "threads arrive; floating-point sums may differ in the last bits. Allow reassociation to accept it."
         )
         return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
+    # A product's sum is BLAS's to order in NumPy's own code: splitting it into lanes reorders nothing NumPy fixed.
+    split = {loop_id: sums for loop_id, sums in lane_sums.items() if not all(kernel.statement(n).product for n in sums)}
+    if split and not (broken or parallel or reordered) and not allow_reassociation:
+        feedback = "reassociation: " + "; ".join(f"the {_lanes_split(kernel, lowered, *pair)}" for pair in sorted(split.items()))
+        feedback += "; results may differ in the last bits. Allow reassociation to accept it."
+        return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
     if broken or parallel or (reordered and not allow_reassociation):
         violations = tuple(_explain(kernel, parsed, d, lowered) for d in broken)
         violations += tuple(parallel)
@@ -118,8 +124,8 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
         if suggestion:
             lines.append(f"suggestion: {suggestion}")
         return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
-    reordered_any = bool(reordered or summed_by_blas or atomic)
-    note = " (reorders a reduction: reassociation allowed)" if reordered_any else ""
+    reordered_any = bool(reordered or summed_by_blas or atomic or lane_sums)
+    note = " (reorders a reduction: reassociation allowed)" if reordered or summed_by_blas or atomic or split else ""
     parallel_text = ", ".join(_with_private(name, scalars) for name, scalars in free_loops) if free_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
     for loop_id, scalars in sorted(private.items()):
@@ -127,11 +133,19 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     for name in sorted(atomic):
         how = "accumulates in per-thread copies" if name in lowered.privatized else "is updated atomically"
         feedback += f" {name}'s scatter into `{kernel.statement(name).writes[0].array}` {how}."
+    for loop_id, sums in sorted(lane_sums.items()):
+        feedback += f" The {_lanes_split(kernel, lowered, loop_id, sums)}."
     for contraction in lowered.contracted:
         feedback += f" {_stored_as(kernel, lowered, contraction)}."
     for inner, outer in _nested_parallel(lowered):
         feedback += f" Note: `{inner}` is nested in parallel loop `{outer}` and runs sequentially inside it."
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
+
+
+def _lanes_split(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, sums: frozenset[str]) -> str:
+    """What a vector loop does with the sums its lanes split, in the words of the source."""
+    statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in sorted(sums))
+    return f"vectorized loop `{lowered.qualified_name(loop_id)}` splits the sum {statements} into one partial sum per lane"
 
 
 def _stored_as(kernel: Kernel, lowered: LoweredSchedule, contraction: Contraction) -> str:
@@ -195,18 +209,10 @@ def _may_be_reassociation(dependence: Dependence) -> bool:
     return dependence.is_self and statement.is_reduction and dependence.array == statement.writes[0].array
 
 
-def accumulates_only(statement) -> bool:
-    """`t += e` where `e` never reads `t`'s array (or scalar): only then do the updates commute."""
-    target = statement.target
-    if isinstance(target, ArrayRef):
-        return all(ref.array != target.array for ref in array_refs(statement.value))
-    return target.name not in names(statement.value)
-
-
 def _is_reassociation(dependence: Dependence, lowered: LoweredSchedule) -> bool:
     """Only instances of one `+=`/`*=` statement accumulating into the same element swap order."""
     statement = dependence.source
-    if not accumulates_only(statement):
+    if not statement.accumulates_only:
         return False
     target = statement.writes[0]
     same_element = target.relation.apply_range(target.relation.reverse())
@@ -276,18 +282,23 @@ def parallel_obstacles(
 
 def _parallel_violations(
     kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances, explain: bool
-) -> tuple[list[Violation], dict[str, frozenset[str]], frozenset[str]]:
-    """Dependences the parallel and vector marks break, the scalars each legal parallel loop privatizes, and
-    the scatters legal parallel loops update atomically. A vectorized loop gets no private copies: its lanes
-    share one variable. With `explain`, each broken one shows a pair of instances the loop carries."""
-    violations, private = [], {}
+) -> tuple[list[Violation], dict[str, frozenset[str]], frozenset[str], dict[str, frozenset[str]]]:
+    """Dependences the parallel and vector marks break, the scalars each legal parallel loop privatizes,
+    the scatters legal parallel loops update atomically, and the sums each vector loop's lanes split
+    (`lane_reduction`). A vectorized loop gets no private copies: its lanes share one variable. With
+    `explain`, each broken one shows a pair of instances the loop carries."""
+    violations, private, lane_sums = [], {}, {}
     atomic: set[str] = set()
     flows = ScalarFlows(kernel, lowered)
     for loop_id in sorted(lowered.parallel | set(lowered.vector)):
         name = lowered.loop_names[loop_id]
         primitive = lowered.marked_by.get(loop_id)
         if loop_id in lowered.vector:
-            carried, refused = carried_dependences(kernel, deps, lowered, loop_id, limit=3, distances=distances), {}
+            carried, refused = carried_dependences(kernel, deps, lowered, loop_id, distances=distances), {}
+            sums = lane_reductions(kernel, lowered, loop_id, carried)
+            if sums:
+                lane_sums[loop_id] = sums
+            carried = [] if sums else carried[:3]
         else:
             carried, privatization = parallel_obstacles(kernel, deps, lowered, loop_id, limit=3, flows=flows, distances=distances)
             refused = privatization.refused
@@ -308,7 +319,7 @@ def _parallel_violations(
             if example:
                 description += f"; e.g. {example}"
             violations.append(_violation(dependence, "parallel", primitive, example, description))
-    return violations, private, frozenset(atomic)
+    return violations, private, frozenset(atomic), lane_sums
 
 
 def scatter_updates(

@@ -18,7 +18,7 @@ import islpy as isl
 import numpy as np
 
 from repoos_agent.model.affine import AffineExpr, Bound
-from repoos_agent.model.expr import ArrayRef, Expr, IndexRead, Name, array_refs, index_refs
+from repoos_agent.model.expr import ArrayRef, Expr, IndexRead, Name, array_refs, index_refs, names
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,14 @@ class Statement:
     def is_reduction(self) -> bool:
         """`acc += ...`-style updates: the order of their instances may be reassociated."""
         return self.op in ("+=", "*=")
+
+    @property
+    def accumulates_only(self) -> bool:
+        """`t += e` where `e` never reads `t`'s array (or scalar): only then do the updates commute."""
+        target = self.target
+        if isinstance(target, ArrayRef):
+            return all(ref.array != target.array for ref in array_refs(self.value))
+        return target.name not in names(self.value)
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ class LoweredSchedule:
     atomic: frozenset[str] = frozenset()  # scatters (`+=` through an index array) a parallel loop updates atomically (legality)
     privatized: frozenset[str] = frozenset()  # scatters that accumulate into per-thread copies instead (`privatize(S1)`)
     contracted: tuple[Contraction, ...] = ()  # temporaries stored in fewer dimensions (legality)
+    lane_sums: dict[str, frozenset[str]] = field(default_factory=dict)  # vector loop id -> sums its lanes split (legality)
 
     def statements_in(self, loop_id: str) -> tuple[str, ...]:
         return tuple(s for s, ids in self.loop_ids.items() if loop_id in ids)

@@ -24,7 +24,6 @@ import islpy as isl
 import z3
 
 from repoos_agent.codegen.loopnest import Block, For, If, Let, LoopNest, Node
-from repoos_agent.legality.prove import accumulates_only
 from repoos_agent.model.expr import ArrayRef, array_refs, index_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
@@ -244,11 +243,13 @@ class _Checker:
         y: list,
         order_matters: bool = False,
         private: frozenset[str] = frozenset(),
+        split: frozenset[str] = frozenset(),
     ) -> z3.BoolRef:
-        """Instances x of `source` and y of `sink` touch one element, one writing (`private` scalars aside)."""
+        """Instances x of `source` and y of `sink` touch one element, one writing (`private` scalars aside, and
+        the accumulator of a sum in `split`, which a vector loop's lanes add into partial sums of their own)."""
         x_env, y_env = instance_env(source, x, self.params), instance_env(sink, y, self.params)
         reordered_reduction = (
-            order_matters and self.reassociates and source is sink and source.is_reduction and accumulates_only(source)
+            order_matters and self.reassociates and source is sink and source.is_reduction and source.accumulates_only
         )
         accumulator = source.target.array if isinstance(source.target, ArrayRef) else source.target.name
         clauses = []
@@ -258,6 +259,8 @@ class _Checker:
                     continue
                 if reordered_reduction and a.array == accumulator:
                     continue  # updates of one accumulator may be reordered: reassociation was allowed
+                if source is sink and source.name in split and a.array == accumulator:
+                    continue  # each lane adds into its own partial sum; `_split_sums` proves the element fixed
                 if source is sink and source.name in self.lowered.atomic and a.array == accumulator:
                     continue  # each update is one atomic read-modify-write: threads may interleave them
                 pairs = zip(a.indices, b.indices, strict=True)
@@ -307,6 +310,7 @@ class _Checker:
         for loop in _parallel_fors(node):
             private = loop.private if loop.parallel and not loop.vector else frozenset()
             under = [o for o in self.occurrences if any(kind == "for" and n is loop for kind, n in o.path)]
+            self._split_sums(loop, under)
             for first_occurrence in under:
                 for second_occurrence in under:
                     source = self.kernel.statement(first_occurrence.statement)
@@ -324,7 +328,7 @@ class _Checker:
                             second.condition,
                             *same_outer,
                             different,
-                            self._conflict(source, sink, first.instance, second.instance, private=private),
+                            self._conflict(source, sink, first.instance, second.instance, private=private, split=loop.lane_sums),
                         )
                     )
                     if model is not None:
@@ -333,6 +337,42 @@ class _Checker:
                             f"loop `{name}` (parallel or vectorized) has a race: two iterations touch one element, one writes",
                             self._describe(model, (source, first.instance), (sink, second.instance)),
                         )
+
+    def _split_sums(self, loop: For, under: list) -> None:
+        """A sum the lanes of `loop` split is added into its element once, after the loop: prove the element
+        is the same on every iteration of the loop, and that no other statement in it touches the array."""
+        for occurrence in under:
+            statement = self.kernel.statement(occurrence.statement)
+            if statement.name not in loop.lane_sums:
+                continue
+            accumulator = statement.target.array if isinstance(statement.target, ArrayRef) else statement.target.name
+            for other in under:
+                touched = {a.array for a in _accesses(self.kernel.statement(other.statement), self.locals)}
+                if other.statement != statement.name and accumulator in touched:
+                    raise _Refuted(
+                        f"the sum {statement.name} is split across the lanes of `{loop.iterator}`, but {other.statement} "
+                        f"touches `{accumulator}` in the same loop",
+                        f"{other.statement} would see a partial sum",
+                    )
+            first, second = instantiate(occurrence, self.params), instantiate(occurrence, self.params)
+            cut = first.parallel_prefix[id(loop)]
+            x_env = instance_env(statement, first.instance, self.params)
+            y_env = instance_env(statement, second.instance, self.params)
+            indices = statement.target.indices if isinstance(statement.target, ArrayRef) else ()
+            same = [subscript(index, x_env) == subscript(index, y_env) for index in indices]
+            model = self._solve(
+                z3.And(
+                    first.condition,
+                    second.condition,
+                    *[a == b for a, b in zip(first.time[:cut], second.time[:cut], strict=True)],
+                    z3.Not(z3.And(same)) if same else z3.BoolVal(False),
+                )
+            )
+            if model is not None:
+                raise _Refuted(
+                    f"the sum {statement.name} is split across the lanes of `{loop.iterator}`, but its element moves with it",
+                    self._describe(model, (statement, first.instance), (statement, second.instance)),
+                )
 
 
 def _parallel_fors(node: Node) -> list[For]:

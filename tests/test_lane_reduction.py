@@ -1,0 +1,105 @@
+"""Vectorized reductions: a row sum's lanes keep partial sums, proved, verified and compared on real inputs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from repoos_agent.agent.heuristic import HeuristicProposer
+from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.check import fresh_copy, written_arrays
+from repoos_agent.codegen.c import generate_c
+from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
+from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.measure import compare_outputs
+from repoos_agent.model import Signature
+from repoos_agent.target import resolve_target
+from repoos_agent.verify import verify_loop_nest
+
+ROW_NORMS = "kernels/examples/user_kernels.py:row_norms"
+
+
+def _row_norms():
+    return resolve_target(ROW_NORMS, [parse_arg_spec(s) for s in ("A=f64[37,53]", "norms=f64[37]")])
+
+
+def _same_output(target, verdict, size: str | None = None) -> None:
+    values = target.inputs(size)
+    signature = Signature.of_values(target.kernel, values)
+    expected, got = fresh_copy(values), fresh_copy(values)
+    build_baseline(target.kernel, signature)(expected)
+    build_native(target.kernel, signature, verdict.lowered)(got)
+    comparison = compare_outputs(expected, got, written_arrays(target), REASSOCIATION_TOLERANCE_SCALE)
+    assert comparison.correct, comparison.errors
+
+
+def test_a_numpy_matrix_vector_product_vectorizes_its_row_sums_without_asking_for_reassociation():
+    target = resolve_target("numpy:bicg")
+    verdict = prove_legal(target.kernel, "interchange(S1.i, S1.j); vectorize(S1.i, 8); vectorize(S3.j, 8)")
+    # NumPy leaves the order of `A @ p`'s sums to BLAS: splitting them reorders nothing the source fixed.
+    assert verdict.verdict == "legal" and verdict.reassociates
+    assert "splits the sum S3 (line 24) into one partial sum per lane" in verdict.feedback
+    source = generate_c(target.kernel, Signature.of_values(target.kernel, target.inputs("SMALL")), verdict.lowered).text
+    assert "reduction(+:rp_lane0)" in source and "q[i] = q[i] + rp_lane0;" in source
+    _same_output(target, verdict, "SMALL")
+
+
+def test_a_sum_the_source_ordered_is_reassociation_until_allowed_then_correct():
+    target = _row_norms()
+    refused = prove_legal(target.kernel, "vectorize(j, 8)")
+    assert refused.verdict == "reassociation" and not refused.legal
+    assert "the vectorized loop `j` splits the sum S1 (line 40)" in refused.feedback
+    assert "Allow reassociation" in refused.feedback
+    allowed = prove_legal(target.kernel, "parallelize(i); vectorize(j, 8)", allow_reassociation=True)
+    assert allowed.legal and allowed.lowered.lane_sums  # a scalar accumulator, private to each thread of `i`
+    nest = build_loop_nest(target.kernel, allowed.lowered)
+    assert verify_loop_nest(target.kernel, allowed.lowered, nest, allowed.reassociates).verified
+    _same_output(target, allowed)
+
+
+def test_analyze_shows_which_sums_a_vector_loop_would_split():
+    loops = {loop.name: loop for loop in analyze(resolve_target("numpy:mvt").kernel).loops}
+    assert loops["S1.j"].lane_sums == ("S1",) and not loops["S1.j"].vectorizable
+    assert loops["S2.i"].vectorizable and not loops["S2.i"].lane_sums
+
+
+def test_a_sum_whose_partial_value_is_read_in_the_loop_stays_refused(tmp_path):
+    path = tmp_path / "running.py"
+    path.write_text(
+        "def running(n, m, A, q, seen):\n"
+        "    for i in range(n):\n"
+        "        for j in range(m):\n"
+        "            q[i] += A[i, j]\n"
+        "            seen[i, j] = q[i]\n"
+    )
+    specs = [parse_arg_spec(s) for s in ("n=20", "m=30", "A=f64[n,m]", "q=f64[n]", "seen=f64[n,m]")]
+    kernel = resolve_target(f"{path}:running", specs).kernel
+    verdict = prove_legal(kernel, "vectorize(j, 8)", allow_reassociation=True)
+    assert verdict.verdict == "illegal" and "loop `j` cannot run vectorized" in verdict.feedback
+
+
+def test_z3_refutes_a_split_sum_whose_element_moves_with_the_loop():
+    """The verifier checks the split on the generated loops, not on legality's word for it: a (wrongly) split
+    sum whose element changes from one iteration to the next is a refuted nest, never a built kernel."""
+    kernel = resolve_target("gemm").kernel
+    verdict = prove_legal(kernel, "vectorize(S1.j, 8)")
+    assert verdict.legal and not verdict.lowered.lane_sums
+    (loop_id,) = verdict.lowered.vector
+    forged = replace(verdict.lowered, lane_sums={loop_id: frozenset({"S1"})})
+    verification = verify_loop_nest(kernel, forged, build_loop_nest(kernel, forged), reassociates=True)
+    assert not verification.verified and "its element moves with it" in verification.reason
+
+
+@pytest.mark.parametrize("name", ["numpy:bicg", "numpy:atax", "numpy:mvt"])
+def test_the_heuristic_proposes_split_row_sums_for_matrix_vector_kernels(name):
+    target = resolve_target(name)
+    proposer = HeuristicProposer(target.kernel)
+    split = [idea for idea in proposer.ideas if "row sums split across lanes" in idea.reason]
+    assert split, [idea.schedule for idea in proposer.ideas]
+    for idea in split:
+        verdict = prove_legal(target.kernel, idea.schedule)
+        assert verdict.legal and verdict.lowered.lane_sums
+        _same_output(target, verdict, "MINI")
