@@ -18,7 +18,7 @@ import islpy as isl
 
 from repoos_agent.agent.machine import Machine, this_machine
 from repoos_agent.backends.cc import engine_work
-from repoos_agent.legality import analyze, prove_legal
+from repoos_agent.legality import LegalityVerdict, analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
@@ -71,7 +71,7 @@ class HeuristicProposer:
 
     def __post_init__(self) -> None:
         self.random = random.Random(self.seed)
-        self.verdicts: dict[str, bool] = {}  # schedule text -> legal; ideas re-check the same prefixes often
+        self.verdicts: dict[str, LegalityVerdict] = {}  # schedule text -> verdict; ideas re-check the same prefixes often
         self.ideas = self._ideas()
         self.proposed: set[str] = set()
 
@@ -111,10 +111,13 @@ class HeuristicProposer:
         except ScheduleError:
             return None
 
-    def _legal(self, text: str) -> bool:
+    def _verdict(self, text: str) -> LegalityVerdict:
         if text not in self.verdicts:
-            self.verdicts[text] = prove_legal(self.kernel, text, self.allow_reassociation, explain=False).legal
+            self.verdicts[text] = prove_legal(self.kernel, text, self.allow_reassociation, explain=False)
         return self.verdicts[text]
+
+    def _legal(self, text: str) -> bool:
+        return self._verdict(text).legal
 
     def _ideas(self) -> list[Idea]:
         parallel = self._parallel_marks()
@@ -542,7 +545,7 @@ class HeuristicProposer:
             if not vectors:
                 continue
             vectorized = _joined(order_text, *vectors)
-            verdict = prove_legal(self.kernel, vectorized, self.allow_reassociation, explain=False)
+            verdict = self._verdict(vectorized)  # proved already: the last mark `_vector_marks` kept
             splits = bool(verdict.legal and verdict.lowered.lane_sums)
             for with_parallel in (True, False):
                 marks = self._parallel_marks(prefix=vectorized) if with_parallel else []
