@@ -129,6 +129,24 @@ def test_the_heuristic_measures_blas_against_the_loops_for_each_product():
     assert {"blas(S1)", "blas(S4)", "blas(S7)", "blas(S1); blas(S4); blas(S7)"} <= set(mlp)
 
 
+def test_the_heuristic_runs_the_products_by_blas_and_fuses_the_softmax_between_them_into_one_row_loop():
+    kernel = load_kernel(PROGRAMS, "attention_head", {"q": 2, "k": 2, "v": 2})
+    ideas = HeuristicProposer(kernel).ideas
+    fused = next(idea for idea in ideas if idea.schedule.startswith("blas(S1); blas(S9); fuse("))
+    assert "fuse(S2, S3, 1)" in fused.schedule and "fuse(S6, S7, 1)" in fused.schedule
+    assert ideas.index(fused) < 4  # measured in the first turn, before the register tiles
+    verdict = prove_legal(kernel, fused.schedule, explain=True)
+    assert verdict.legal, verdict.feedback
+    assert "`e` (line 77) is stored by dimension 1 alone" in verdict.feedback  # one row of the softmax, not the matrix
+    rng = np.random.default_rng(3)
+    values = {name: rng.standard_normal((24, 16)) for name in ("q", "k", "v")}
+    got = dict(values)
+    build_native(kernel, Signature.of_values(kernel, values), verdict.lowered)(got)
+    scores = values["q"] @ values["k"].T
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(got["result"], e / e.sum(axis=1, keepdims=True) @ values["v"], rtol=1e-12)
+
+
 def test_a_product_inside_a_python_loop_is_one_call_per_step_and_the_loop_stays_sequential():
     kernel = load_kernel(PROGRAMS, "repeated_products", {"A": 2, "x": 1})
     lowered = prove_legal(kernel, "blas(S1)").lowered

@@ -186,13 +186,14 @@ class HeuristicProposer:
     def _blas_calls(self) -> list[Idea]:
         """`blas(S)` for each product one BLAS call computes, then all of them with the other nests'
         free loops parallel: the search measures OpenBLAS against the loops (and their fused forms)."""
-        products = []
+        calls = {}
         for statement in self.kernel.statements:
             try:
-                product_call(self.kernel, statement.name)
+                call = product_call(self.kernel, statement.name)
             except NotAProduct:
                 continue
-            products.append(f"blas({statement.name})")
+            calls[f"blas({statement.name})"] = {call.initializer, call.update}
+        products = list(calls)
         ideas = [Idea(call, 3.4, "the product run by OpenBLAS") for call in products]
         if len(products) > 1:
             ideas.append(Idea(_joined(*products), 3.5, "every product run by OpenBLAS"))
@@ -201,7 +202,37 @@ class HeuristicProposer:
             marks = self._parallel_marks(prefix=every)
             if marks:
                 ideas.append(Idea(_joined(every, *marks), 3.6, "every product run by OpenBLAS, the other nests on all cores"))
+            ideas += self._fused_around_products(every, set().union(*calls.values()))
         return ideas
+
+    def _fused_around_products(self, products: str, by_blas: set[str]) -> list[Idea]:
+        """Every product by OpenBLAS and the statements between two products fused producer into consumer,
+        their outer loops on all cores: what a performance engineer writes for a NumPy program that mixes
+        products with elementwise work (attention: BLAS for the projections and scores, one row loop for
+        the mask and the softmax, whose temporaries shrink to a row). NumPy runs its products through
+        OpenBLAS too, so the loops between them are where such a program is won; with two products or
+        more it is tried before the register tiles."""
+        if not self.kernel.numpy_program:
+            return []
+        parts, previous = [products], None
+        for statement in self.kernel.statements:
+            if statement.name in by_blas or not statement.loops:
+                previous = None  # a BLAS call between producer and consumer: fusing across it would move one past it
+                continue
+            if previous is not None:
+                for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
+                    text = f"fuse({previous.name}, {statement.name}, {depth})"
+                    if self._legal(_joined(*parts, text)):
+                        parts.append(text)
+                        break
+            previous = statement
+        if len(parts) == 1:
+            return []
+        fused = _joined(*parts)
+        marks = self._parallel_marks(prefix=fused)
+        score = 3.9 if products.count("blas(") > 1 else 3.55
+        reason = "every product run by OpenBLAS, the statements between them fused into one loop nest"
+        return [Idea(_joined(fused, *marks), score, f"{reason}, its outer loops on all cores" if marks else reason)]
 
     def _parallel_scatters(self) -> list[Idea]:
         """A loop that carries nothing but scatters (`counts[bins[i]] += 1`), in parallel two ways: each update
