@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from types import SimpleNamespace
 
 import pytest
 
-from repoos_agent.agent.heuristic import HeuristicProposer
+from repoos_agent.agent.heuristic import HeuristicProposer, Idea
+from repoos_agent.agent.proposers import MixtureOfAgents
 from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.errors import RepoosError
 from repoos_agent.target import resolve_target
@@ -40,7 +43,9 @@ def test_openai_dialogue_feeds_verdicts_back_and_survives_a_malformed_reply(monk
     assert verdicts["tile(i, j, 0)"] == "invalid"
     second_turn = user_messages(server.requests[2])[-1]  # request 1 was the 429, retried
     assert "`parallelize(k)`: illegal" in second_turn and "loop `k` cannot run parallel" in second_turn
-    assert "`parallelize(i)`: legal" in second_turn
+    # a legal line keeps what the schedule opened up, not the words that repeat its verdict and speedup
+    assert re.search(r"`parallelize\(i\)`: legal, \d+\.\d\dx\. Loops that could run in parallel: ", second_turn)
+    assert "Measured:" not in second_turn and "every dependence is preserved" not in second_turn
     first_prompt = user_messages(server.requests[0])[0]
     assert "def gemm(" in first_prompt and "S1 (line 43" in first_prompt and "Dependences:" in first_prompt
     assert "Baseline time: " in first_prompt and " ms." in first_prompt
@@ -162,3 +167,34 @@ def test_a_mixtures_model_hears_its_own_schedules_with_reasons_and_the_heuristic
     others = [line for line in second_turn.splitlines() if line.startswith("Other agents' schedules: 2 measured")]
     assert len(others) == 1 and re.search(r"the fastest: `[^`]+` \(by heuristic\), \d+\.\d\dx\.$", others[0])
     assert "every dependence" not in second_turn
+
+
+class _Reference:
+    """A reference agent that notes who proposes beside it: a model served here, or one across the network."""
+
+    def __init__(self, name: str, here: bool, crowd: list[str], started: threading.Event) -> None:
+        self.name, self.crowd, self.started = name, crowd, started
+        self.backend = SimpleNamespace(on_this_machine=here)
+        self.beside: list[str] = []
+
+    def propose(self, history, count):
+        if self.backend.on_this_machine:
+            self.beside = list(self.crowd)
+            self.crowd.append(self.name)
+            self.started.set()
+            threading.Event().wait(0.05)  # room for a neighbour to start, were one allowed to
+            self.crowd.remove(self.name)
+        else:
+            self.beside = ["a reference here"] if self.started.wait(10) else []
+        return [Idea(f"parallelize(i) # {self.name}", 0.0, "model", self.name)]
+
+
+def test_a_mixtures_references_on_this_machine_propose_one_at_a_time_and_remote_ones_beside_them():
+    """Side by side, the heuristic's proofs took the core a local model evaluates its prompt with."""
+    crowd, started = [], threading.Event()
+    remote = _Reference("openai:remote", False, crowd, started)
+    first, second = _Reference("local:one", True, crowd, started), _Reference("local:two", True, crowd, started)
+    ideas = MixtureOfAgents([remote, first, second], None).propose([], 1)
+    assert [idea.agent for idea in ideas] == ["openai:remote", "local:one", "local:two"]
+    assert first.beside == [] and second.beside == []
+    assert remote.beside == ["a reference here"]
