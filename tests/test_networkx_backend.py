@@ -36,7 +36,10 @@ def _quiet_cache_notes():
 def test_networkx_own_tests_pass_through_the_backend(tmp_path):
     root = Path(nx.__file__).parent
     env = {**os.environ, "NETWORKX_TEST_BACKEND": "repoos", "NETWORKX_FALLBACK_TO_NX": "True"}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore"]
+    # NetworkX's tests live under .venv, inside this project: without an ini of their own, pytest would read ours
+    # (its workers per core would swallow the log lines this test counts).
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-c", str(tmp_path / "pytest.ini"), "-p", "no:cacheprovider", "-W", "ignore"]
     command += ["-o", "log_cli=true", "--log-cli-level=DEBUG", *(str(root / test) for test in NETWORKX_TESTS)]
     result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     summary = result.stdout.strip().splitlines()[-1]
