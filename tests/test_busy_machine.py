@@ -249,6 +249,17 @@ def test_on_a_busy_machine_ties_go_to_the_schedule_with_more_parallel_loops():
     assert _decide(slower, None, busy=True)[0] is None  # never a schedule below the baseline
 
 
+def test_on_a_busy_machine_a_tie_with_the_source_order_goes_only_to_its_parallel_twin():
+    """atax on a busy host: a distribution and a tile with three parallel loops tied the source order at 1.01x
+    ±9% and was crowned, then ran at 0.73x raced again. Only `parallelize` alone may take the source order's tie."""
+    reshaped = _raced("distribute(S1, S3); tile(S3.j, 1024); parallelize(S0.i); parallelize(j_t)", 1.01, 0.09, team=1, busy=True)
+    twin = _raced("parallelize(S0.i)", 1.005, 0.05, team=1, busy=True)
+    assert _decide([(entry, ev.speedup, ev.spread) for entry, ev in (reshaped,)], None, busy=True)[0] is None
+    both = [(entry, ev.speedup, ev.spread) for entry, ev in (reshaped, twin)]
+    assert _decide(both, None, busy=True)[0].schedule == "parallelize(S0.i)"
+    assert _decide(both, None, busy=False)[0] is None  # quiet: the source order keeps every tie
+
+
 def test_a_machine_state_sizes_the_team_to_the_free_cores():
     assert MachineState(2, 2.0, 0, 0.1).team == 2
     assert MachineState(2, 1.5, 1, 1.0).team == 1  # one CPU-bound process shares a core

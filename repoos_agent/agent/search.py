@@ -652,17 +652,35 @@ def _ties(raced: list[tuple[Entry | None, float, float]]) -> list[tuple[Entry | 
 
 
 def _decide(raced: list[tuple[Entry, float, float]], incumbent: Entry | None, busy: bool) -> tuple[Entry | None, float, float]:
-    """Among ties the incumbent wins, then (on a busy machine) the schedule with more parallel loops, then
-    the simplest, then the fastest."""
+    """Among ties the incumbent wins, then the simplest, then the fastest. On a busy machine, the parallel twin
+    of that choice (the same schedule with more loops parallel, at least as fast as the baseline) takes it.
+
+    Only a twin: at the team a busy machine allows, a parallel loop runs as fast as its serial form, and a
+    swapped kernel sizes its team at each call. A schedule that also transforms the loops is no twin: on atax,
+    a distribution and a tile with three parallel loops tied the source order at 1.01x ±9% on a busy host and
+    was crowned; raced again, it ran at 0.73x."""
     stored = incumbent.schedule if incumbent is not None else None
+    ties = _ties(raced)
 
     def preference(contender: tuple[Entry | None, float, float]) -> tuple:
         entry = contender[0]
         schedule = entry.schedule if entry is not None else ""
-        parallel = _parallel_loops(schedule) if busy and contender[1] >= 1.0 else 0  # never below the baseline
-        return (entry is None or schedule != stored, -parallel, _complexity(schedule) if entry else 0, -contender[1])
+        return (entry is None or schedule != stored, _complexity(schedule) if entry else 0, -contender[1])
 
-    return min(_ties(raced), key=preference)
+    choice = min(ties, key=preference)
+    if not busy or (choice[0] is not None and choice[0].schedule == stored):
+        return choice
+    serial = _serial_form(choice[0].schedule if choice[0] is not None else "")
+    twins = [c for c in ties if c[0] is not None and c[1] >= 1.0 and _serial_form(c[0].schedule) == serial]
+    return max(twins, key=lambda c: (_parallel_loops(c[0].schedule), c[1]), default=choice)
+
+
+def _serial_form(schedule: str) -> tuple[str, ...]:
+    """The schedule's primitives other than `parallelize`: what its loops do, whichever run in parallel."""
+    try:
+        return tuple(str(p) for p in parse_schedule(schedule).primitives if p.name != "parallelize")
+    except ScheduleError:
+        return (schedule,)
 
 
 def _undecided(races: list[tuple[Entry, Evaluation]]) -> list[Entry]:
