@@ -41,6 +41,8 @@ KERNELS = {
         "shift(S1.i, 1); fuse(S0, S1, 2); skew(S0.t, S0.i, 2); tile(S0.t, S0.i, 32, 64); skew(S0.t_t, S0.i_t, 1); "
         "interchange(S0.t_t, S0.i_t); parallelize(S0.t_t); vectorize(S0.j, 8)",
     ),
+    # 100 time steps of two parallel regions of about 30 us each: where a wake-up from sleep costs most.
+    "jacobi-2d@MEDIUM": ("MEDIUM", "parallelize(S0.i); parallelize(S1.i)"),
     "gemm": (
         "LARGE",
         "distribute(S0, S1); tile(S1.i, S1.k, S1.j, 4, 256, 44); interchange(S1.i_t, S1.k_t); interchange(S1.i, S1.k); "
@@ -56,6 +58,7 @@ KERNELS = {
 SETTINGS = {
     "libgomp default": {},
     "libgomp passive": {"OMP_WAIT_POLICY": "passive"},
+    "libgomp passive, GOMP_SPINCOUNT=200000": {"OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "200000"},
     "libgomp GOMP_SPINCOUNT=10000": {"GOMP_SPINCOUNT": "10000"},
     "libgomp active": {"OMP_WAIT_POLICY": "active"},
     "libomp default": {"LD_PRELOAD": LIBOMP},
@@ -73,7 +76,7 @@ def child(kernel: str, repeats: int) -> None:
 
     library.WAIT_POLICY.clear()  # each child runs the setting it was started with, the defaults included
     size, schedule = KERNELS[kernel]
-    target = resolve_target(kernel)
+    target = resolve_target(kernel.split("@")[0])
     values = target.inputs(size)
     native = build_native(target.kernel, Signature.of_values(target.kernel, values), prove_legal(target.kernel, schedule).lowered)
     # With libomp preloaded, the kernel's regions run on libomp: its team is set there, not in the libgomp it links.
@@ -121,6 +124,7 @@ def main() -> None:
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--child")
+    parser.add_argument("--out", default="wait_policy.md", help="file under benchmarks/results/")
     args = parser.parse_args()
     if args.child:
         child(args.child, args.repeats)
@@ -161,7 +165,7 @@ def main() -> None:
         "a call that began before the core was taken. Medians of "
         f"{args.repeats} timed runs after one warm-up, fresh inputs each run, one child process per cell."
     )
-    write_results("wait_policy.md", "OpenMP wait policies, quiet and with one core taken", lines, summary)
+    write_results(args.out, "OpenMP wait policies, quiet and with one core taken", lines, summary)
 
 
 if __name__ == "__main__":

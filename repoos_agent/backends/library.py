@@ -22,17 +22,25 @@ _LOAD_LOCK = threading.Lock()
 
 _CTYPES = {"int64_t": ctypes.c_int64, "double": ctypes.c_double}
 
-WAIT_POLICY = {"OMP_WAIT_POLICY": "passive", "OPENBLAS_THREAD_TIMEOUT": "4"}
+WAIT_POLICY = {"OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "200000", "OPENBLAS_THREAD_TIMEOUT": "4"}
 """How idle threads wait, unless the user set it: OpenMP's (libgomp for C builds, libomp for MLIR
 builds) and OpenBLAS's pthreads pools (Debian's, which `blas` schedules link, and NumPy's own in the
 measurement worker). Every one of these runtimes reads it once, when it loads.
 
 Passive OpenMP threads sleep at a barrier instead of spinning, so a thread that waits for a
-descheduled teammate costs its core nothing. Measured in `benchmarks/wait_policy.py` on jacobi-2d,
-gemm and gramschmidt at LARGE, two threads with one core taken by another process: libgomp passive
-kept 1.07x its serial schedule (geomean), its default spin 0.62x, a short spin 0.68x, libomp 0.80x
-(default) and 0.98x (passive); on the quiet machine passive cost nothing against the default (1.61x
-against 1.58x).
+descheduled teammate costs its core nothing; libgomp's threads first spin for a bounded count
+(`GOMP_SPINCOUNT`, about 0.1 ms here), then sleep. Measured in `benchmarks/wait_policy.py`, two
+threads against the kernel's serial schedule:
+- On the 2026-12-01 host (jacobi-2d, gemm and gramschmidt at LARGE, one core taken by another
+  process): libgomp passive kept 1.07x (geomean), its default spin 0.62x, a short spin 0.68x, libomp
+  0.80x (default) and 0.98x (passive); quiet, passive cost nothing against the default (1.61x
+  against 1.58x).
+- On the 2026-12-03 host (a VM whose futex wake-ups are slow), on jacobi-2d at MEDIUM (200 parallel
+  regions of about 30 us a call) and gramschmidt at LARGE: quiet, passive with no spin fell to 0.25x,
+  passive after a 200,000 spin ran 1.58x and the default 1.62x; with a core taken and the team kept
+  at two, 0.66x, 0.45x and 0.24x (`wait_policy_spin.md`). Races and swapped calls size their team to
+  the free cores, so a team of two on a taken core is only a call that a competitor interrupts; the
+  quiet machine is the common case, and the bounded spin keeps both.
 
 An idle OpenBLAS thread spins (yielding) for 2^timeout cycles before it sleeps: 2^28 by default,
 about 0.1 s. Two pools called in turn, NumPy's and a kernel's (or a peer's), then spin against each
