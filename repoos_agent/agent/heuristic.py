@@ -10,6 +10,7 @@ ideas that measured slower than the baseline. Deterministic for a seed.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -164,15 +165,7 @@ class HeuristicProposer:
         statements = [s for s in self.kernel.statements if s.loops]
         if not self.kernel.numpy_program or not 1 < len(statements) <= MAX_FUSED_STATEMENTS:
             return []
-        parts: list[str] = []
-        previous = statements[0]
-        for statement in statements[1:]:
-            for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
-                text = f"fuse({previous.name}, {statement.name}, {depth})"
-                if self._legal(_joined(*parts, text)):
-                    parts.append(text)
-                    break
-            previous = statement
+        parts = self._fused_runs([statements])
         if not parts:
             return []
         fused = _joined(*parts)
@@ -182,6 +175,19 @@ class HeuristicProposer:
             reason = "producers fused into their consumers, the fused outer loops on all cores"
             ideas.append(Idea(_joined(fused, *marks), 2.6, reason))
         return ideas
+
+    def _fused_runs(self, runs: list[list[Statement]], prefix: str = "") -> list[str]:
+        """The `fuse` steps (after `prefix`) that move each statement of a run into the one before it, each at
+        the deepest depth legality allows; a run's first statement starts a nest of its own."""
+        parts: list[str] = []
+        for run in runs:
+            for previous, statement in itertools.pairwise(run):
+                for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
+                    text = f"fuse({previous.name}, {statement.name}, {depth})"
+                    if self._legal(_joined(prefix, *parts, text)):
+                        parts.append(text)
+                        break
+        return parts
 
     def _blas_calls(self) -> list[Idea]:
         """`blas(S)` for each product one BLAS call computes, then all of them with the other nests'
@@ -214,21 +220,16 @@ class HeuristicProposer:
         more it is tried before the register tiles."""
         if not self.kernel.numpy_program:
             return []
-        parts, previous = [products], None
+        runs: list[list[Statement]] = [[]]
         for statement in self.kernel.statements:
             if statement.name in by_blas or not statement.loops:
-                previous = None  # a BLAS call between producer and consumer: fusing across it would move one past it
-                continue
-            if previous is not None:
-                for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
-                    text = f"fuse({previous.name}, {statement.name}, {depth})"
-                    if self._legal(_joined(*parts, text)):
-                        parts.append(text)
-                        break
-            previous = statement
-        if len(parts) == 1:
+                runs.append([])  # a BLAS call between producer and consumer: fusing across it would move one past it
+            else:
+                runs[-1].append(statement)
+        parts = self._fused_runs(runs, products)
+        if not parts:
             return []
-        fused = _joined(*parts)
+        fused = _joined(products, *parts)
         marks = self._parallel_marks(prefix=fused)
         score = 3.9 if products.count("blas(") > 1 else 3.55
         reason = "every product run by OpenBLAS, the statements between them fused into one loop nest"
