@@ -61,8 +61,9 @@ async def test_a_live_run_shows_the_sql_rows_timings_and_speedup_and_its_replay_
     events.subscribe(log)
     monitor = TabularMonitor(LiveEndpoint(APP, "get_revenue", server.url(), {"min_cancelled": 30}, str(graph), events))
     async with monitor.run_test(size=SIZE) as pilot:
-        # the store's line is painted a refresh after the board learns of it: wait for what the user sees
-        await _wait_until(pilot, lambda: monitor.board.stored is not None and "stored in the graph store" in _screen(monitor))
+        # the store's line is painted a refresh after the board learns of it, and the run ends after the store:
+        # wait for both, as the user sees them
+        await _wait_until(pilot, lambda: monitor.state == "finished" and "stored in the graph store" in _screen(monitor))
         board, screen = monitor.board, _screen(monitor)
         assert monitor.state == "finished"
         assert board.rows_compared == _expected_rows(app, 30) > 0
