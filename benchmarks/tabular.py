@@ -21,13 +21,15 @@ both servers' JSON is checked equal.
 
 Prints the table and writes it to benchmarks/results/tabular.md (not with `--quick`: 3,000 rows
 and 2 repeats, a smoke test of about a minute).
-Run: `.venv/bin/python benchmarks/tabular.py [--repeats 7] [--quick]`.
+Run: `.venv/bin/python benchmarks/tabular.py [--repeats 7] [--quick]`, after
+`.venv/bin/pip install -e '.[tabular-peers]'` (ConnectorX and PyArrow, about 350 MB installed).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import os
 import statistics
 import sys
@@ -72,6 +74,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rows, args.repeats = QUICK_ROWS, QUICK_REPEATS
+    if importlib.util.find_spec("connectorx") is None:
+        raise SystemExit(
+            "benchmarks/tabular.py: ConnectorX, the columnar reference every endpoint is measured against, is not "
+            "installed; install it with `.venv/bin/pip install -e '.[tabular-peers]'`"
+        )
 
     from repoos_agent.tabular.server import MariaDBServer
 
