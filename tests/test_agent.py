@@ -294,6 +294,34 @@ class FixedReference:
         return [Idea("interchange(S1.k, S1.j)", 0.0, "fixed", "fixed"), Idea("parallelize(i)", 0.0, "fixed", "fixed")]
 
 
+class ManyReference:
+    """A reference agent with more legal gemm schedules than the racing finish has places for."""
+
+    name = "many"
+
+    def propose(self, history: list[Outcome], count: int) -> list[Idea]:
+        schedules = ("interchange(S1.k, S1.j)", "parallelize(i)", "unroll(S1.j, 2)", "interchange(S1.k, S1.j); parallelize(i)")
+        return [Idea(schedule, 0.0, "many", "many") for schedule in schedules]
+
+
+def test_a_mixtures_finish_races_each_agents_own_fastest(monkeypatch) -> None:
+    # A larger pool's fastest first looks are more often lucky: every agent's finish must race in the mixture's.
+    target = resolve_target("gemm")
+
+    def mixture(references, aggregator, kernel, seed, **shared):
+        return MixtureOfAgents([HeuristicProposer(kernel, seed=seed, extents=shared["extents"]), ManyReference()], None)
+
+    monkeypatch.setattr("repoos_agent.agent.search.make_mixture", mixture)
+    events = EventStream()
+    optimize(target, SearchConfig(moa=("heuristic", "many"), iters=1, candidates=4, size="MINI"), events)
+    evaluations = [e for e in events.events if e.kind == "evaluation"]
+    searched = [e for e in evaluations if not e.detail.get("race") and e.verdict == "legal" and e.speedup]
+    raced = {e.schedule for e in evaluations if e.detail.get("race") and e.detail["round"] == 0}
+    for agent in ("heuristic", "many"):
+        own = sorted((e for e in searched if e.agent == agent), key=lambda e: -e.speedup)[:3]
+        assert len(own) == 3 and {e.schedule for e in own} <= raced, agent
+
+
 def test_a_mixtures_heuristic_proposes_what_it_proposes_alone() -> None:
     # The mixture's pool then holds the heuristic's own search: measured together, it cannot lose to it but by noise.
     kernel = resolve_target("gemm").kernel

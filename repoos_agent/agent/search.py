@@ -149,7 +149,7 @@ def most_evaluations(config: SearchConfig) -> int:
     reach the race, and only what the first look could not decide is raced again."""
     agents = len(config.moa) + bool(config.aggregator) if config.moa else 1
     incumbent = 1 if config.incumbent else 0
-    finalists = RACE_FINALISTS + incumbent
+    finalists = RACE_FINALISTS * agents + incumbent  # a mixture races each agent's own fastest too (`_finalists`)
     return config.k * config.iters * config.candidates * agents + incumbent + finalists * (1 + RACE_RETRIES)
 
 
@@ -576,7 +576,7 @@ def _racing_finish(
     """
     measured = [e for e in leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct and e.speedup > 0 and e.schedule]
     unique = {e.schedule: e for e in sorted(measured, key=lambda e: e.speedup)}  # the best entry of each schedule
-    finalists = by_speedup(unique.values())[:RACE_FINALISTS]
+    finalists = _finalists(measured, unique)
     if incumbent is not None and incumbent.schedule in unique and unique[incumbent.schedule] not in finalists:
         finalists.append(unique[incumbent.schedule])
     races: dict[str, tuple[Entry, Evaluation]] = {}
@@ -612,6 +612,20 @@ def _racing_finish(
         raced_too = f"The NumPy original raced too: {original[0]:.2f}x over the baseline ±{original[1]:.0%}; it {verdict}."
         note = note.rstrip(".") + ". " + raced_too
     return Finish(winner[0], winner[1], winner[2], busy, remeasured, note, shown, original)
+
+
+def _finalists(measured: list[Entry], unique: dict[str, Entry]) -> list[Entry]:
+    """The fastest `RACE_FINALISTS` schedules, then, in a mixture, each agent's own fastest that are not among them.
+
+    A mixture measures more candidates than any of its agents alone, and the fastest first looks of a larger pool
+    are more often lucky samples (on syr2k at MEDIUM a mixture crowned a tile that ran at 0.75x of the heuristic's
+    own pick head to head). With every agent's fastest in the race, the mixture's finish races what each agent's
+    finish alone would have, and the race's own re-measurements pick among them."""
+    finalists = by_speedup(unique.values())[:RACE_FINALISTS]
+    for agent in dict.fromkeys(entry.agent for entry in measured):
+        own = by_speedup({e.schedule: unique[e.schedule] for e in measured if e.agent == agent}.values())[:RACE_FINALISTS]
+        finalists += [entry for entry in own if entry not in finalists]
+    return finalists
 
 
 def original_holds(original: tuple[float, float], speedup: float, spread: float) -> bool:
