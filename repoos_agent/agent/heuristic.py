@@ -146,6 +146,7 @@ class HeuristicProposer:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         candidates += self._time_tilings()
         candidates += self._fusions()
+        candidates += self._one_pass_reads()
         candidates += self._blas_calls()
         candidates += self._parallel_scatters()
         candidates += self._vectorized_orders(orders)
@@ -188,6 +189,48 @@ class HeuristicProposer:
                         parts.append(text)
                         break
         return parts
+
+    def _one_pass_reads(self) -> list[Idea]:
+        """Two matrix-vector nests that read the same matrix, fused so that it is read once: each nest's innermost loop
+        turned to walk the matrix's rows, one moved into the other's loops (its initializer moved along
+        where it sits between them), then the inner loops vectorized. What a performance engineer writes
+        for `q = A @ p; s = A.T @ r` (bicg) or `x1 += A @ y1; x2 += A.T @ y2` (mvt): NumPy, like two
+        BLAS calls, passes over the matrix once per product."""
+        ideas: list[Idea] = []
+        sums = [s for s in self.kernel.statements if len(s.loops) == 2 and _accumulates(s)]  # matrix-vector shapes
+        for first, second in itertools.combinations(sums, 2):
+            if not _shared_matrices(first, second) or _one_nest(first, second):
+                continue
+            order = _joined(*(_row_walk(statement) for statement in (first, second)))
+            fused = next((text for text in self._one_pass_fusions(order, first, second) if self._legal(text)), None)
+            if fused is None:
+                continue
+            vectors = self._vector_marks(fused)
+            marks = self._parallel_marks(prefix=_joined(fused, *vectors))
+            reason = f"{first.name} and {second.name} fused to read {', '.join(_shared_matrices(first, second))} once"
+            # Unvectorized (a row sum that may not be split), one pass runs at one addition per add latency.
+            score = 3.8 if vectors else 1.5
+            ideas.append(Idea(_joined(fused, *vectors), score, f"{reason}, inner loops vectorized" if vectors else reason))
+            if marks:
+                ideas.append(Idea(_joined(fused, *marks, *vectors), score + 0.05, f"{reason}, outer loops on all cores"))
+        return ideas
+
+    def _one_pass_fusions(self, order: str, first: Statement, second: Statement) -> list[str]:
+        """The ways to put `second` and `first` in one nest after `order`, deepest first: either moved into
+        the other's loops, or `second`'s initializer moved beside `first`'s before them."""
+        names = [statement.name for statement in self.kernel.statements]
+        before = {name: self.kernel.statements[names.index(name) - 1] for name in (first.name, second.name) if names.index(name)}
+        texts = []
+        for depth in range(min(len(first.loops), len(second.loops)), 0, -1):
+            texts += [
+                _joined(order, f"fuse({second.name}, {first.name}, {depth})"),
+                _joined(order, f"fuse({first.name}, {second.name}, {depth})"),
+            ]
+            initializers = [before.get(name) for name in (first.name, second.name)]
+            if all(s is not None and 0 < len(s.loops) < depth + 1 for s in initializers):
+                moved = f"fuse({initializers[0].name}, {initializers[1].name}, {len(initializers[0].loops)})"
+                texts.append(_joined(order, moved, f"fuse({first.name}, {second.name}, {depth})"))
+        return texts
 
     def _blas_calls(self) -> list[Idea]:
         """`blas(S)` for each product one BLAS call computes, then all of them with the other nests'
@@ -663,6 +706,31 @@ def _resize_tiles(schedule: str, factor: float) -> str | None:
         else:
             texts.append(str(primitive))
     return "; ".join(texts)
+
+
+def _shared_matrices(first: Statement, second: Statement) -> list[str]:
+    """The arrays of two dimensions or more that both statements read."""
+
+    def matrices(statement: Statement) -> set[str]:
+        return {ref.array for ref in array_refs(statement.value) if len(ref.indices) >= 2}
+
+    return sorted(matrices(first) & matrices(second))
+
+
+def _accumulates(statement: Statement) -> bool:
+    """Whether the statement adds into its target (`q[i] += …`, or `q[i] = q[i] + …` as PolyBench writes it)."""
+    return statement.op in ("+=", "-=") or statement.target in array_refs(statement.value)
+
+
+def _one_nest(first: Statement, second: Statement) -> bool:
+    """Whether the two statements already share every loop: one pass reads their arrays as written."""
+    return first.iterators == second.iterators and first.positions[:-1] == second.positions[:-1]
+
+
+def _row_walk(statement: Statement) -> str:
+    """The interchange that makes `statement`'s innermost loop the one walking its arrays' last dimension, or ""."""
+    best, inner = _stride_one_loop(statement), statement.loops[-1].name
+    return f"interchange({statement.name}.{best}, {statement.name}.{inner})" if best is not None and best != inner else ""
 
 
 def _stride_one_loop(statement: Statement) -> str | None:
