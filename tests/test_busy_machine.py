@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repoos_agent.agent.search import Entry, _decide, _undecided
+from repoos_agent.agent.search import Entry, _decide, _finish_note, _undecided
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import written_arrays
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
@@ -247,6 +247,17 @@ def test_on_a_busy_machine_ties_go_to_the_schedule_with_more_parallel_loops():
     assert _decide(raced, None, busy=False)[0].schedule == "interchange(j, k)"  # quiet: the simpler one
     slower = [(replace(parallel[0]), 0.97, 0.04)]
     assert _decide(slower, None, busy=True)[0] is None  # never a schedule below the baseline
+
+
+def test_a_finish_on_a_busy_machine_says_its_parallel_ranking_may_differ_on_a_quiet_one():
+    tiled = _raced("tile(i, j, 32, 32); parallelize(i)", 2.0, 0.03, team=1, busy=True)
+    other = _raced("tile(i, j, 64, 64); parallelize(i)", 1.5, 0.03, team=1, busy=True)
+    races = {entry.schedule: (entry, evaluation) for entry, evaluation in (tiled, other)}
+    raced = [(entry, ev.speedup, ev.spread) for entry, ev in races.values()]
+    note = _finish_note([tiled[0], other[0]], races, _decide(raced, None, True), raced[0], None, True, 0, [])
+    assert f"ranked on 1 of {usable_cores()} cores" in note and "optimize again" in note
+    quiet = {key: (entry, replace(ev, team=usable_cores(), machine_busy=False)) for key, (entry, ev) in races.items()}
+    assert "ranked on" not in _finish_note([tiled[0]], quiet, raced[0], raced[0], None, False, 0, [])
 
 
 def test_on_a_busy_machine_a_tie_with_the_source_order_goes_only_to_its_parallel_twin():

@@ -36,6 +36,7 @@ from repoos_agent.check import fresh_copy
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE, Evaluation, evaluate_schedule
 from repoos_agent.measure import time_runs
+from repoos_agent.measure.cores import usable_cores
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.signature import Signature
@@ -756,6 +757,15 @@ def _finish_note(
             f"the machine was busy: parallel loops ran on {'/'.join(map(str, teams))} thread(s); "
             "ties went to the schedule with more parallel loops"
         )
+        short = [ev.team for entry, ev in races.values() if ev.team is not None and _parallel_loops(entry.schedule)]
+        cores = usable_cores()
+        if short and min(short) < cores:
+            # gemm at LARGE: tiles ranked on one core crowned one that re-raced quiet at 78% of the quiet search's
+            parts.append(
+                f"schedules with parallel loops were ranked on {min(short)} of {cores} cores, so on a quiet machine "
+                "their order may differ: optimize again then, and the stored kernel races in that finish, giving way "
+                "only to a faster schedule"
+            )
     return "; ".join(parts)
 
 
