@@ -19,7 +19,7 @@ from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import written_arrays
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.legality import prove_legal
-from repoos_agent.measure.cores import MachineState, probe_machine, usable_cores
+from repoos_agent.measure.cores import PROBE_TRIES, MachineState, probe_machine, usable_cores
 from repoos_agent.measure.isolated import MeasurementWorker, RaceRules
 from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.measure.timing import Timing
@@ -64,6 +64,19 @@ def test_the_probe_sees_a_core_taken_by_another_process(busy_core):
     assert state.busy and state.team <= state.cores - 1
     assert state.free_cores < state.cores - 0.3 and state.others >= 1
     assert "cores free" in state.describe()
+
+
+def test_a_core_lost_for_one_probe_is_probed_again_and_a_core_taken_throughout_is_not(monkeypatch):
+    """The host took a vCPU for one probe (1.00 of 2 free, nothing else runnable), then gave it back."""
+    cores = usable_cores()
+    readings = iter([cores - 1.0, float(cores)])
+    monkeypatch.setattr("repoos_agent.measure.cores._probe_function", lambda: lambda threads, seconds: next(readings))
+    assert not probe_machine().busy
+    calls = []
+    monkeypatch.setattr(
+        "repoos_agent.measure.cores._probe_function", lambda: lambda threads, seconds: calls.append(1) or cores - 0.5
+    )
+    assert probe_machine().busy and len(calls) == PROBE_TRIES
 
 
 def test_a_race_on_a_busy_machine_runs_the_candidate_on_the_free_cores(gemm, worker, busy_core):
