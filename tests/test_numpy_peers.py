@@ -141,12 +141,20 @@ def test_a_numba_peer_runs_on_the_team_the_race_sizes():
     assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
 
 
-def test_the_numpy_original_takes_a_team_without_threadpoolctl_too():
+def test_the_numpy_originals_blas_runs_on_the_team_the_race_sizes():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> set[int]:
+        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
     call = NumpyOriginal(PATH, "row_sums").load()
-    call.set_team(1)  # sizes NumPy's BLAS when threadpoolctl is installed; otherwise nothing to size
+    call.set_team(1)  # a race that found one core free: NumPy's OpenBLAS runs on one thread, as the candidates do
+    assert blas_threads() == {1}
     values = {"A": small_inputs()["A"]}
     call(values)
     assert np.allclose(values["returned"], small_inputs()["A"].sum(axis=1))
+    call.set_team(2)
+    assert blas_threads() == {2}
 
 
 @pytest.mark.slow

@@ -78,11 +78,11 @@ class TeamSizedCall:
 
 
 def _blas_team() -> tuple[Callable[[int], None], ...]:
-    """threadpoolctl's limit on the BLAS libraries loaded in this process, when threadpoolctl is installed."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return ()
+    """threadpoolctl's limit on the BLAS libraries loaded in this process (NumPy's bundled OpenBLAS). Unsized,
+    it kept a thread per core while a race found one free and ran the engine's candidates on one thread: the
+    NumPy original raced on both cores against candidates on one."""
+    from threadpoolctl import ThreadpoolController
+
     controller = ThreadpoolController()
     return (lambda threads: controller.limit(limits=threads, user_api="blas"),)
 

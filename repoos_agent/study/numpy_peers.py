@@ -19,8 +19,7 @@ does the engine's OpenMP team (`NativeKernel.set_team`): Numba through `numba.se
 and Pythran through `omp_set_num_threads` of the OpenMP runtime their library links (and DaCe's
 OpenBLAS through `openblas_set_num_threads`, where it calls BLAS for `@`; Pythran's links
 none: it parallelizes only code annotated with `omp` comments, so its threads are scipy-openblas's,
-sized through that library's own setter), the NumPy original's BLAS through threadpoolctl when that
-is installed. It is not a dependency: without it NumPy's BLAS keeps its own count, a thread per core.
+sized through that library's own setter), the NumPy original's BLAS through threadpoolctl.
 
 The tolerance is the engine's own for reassociated reductions (`REASSOCIATION_TOLERANCE_SCALE`
 on `measure.compare.TOLERANCES`: normwise 1e-7 for float64, 1e-2 for float32): a peer sums in
