@@ -145,6 +145,19 @@ def test_eval_counts_a_model_backends_tokens_and_cost(monkeypatch):
     assert record.propose_s > 0 and record.legality_s > 0
 
 
+def test_a_numpy_kernels_record_keeps_its_race_times_for_one_reference_across_contenders():
+    """eval.json keeps the winner's time and the original's fastest over the races against it, so that a summary can
+    put every contender against one NumPy time instead of the one its own race measured."""
+    [instance] = run_study(StudyConfig(kernels=("numpy:gelu",), sizes=("SMALL",), iters=1, candidates=2))
+    [record] = instance.dialogues
+    if record.schedule == NUMPY_ORIGINAL:
+        assert record.candidate_s is None and record.speedup == 1.0
+        return
+    assert record.candidate_s > 0 and record.numpy_s > 0
+    # the fastest of the races against the original, so never slower than the one the speedup is from
+    assert record.numpy_s <= record.speedup * record.candidate_s * (1 + 1e-9)
+
+
 def test_two_winners_raced_head_to_head_say_which_is_faster_and_by_how_much():
     """The mixture-against-heuristic question of the LLM study: the same run, the same inputs, three races."""
     target = resolve_target("numpy:softmax")

@@ -90,6 +90,8 @@ class DialogueRecord:
     invalid_kinds: dict[str, int] = field(default_factory=dict)  # invalid proposals by why (`Evaluation.invalid_kind`)
     llm_s: float = 0.0  # waiting for models' replies (within `propose_s`)
     constraint: str = ""  # the form models' replies were decoded under, "" for none
+    candidate_s: float | None = None  # a NumPy kernel's winner: its median in the reported race against the original
+    numpy_s: float | None = None  # ... and the original's fastest median over those races, a reference for every peer
 
 
 @dataclass(frozen=True)
@@ -326,7 +328,10 @@ def _over_numpy(
             return replace(record, speedup=math.nan, spread=math.nan), (result.outcome, result.message)
         races.append(result)
     middle = sorted(races, key=lambda race: race.speedup)[len(races) // 2]
-    return replace(record, speedup=middle.speedup, spread=middle.candidate.spread), None
+    numpy_s = min(race.baseline.median_s for race in races)
+    return replace(
+        record, speedup=middle.speedup, spread=middle.candidate.spread, candidate_s=middle.candidate.median_s, numpy_s=numpy_s
+    ), None
 
 
 def _search(target: Target, size: str, config: StudyConfig, seed: int) -> tuple[SearchResult, list[Event]]:
