@@ -9,10 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from repoos_agent.agent.dialogue import first_reason
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea
 from repoos_agent.agent.proposers import MixtureOfAgents
 from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.errors import RepoosError
+from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.target import resolve_target
 
 from .fake_llm_servers import FakeLLMServer, gemini_answer, openai_answer, openai_error
@@ -72,6 +74,15 @@ def test_gemini_dialogue_through_the_real_client(monkeypatch):
 def test_bad_backend_specs_are_clear_errors(spec):
     with pytest.raises(RepoosError, match=r"needs a model|unknown backend"):
         optimize(resolve_target("gemm"), SearchConfig(backend=spec, iters=1, size="MINI"))
+
+
+def test_a_candidate_stopped_early_is_fed_back_without_repeating_its_speedup():
+    # The race stops a candidate that runs far behind the best so far; the dialogue line already gives its speedup.
+    stopped = evaluate_schedule(resolve_target("gemm"), "parallelize(i)", "MINI", stop_below_speedup=1e9)
+    assert stopped.verdict == "legal" and "stopped after two runs" in stopped.feedback
+    reason = first_reason(stopped.feedback)
+    assert "Measured:" not in reason and "stopped after" not in reason and "every dependence is preserved" not in reason
+    assert reason.startswith("Loops that could run in parallel:")
 
 
 def test_mixture_of_agents_pools_mixed_backends_and_dedupes(monkeypatch):

@@ -266,7 +266,11 @@ def feedback_prompt(outcomes: list[Outcome], detail: str = "full", own: str | No
 
 
 LEGAL_PREAMBLE = re.compile(r"^legal(?: (\([^)]*\)))?: every dependence is preserved\. ")
-MEASURED = re.compile(r" Measured: [0-9.]+x over the baseline \([^)]*\), outputs equal within tolerance\.")
+MEASURED = re.compile(
+    r" Measured: (?:[0-9.]+x over the baseline \([^)]*\), outputs equal within tolerance"
+    r"|stopped after two runs: about [0-9.]+x, far behind the best so far)\."
+)
+"""The measurement's sentence, timed in full or stopped early: the line gives the speedup already."""
 
 
 def first_reason(feedback: str) -> str:
