@@ -18,6 +18,8 @@ import math
 import sys
 from pathlib import Path
 
+from repoos_agent.study.head_to_head import NUMPY_ORIGINAL
+
 PEERS = ("numba", "dace", "pythran")
 
 
@@ -46,7 +48,7 @@ def one_reference(instances: list[dict]) -> dict[str, tuple[float | None, float]
         references = [t["baseline_s"] for t in ran] + ([record["numpy_s"]] if record and record.get("numpy_s") else [])
         reference = min(references, default=None)
         best_peer = max([1.0, *(reference / t["tool_s"] for t in ran)]) if reference else 1.0
-        if record and record["schedule"] == "(the NumPy original)":
+        if record and record["schedule"] == NUMPY_ORIGINAL:
             ours = 1.0
         else:
             ours = reference / ours_s if reference and ours_s else None
