@@ -199,7 +199,8 @@ class HeuristicProposer:
         ideas: list[Idea] = []
         sums = [s for s in self.kernel.statements if len(s.loops) == 2 and _accumulates(s)]  # matrix-vector shapes
         for first, second in itertools.combinations(sums, 2):
-            if not _shared_matrices(first, second) or _one_nest(first, second):
+            shared = _shared_matrices(first, second)
+            if not shared or _one_nest(first, second):
                 continue
             order = _joined(*(_row_walk(statement) for statement in (first, second)))
             fused = next((text for text in self._one_pass_fusions(order, first, second) if self._legal(text)), None)
@@ -207,7 +208,7 @@ class HeuristicProposer:
                 continue
             vectors = self._vector_marks(fused)
             marks = self._parallel_marks(prefix=_joined(fused, *vectors))
-            reason = f"{first.name} and {second.name} fused to read {', '.join(_shared_matrices(first, second))} once"
+            reason = f"{first.name} and {second.name} fused to read {', '.join(shared)} once"
             # Unvectorized (a row sum that may not be split), one pass runs at one addition per add latency.
             score = 3.8 if vectors else 1.5
             ideas.append(Idea(_joined(fused, *vectors), score, f"{reason}, inner loops vectorized" if vectors else reason))

@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from threadpoolctl import ThreadpoolController
+
 from repoos_agent.errors import RepoosError
 from repoos_agent.model.kernel import ReturnValue, named_results
 
@@ -81,8 +83,6 @@ def _blas_team() -> tuple[Callable[[int], None], ...]:
     """threadpoolctl's limit on the BLAS libraries loaded in this process (NumPy's bundled OpenBLAS). Unsized,
     it kept a thread per core while a race found one free and ran the engine's candidates on one thread: the
     NumPy original raced on both cores against candidates on one."""
-    from threadpoolctl import ThreadpoolController
-
     controller = ThreadpoolController()
     return (lambda threads: controller.limit(limits=threads, user_api="blas"),)
 
