@@ -31,6 +31,7 @@ import argparse
 import datetime
 import importlib.util
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -82,6 +83,9 @@ def main() -> None:
 
     from repoos_agent.tabular.server import MariaDBServer
 
+    # `kill` (SIGTERM) unwinds the `with` blocks as Ctrl-C does, so the MariaDB and uvicorn servers this run
+    # started stop with it instead of running on in their own sessions.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     with MariaDBServer() as server:
         os.environ["REVENUE_DB_URL"] = server.url("pymysql")
         run(server, args.repeats, args.rows, write=not args.quick)
