@@ -64,7 +64,7 @@ def test_a_product_run_by_blas_computes_the_numpy_original(name, schedule, calls
 def test_slices_transposes_and_vector_matrix_products_start_their_views_inside_the_arrays():
     kernel = load_kernel(PROGRAMS, "offset_products", {"A": 2, "B": 2, "x": 1})
     lowered = prove_legal(kernel, "blas(S1); blas(S3); blas(S5); blas(S7)").lowered
-    assert [(c.routine, c.transpose_a) for c in lowered.blas] == [("gemm", False), ("gemm", True), ("gemv", False), ("gemv", True)]
+    assert [(c.routine, c.transpose_a) for c in lowered.blas] == [("gemm", False), ("syrk", True), ("gemv", False), ("gemv", True)]
     rng = np.random.default_rng(3)
     for dtype, call in ((np.float64, "cblas_dgemm"), (np.float32, "cblas_sgemm")):
         A, B, x = (rng.random(shape).astype(dtype) for shape in ((9, 7), (7, 6), (7,)))
@@ -77,6 +77,39 @@ def test_slices_transposes_and_vector_matrix_products_start_their_views_inside_t
         for name, expected in zip(("P", "Q", "y", "z"), want, strict=True):
             assert got[name].dtype == dtype
             np.testing.assert_allclose(got[name], expected, rtol=1e-4 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize(("dtype", "prefix"), [(np.float64, "d"), (np.float32, "s")])
+def test_a_matrix_times_its_own_transpose_is_one_syrk_call_and_a_mirrored_triangle(dtype, prefix):
+    # NumPy's `@` runs `X.T @ X` as syrk: half the multiplications of a gemm. Two different views stay a gemm.
+    kernel = load_kernel(PROGRAMS, "symmetric_products", {"X": 2})
+    lowered = prove_legal(kernel, "blas(S1); blas(S3); blas(S5)").lowered
+    assert [(c.routine, c.transpose_a) for c in lowered.blas] == [("syrk", True), ("syrk", False), ("gemm", True)]
+    X = np.random.default_rng(5).random((11, 7)).astype(dtype)
+    values = {"X": X, "alpha": 0.5}
+    signature = Signature.of_values(kernel, values)
+    text = generate_c(kernel, signature, lowered).text
+    assert text.count(f"cblas_{prefix}syrk(CblasRowMajor, CblasUpper, CblasTrans") == 1
+    assert text.count(f"cblas_{prefix}syrk(CblasRowMajor, CblasUpper, CblasNoTrans") == 1
+    got = dict(values)
+    build_native(kernel, signature, lowered)(got)
+    want = {"G": X.T @ X, "H": 0.5 * X[1:, :] @ X[1:, :].T, "K": X[1:, :].T @ X[:-1, :]}
+    for name, expected in want.items():
+        assert got[name].dtype == dtype
+        np.testing.assert_allclose(got[name], expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+        if name != "K":
+            assert np.array_equal(got[name], got[name].T)  # the mirrored triangle is the computed one, exactly
+
+
+@pytest.mark.parametrize("name", ["numpy:covariance", "numpy:correlation"])
+def test_covariance_and_correlation_run_their_gram_matrix_as_syrk_and_compute_the_numpy_original(name):
+    target = resolve_target(name)
+    update = "S5" if name == "numpy:covariance" else "S10"
+    _numpy_output_equals(target, f"blas({update})", "SMALL")
+    evaluation = evaluate_schedule(target, f"blas({update})", "MINI", repeats=1)
+    assert evaluation.verdict == "legal" and evaluation.correct and evaluation.verified == "true"
+    lowered = prove_legal(target.kernel, f"blas({update})").lowered
+    assert "cblas_dsyrk" in generate_c(target.kernel, Signature.of_values(target.kernel, target.inputs("MINI")), lowered).text
 
 
 @pytest.mark.parametrize(

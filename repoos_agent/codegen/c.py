@@ -524,7 +524,14 @@ class _Printer:
         fits = [f"{name} >= 1 && {name} <= INT_MAX" for name in names] + [f"{ld} <= INT_MAX" for ld in leading]
         alpha = " * ".join(f"(({c_type}) {self._value(factor)})" for factor in call.alpha) or "1.0"
         prefix = BLAS_TYPES[c_type]
-        if call.routine == "gemm":
+        mirror: list[str] = []
+        if call.routine == "syrk":
+            arguments = [
+                "CblasRowMajor", "CblasUpper", "CblasTrans" if call.transpose_a else "CblasNoTrans", names[1], names[2],
+                alpha, self._start(call.a), leading[1], "0.0", self._start(call.target), leading[0],
+            ]  # fmt: skip
+            mirror = self._mirrored_lower(call, names[1], leading[0], c_type, depth + 2)
+        elif call.routine == "gemm":
             transposes = ["CblasTrans" if t else "CblasNoTrans" for t in (call.transpose_a, call.transpose_b)]
             arguments = [
                 "CblasRowMajor", *transposes, *names, alpha,
@@ -544,11 +551,22 @@ class _Printer:
             f"{pad}    if ({' && '.join(fits)}) {{",
             f"{inner}openblas_set_num_threads(omp_get_max_threads());",
             f"{inner}cblas_{prefix}{call.routine}({', '.join(arguments)});",
+            *mirror,
             f"{pad}    }} else {{",
             *self._node(initializer, depth + 2, emit, True),
             *self._node(update, depth + 2, emit, True),
             f"{pad}    }}",
             f"{pad}}}",
+        ]
+
+    def _mirrored_lower(self, call: ProductCall, order: str, leading: str, c_type: str, depth: int) -> list[str]:
+        """The lower triangle of a `syrk` call's target copied from its upper one, which is all the call writes."""
+        pad = "    " * depth
+        return [
+            f"{pad}{c_type} *rp_blas_c = {self._start(call.target)};",
+            f"{pad}for (int64_t rp_i = 1; rp_i < {order}; rp_i++)",
+            f"{pad}    for (int64_t rp_j = 0; rp_j < rp_i; rp_j++)",
+            f"{pad}        rp_blas_c[rp_i * {leading} + rp_j] = rp_blas_c[rp_j * {leading} + rp_i];",
         ]
 
     def _start(self, operand: Operand) -> str:

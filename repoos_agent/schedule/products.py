@@ -5,7 +5,8 @@ A product `T = A @ B` is two statements: an initializer `T[i, j] = 0` and an upd
 replaces both nests. This module decides, from the model alone, whether a single
 `cblas_?gemm` (two matrix operands) or `cblas_?gemv` (a matrix and a vector) computes
 exactly what the two nests compute, and how: which operand is transposed, where each
-view starts, the extents and the scalar factors that become `alpha`. Element types
+view starts, the extents and the scalar factors that become `alpha`. A matrix times its own
+transpose is a `cblas_?syrk`, as in NumPy. Element types
 are known only with a signature; code generation checks them (`codegen.c`).
 """
 
@@ -40,10 +41,13 @@ class Operand:
 @dataclass(frozen=True)
 class ProductCall:
     """`update` (with `initializer` before it) as one call: `gemm` computes target = alpha * op(a) @ op(b)
-    over extents (m, n, k); `gemv` computes target = alpha * op(a) @ b over (rows, columns) of `a`
-    as stored, `transpose_a` meaning the call runs along `a`'s columns."""
+    over extents (m, n, k); `syrk` is a `gemm` whose operands are one view, once transposed (`X.T @ X`,
+    `X @ X.T`): it computes the upper triangle of target = alpha * op(a) @ op(a).T, half the products,
+    and the lower triangle is mirrored from it, as NumPy's own `@` does; `gemv` computes
+    target = alpha * op(a) @ b over (rows, columns) of `a` as stored, `transpose_a` meaning the call
+    runs along `a`'s columns."""
 
-    routine: str  # "gemm" or "gemv"
+    routine: str  # "gemm", "syrk" or "gemv"
     initializer: str
     update: str
     target: Operand
@@ -215,7 +219,13 @@ def _gemm(initializer, update, target, first, second, k, extent, alpha, prefix) 
     transpose_a = [v for v in a.running if v is not None] == [k, rows]
     transpose_b = [v for v in b.running if v is not None] == [columns, k]
     extents = (extent[rows], extent[columns], extent[k])
-    return ProductCall("gemm", initializer.name, update.name, target, a, b, transpose_a, transpose_b, extents, alpha, prefix)
+    routine = "syrk" if transpose_a != transpose_b and extents[0] == extents[1] and _one_view(a, b) else "gemm"
+    return ProductCall(routine, initializer.name, update.name, target, a, b, transpose_a, transpose_b, extents, alpha, prefix)
+
+
+def _one_view(a: Operand, b: Operand) -> bool:
+    """Whether two operands read the same elements of the same array: one view, which the product reads twice."""
+    return a.ref.array == b.ref.array and all(a.offset(d) == b.offset(d) for d in range(len(a.ref.indices)))
 
 
 def _gemv(initializer, update, target, first, second, k, extent, alpha, prefix) -> ProductCall:
