@@ -298,10 +298,10 @@ class ManyReference:
     """A reference agent with more legal gemm schedules than the racing finish has places for."""
 
     name = "many"
+    schedules = ("interchange(S1.k, S1.j)", "parallelize(i)", "unroll(S1.j, 2)", "interchange(S1.k, S1.j); parallelize(i)")
 
     def propose(self, history: list[Outcome], count: int) -> list[Idea]:
-        schedules = ("interchange(S1.k, S1.j)", "parallelize(i)", "unroll(S1.j, 2)", "interchange(S1.k, S1.j); parallelize(i)")
-        return [Idea(schedule, 0.0, "many", "many") for schedule in schedules]
+        return [Idea(schedule, 0.0, "many", "many") for schedule in self.schedules]
 
 
 def test_a_mixtures_finish_races_each_agents_own_fastest(monkeypatch) -> None:
@@ -339,3 +339,32 @@ def test_a_mixtures_heuristic_proposes_what_it_proposes_alone() -> None:
         heard_mixed += [
             Outcome(i.schedule, "legal", 1.0 + n if i.agent == "heuristic" else 9.0, "", i.agent) for n, i in enumerate(pooled)
         ]
+
+
+@pytest.mark.parametrize(("other_race", "winner"), [((1.52, 0.03), "heuristic"), ((1.80, 0.03), "many")])
+def test_in_a_mixture_the_heuristics_own_pick_keeps_a_tie(monkeypatch, other_race, winner) -> None:
+    # The seventh study run: the mixture crowned a gemm tile that ran at 0.84x of the heuristic's own pick raced
+    # head to head. Another agent's schedule now replaces the heuristic's pick only with a lead beyond the spread.
+    target = resolve_target("gemm")
+    extents = target.kernel.parameter_values(target.inputs("MINI"))
+    own = [i.schedule for i in HeuristicProposer(target.kernel, extents=extents).propose([], 4)]
+    others = {str(parse_schedule(s)) for s in ManyReference.schedules} - set(own)
+
+    def mixture(references, aggregator, kernel, seed, **shared):
+        return MixtureOfAgents([HeuristicProposer(kernel, seed=seed, extents=shared["extents"]), ManyReference()], None)
+
+    def measured(target, schedule, config, **measuring) -> Evaluation:
+        speedup, spread = (1.3, 0.01) if schedule in others else ((1.5, 0.01) if schedule == own[0] else (1.1, 0.01))
+        if "repeats" in measuring and schedule in others:
+            speedup, spread = other_race
+        return Evaluation(target.label, config.size, schedule, "legal", "scripted", correct=True, speedup=speedup,
+                          spread=spread, verified="true")  # fmt: skip
+
+    monkeypatch.setattr("repoos_agent.agent.search.make_mixture", mixture)
+    monkeypatch.setattr("repoos_agent.agent.search.evaluate_candidate", measured)
+    result = optimize(target, SearchConfig(moa=("heuristic", "many"), iters=1, candidates=4, size="MINI"))
+    if winner == "heuristic":
+        assert result.schedule == own[0] and result.best_speedup == 1.5
+        assert "in a mixture the heuristic's own pick keeps a tie" in result.finish
+    else:
+        assert result.schedule in others and result.best_speedup == 1.80

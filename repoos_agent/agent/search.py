@@ -24,7 +24,7 @@ from typing import Any
 from repoos_agent.agent.control import SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.events import Event, EventStream
-from repoos_agent.agent.heuristic import Outcome
+from repoos_agent.agent.heuristic import HeuristicProposer, Outcome
 from repoos_agent.agent.llm.local_server import local_servers
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
@@ -565,7 +565,8 @@ def _racing_finish(
     """Re-measure the finalists with more repeats; a lead must exceed the spread to count.
 
     The incumbent (the stored kernel's schedule) is always a finalist when it is still legal and
-    correct, and wins every tie: only a lead beyond the spread replaces a stored kernel. Each finalist
+    correct, and wins every tie: only a lead beyond the spread replaces a stored kernel. In a mixture,
+    the heuristic's own pick from the same races wins the ties next (`_heuristics_pick`). Each finalist
     waits at the control's checkpoint: a pause holds the race, a cancel abandons it.
 
     What the first look cannot decide is measured again later in the run, up to `RACE_RETRIES`
@@ -599,9 +600,11 @@ def _racing_finish(
         time.sleep(RETRY_PAUSE_S)
     raced = [(entry, ev.speedup, ev.spread or 0.0) for entry, ev in races.values() if counts_in_race(ev.verdict, ev.speedup)]
     busy = any(ev.machine_busy for _, ev in races.values())
-    winner = _decide(raced, incumbent, busy)
     stored = incumbent.schedule if incumbent is not None else None
-    note = _finish_note(finalists, races, winner, _fastest(raced), stored, busy, remeasured, _undecided(list(races.values())))
+    anchor = _heuristics_pick(measured, raced, stored, busy) if config.moa else None
+    winner = _decide(raced, stored, busy, anchor)
+    undecided = _undecided(list(races.values()))
+    note = _finish_note(finalists, races, winner, _fastest(raced), stored, busy, remeasured, undecided, anchor)
     original = _race_original(target, config) if target.kernel.numpy_program else None
     if original is not None:
         if original[0] >= winner[1]:
@@ -666,24 +669,43 @@ def _ties(raced: list[tuple[Entry | None, float, float]]) -> list[tuple[Entry | 
     return [c for c in contenders if fastest[1] / c[1] - 1 <= max(fastest[2], c[2], 0.02)]
 
 
-def _decide(raced: list[tuple[Entry, float, float]], incumbent: Entry | None, busy: bool) -> tuple[Entry | None, float, float]:
-    """Among ties the incumbent wins, then the simplest, then the fastest. On a busy machine, the parallel twin
-    of that choice (the same schedule with more loops parallel, at least as fast as the baseline) takes it.
+def _heuristics_pick(measured: list[Entry], raced: list[tuple[Entry, float, float]], stored: str | None, busy: bool) -> str | None:
+    """In a mixture, the schedule the heuristic's own finish would crown from the same races: its own finalists and
+    the stored kernel's. None when the heuristic is not in the mixture or its pick is the baseline itself.
+
+    The mixture's pool holds the heuristic's proposals, but crowning the fastest of a larger pool's ties crowns its
+    luckiest sample: the seventh study run's mixture lost gemm to the heuristic alone at 0.84x with a tile the
+    heuristic had also measured. Keeping that pick on a tie leaves only a lead beyond the spread to change the answer."""
+    own = {entry.schedule for entry in measured if entry.agent == HeuristicProposer.name}
+    contenders = [c for c in raced if c[0].schedule in own or c[0].schedule == stored]
+    if not own or not contenders:
+        return None
+    pick = _decide(contenders, stored, busy)[0]
+    return pick.schedule if pick is not None else None
+
+
+def _decide(
+    raced: list[tuple[Entry, float, float]], stored: str | None, busy: bool, anchor: str | None = None
+) -> tuple[Entry | None, float, float]:
+    """Among ties the stored kernel's schedule wins, then a mixture's `anchor` (the heuristic's own pick), then the
+    simplest, then the fastest. On a busy machine, the parallel twin of a choice that is neither (the same schedule
+    with more loops parallel, at least as fast as the baseline) takes it.
 
     Only a twin: at the team a busy machine allows, a parallel loop runs as fast as its serial form, and a
     swapped kernel sizes its team at each call. A schedule that also transforms the loops is no twin: on atax,
     a distribution and a tile with three parallel loops tied the source order at 1.01x ±9% on a busy host and
     was crowned; raced again, it ran at 0.73x."""
-    stored = incumbent.schedule if incumbent is not None else None
+    keepers = [schedule for schedule in (stored, anchor) if schedule]
     ties = _ties(raced)
 
     def preference(contender: tuple[Entry | None, float, float]) -> tuple:
         entry = contender[0]
         schedule = entry.schedule if entry is not None else ""
-        return (entry is None or schedule != stored, _complexity(schedule) if entry else 0, -contender[1])
+        kept = keepers.index(schedule) if schedule in keepers else len(keepers)
+        return (kept, _complexity(schedule) if entry else 0, -contender[1])
 
     choice = min(ties, key=preference)
-    if not busy or (choice[0] is not None and choice[0].schedule == stored):
+    if not busy or (choice[0] is not None and choice[0].schedule in keepers):
         return choice
     serial = _serial_form(choice[0].schedule if choice[0] is not None else "")
     twins = [c for c in ties if c[0] is not None and c[1] >= 1.0 and _serial_form(c[0].schedule) == serial]
@@ -721,6 +743,7 @@ def _finish_note(
     busy: bool,
     remeasured: int,
     undecided: list[Entry],
+    anchor: str | None = None,
 ) -> str:
     """Why the finish chose its winner, in words a user reads next to the leaderboard (which lists the winner first,
     though a tie may have gone to it from a faster one)."""
@@ -742,6 +765,8 @@ def _finish_note(
             faster = f"`{fastest[0].schedule}` at {fastest[1]:.2f}x ±{fastest[2]:.0%}" if fastest[0] else "the source order"
             if winner[0].schedule == stored:
                 reason = "the stored kernel keeps a tie"
+            elif winner[0].schedule == anchor:
+                reason = "in a mixture the heuristic's own pick keeps a tie"
             elif busy:
                 reason = "on a busy machine a tie goes to more parallel loops"
             else:
