@@ -19,7 +19,15 @@ from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import written_arrays
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.legality import prove_legal
-from repoos_agent.measure.cores import PROBE_TRIES, MachineState, probe_machine, usable_cores
+from repoos_agent.measure.cores import (
+    PROBE_TRIES,
+    MachineState,
+    _own_runnable_threads,
+    _probe_function,
+    probe_machine,
+    runnable_others,
+    usable_cores,
+)
 from repoos_agent.measure.isolated import MeasurementWorker, RaceRules
 from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.measure.timing import Timing
@@ -104,6 +112,19 @@ def test_a_swapped_parallel_kernel_sizes_its_team_at_each_call(gemm, busy_core):
     done, _ = plan.run(plan.prepare(ordered), ordered)
     assert done and plan.last_team == usable_cores() - 1  # the busy core is left to its owner
     assert np.allclose(inputs["C"], want["C"], rtol=1e-12, atol=0)
+
+
+def test_our_own_spinning_threads_are_not_another_task_but_a_process_on_a_core_is(busy_core):
+    # A kernel's OpenMP team spins on after its call: read as another task, it marked 60 of 62 timed runs
+    # of a quiet gemm race as crowded. Our threads are ours; the CPU-bound process beside us still counts.
+    spinning = threading.Thread(target=_probe_function(), args=(2, 0.6))
+    spinning.start()
+    try:
+        time.sleep(0.2)
+        assert _own_runnable_threads() >= 1
+        assert runnable_others() >= 1
+    finally:
+        spinning.join()
 
 
 def _thread_switches(pid: int) -> dict[int, int]:

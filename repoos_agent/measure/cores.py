@@ -12,7 +12,7 @@ Two signals, each for where it is cheap enough:
   time over the wall time: self-calibrating, and true inside a container whose /proc shows
   the host);
 - the run queue (at each call of a swapped kernel, a few microseconds): the runnable tasks
-  of /proc/loadavg other than the caller.
+  of /proc/loadavg other than the caller's own threads.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import threading
 from dataclasses import dataclass
 from functools import cache
 
@@ -135,9 +136,13 @@ def _loadavg() -> int | None:
 
 
 def runnable_others() -> int | None:
-    """Runnable tasks on the machine other than the caller, from /proc/loadavg (None where there is none).
+    """Runnable tasks on the machine other than the caller's own process, from /proc/loadavg (None where
+    there is none).
 
-    The smaller of two reads: a kernel thread that woke for a microsecond is not a busy core."""
+    The smaller of two reads: a kernel thread that woke for a microsecond is not a busy core. Our own
+    threads do not count: a kernel's OpenMP team spins for a while after its call returns, and read as
+    another task it marked 60 of 62 timed runs of gemm at MEDIUM as crowded on a quiet machine (every
+    parallel race then "unsettled"), and would have sized a swapped kernel's next call to one thread."""
     handle = _loadavg()
     if handle is None:
         return None
@@ -147,8 +152,29 @@ def runnable_others() -> int | None:
             field = os.pread(handle, 128, 0).split()[3]
         except (OSError, IndexError):
             return None
-        counts.append(int(field.split(b"/")[0]) - 1)
+        runnable = int(field.split(b"/")[0]) - 1
+        # Our threads are counted only when the load shows someone: the quiet case stays a pread.
+        counts.append(runnable - _own_runnable_threads() if runnable > 0 else 0)
     return max(0, min(counts))
+
+
+def _own_runnable_threads() -> int:
+    """This process's runnable threads besides the caller's, from /proc/self/task (0 where there is none)."""
+    caller = str(threading.get_native_id())
+    running = 0
+    try:
+        tasks = [task for task in os.scandir("/proc/self/task") if task.name != caller]
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(os.path.join(task.path, "stat"), "rb") as stat:
+                text = stat.read()
+        except OSError:
+            continue  # the thread ended since the listing
+        if text[text.rindex(b")") + 2 : text.rindex(b")") + 3] == b"R":
+            running += 1
+    return running
 
 
 def call_team(cores: int) -> int:
