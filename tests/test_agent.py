@@ -368,3 +368,35 @@ def test_in_a_mixture_the_heuristics_own_pick_keeps_a_tie(monkeypatch, other_rac
         assert "in a mixture the heuristic's own pick keeps a tie" in result.finish
     else:
         assert result.schedule in others and result.best_speedup == 1.80
+
+
+@pytest.mark.parametrize(("duel", "kept"), [((0.60, 0.05), True), ((1.50, 0.05), False)])
+def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(monkeypatch, duel, kept):
+    # One NumPy eval crowned cholesky's `blas(S4)` by its figure over the native baseline against the original's
+    # (two races minutes apart); raced against NumPy afterwards it ran at 0.37x. The head-to-head race decides.
+    order = _scripted_measurements(monkeypatch, first=[2.0, 1.5], race=[(2.0, 0.01), (1.5, 0.01)])
+    monkeypatch.setattr("repoos_agent.agent.search._race_original", lambda target, config: (1.0, 0.01))
+    raced = []
+
+    def head_to_head(target, config, schedule):
+        raced.append(schedule)
+        return duel
+
+    monkeypatch.setattr("repoos_agent.agent.search._race_winner_against_original", head_to_head)
+    result = optimize(resolve_target("numpy:gelu"), SearchConfig(iters=1, candidates=2, size="MINI"))
+    assert raced == [order[0]]  # the finish's winner, raced once against the user's own function
+    assert result.original_won == kept
+    assert f"the winner ran at {duel[0]:.2f}x its speed ±5%" in result.finish
+    if kept:
+        assert result.schedule == "" and result.best_speedup == 1.0 and "is kept: raced head to head" in result.finish
+    else:
+        assert result.schedule == order[0] and "is slower: raced head to head" in result.finish
+
+
+def test_the_head_to_head_race_against_the_numpy_original_runs_the_winner_and_the_users_function():
+    from repoos_agent.agent.search import _race_winner_against_original
+
+    measured = _race_winner_against_original(resolve_target("numpy:gelu"), SearchConfig(size="SMALL"), "parallelize(i)")
+    assert measured is not None
+    ratio, spread = measured
+    assert ratio > 0 and spread >= 0
