@@ -63,7 +63,8 @@ def summary(rows: list[dict[str, str]], instances: list[dict] | None = None) -> 
         engine = _number(row["single"]) if row["engine_status"] == "ok" else None
         peers = {}
         for peer in PEERS:
-            status, value = row[f"{peer}_status"], _number(row[f"{peer}_speedup"])
+            # An eval run without `--compare` has no column for the peer: it was not measured.
+            status, value = row.get(f"{peer}_status", "not run"), _number(row.get(f"{peer}_speedup", ""))
             peers[peer] = (f"{value:.2f}x" if value is not None and status == "ok" else status, value if status == "ok" else None)
         best = max([1.0, *(v for _, v in peers.values() if v is not None)])
         best_peers.append(best)
@@ -77,19 +78,26 @@ def summary(rows: list[dict[str, str]], instances: list[dict] | None = None) -> 
         cells = [row["kernel"], shown, *(peers[peer][0] for peer in PEERS), f"{best:.2f}x", f"`{schedule}`"]
         lines.append("| " + " | ".join(cells) + " |")
     ours_geomean, peers_geomean = _geomean(ours), _geomean(best_peers)
+    compared = any(f"{peer}_status" in row for row in rows for peer in PEERS)
     attention = next((r for r in rows if r["kernel"] == "numpy:attention"), None)
     lines += [
         "",
         f"- kernels: {len(rows)}; modelled and searched: {len(ours)}; faster than NumPy: {optimized} ({optimized / len(rows):.0%})",
         f"- RepoOS geomean over NumPy: {ours_geomean:.2f}x",
-        f"- per-kernel best of Numba, DaCe, Pythran (NumPy included): geomean {peers_geomean:.2f}x",
-        f"- RepoOS / best peer: {ours_geomean / peers_geomean:.2f}x",
+        *(
+            [
+                f"- per-kernel best of Numba, DaCe, Pythran (NumPy included): geomean {peers_geomean:.2f}x",
+                f"- RepoOS / best peer: {ours_geomean / peers_geomean:.2f}x",
+            ]
+            if compared
+            else ["- peers: not run (`repoos eval` without `--compare`)"]
+        ),
         f"- below 1.00x: {', '.join(below) or 'none'}",
         f"- attention: {float(attention['single']):.2f}x over NumPy"
         if attention and attention["single"]
         else "- attention: not run",
     ]
-    if instances:
+    if instances and compared:
         figures = one_reference(instances)
         peers_one = _geomean([peer for _, peer in figures.values()])
         lines.append(
