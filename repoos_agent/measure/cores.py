@@ -153,10 +153,10 @@ def runnable_others() -> int | None:
             field = os.pread(handle, 128, 0).split()[3]
         except (OSError, IndexError):
             return None
-        runnable = int(field.split(b"/")[0]) - 1
-        # Our threads are counted only when the load shows someone: the quiet case stays a pread.
-        counts.append(runnable - _own_runnable_threads() if runnable > 0 else 0)
-    return max(0, min(counts))
+        counts.append(int(field.split(b"/")[0]) - 1)
+    others = min(counts)
+    # Our own threads are looked at only when the load shows someone: the quiet case stays two preads.
+    return max(0, others - _own_runnable_threads()) if others > 0 else 0
 
 
 def _own_runnable_threads() -> int:
