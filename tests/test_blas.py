@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
 
 from repoos_agent.agent.heuristic import HeuristicProposer
 from repoos_agent.backends import build_native
+from repoos_agent.backends.cc import OPENMP_OPENBLAS
 from repoos_agent.check import fresh_copy, run_python, written_arrays
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.evaluate import evaluate_schedule
@@ -249,3 +251,18 @@ def test_every_openblas_in_the_process_is_told_the_cpu_s_kernels_unless_the_user
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")
     prefer_feature_kernels(cpuinfo)
     assert os.environ["OPENBLAS_CORETYPE"] == "Prescott"
+
+
+def test_a_blas_kernel_runs_openblas_on_the_openmp_team_of_its_loops():
+    """Where Debian's OpenMP build of OpenBLAS is installed (`scripts/install-system-packages`), a `blas` kernel
+    links it, so its calls and its parallel loops share libgomp's threads instead of two pools spinning
+    against each other."""
+    if not OPENMP_OPENBLAS.exists():
+        pytest.skip("libopenblas0-openmp is not installed")
+    target = resolve_target("numpy:gemm")
+    verdict = prove_legal(target.kernel, "blas(S1); parallelize(S2.i)")
+    values = target.inputs("MINI")
+    native = build_native(target.kernel, Signature.of_values(target.kernel, values), verdict.lowered)
+    linked = subprocess.run(["ldd", str(native.library)], capture_output=True, text=True, check=True).stdout
+    assert "openblas-openmp/libopenblas.so.0" in linked, linked
+    _numpy_output_equals(target, "blas(S1); parallelize(S2.i)", "SMALL")

@@ -85,8 +85,8 @@ def test_a_privatized_scatter_sums_per_thread_copies_into_the_array():
 @pytest.mark.parametrize(
     ("schedule", "fragment"),
     [
-        ("privatize(S2)", "no parallel loop carries S2's scatter; parallelize a loop around it"),
-        ("parallelize(v); privatize(S0)", "S0 is not a scatter"),
+        ("privatize(S2)", "no parallel loop carries S2's sum; parallelize a loop around it"),
+        ("parallelize(v); privatize(S0)", "S0 is not a sum into an array"),
     ],
 )
 def test_privatize_needs_a_parallel_scatter(schedule, fragment):

@@ -13,9 +13,13 @@ import numpy as np
 import pytest
 
 import repoos_agent
+from repoos_agent.backends import build_baseline
 from repoos_agent.catalog import bundled_kernels
-from repoos_agent.check import check_baseline
+from repoos_agent.check import check_baseline, fresh_copy, run_python, written_arrays
+from repoos_agent.codegen.c import generate_c
 from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.measure import compare_outputs
+from repoos_agent.model import Signature
 from repoos_agent.model.kernel import DtypeRule
 from repoos_agent.runtime.swap import SwapFallbackWarning
 from repoos_agent.target import resolve_target
@@ -81,6 +85,20 @@ def test_float32_stays_float32(no_fallback):
     got = scale(x)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, numpy_programs.float32_scale(x))
+
+
+def test_a_float32_function_runs_in_float32_on_vector_lanes():
+    """np.exp of float32 is a float32 exp in NumPy; here `expf`, whose libmvec variant has twice the lanes of `exp`."""
+    target = resolve_target("numpy:softmax")
+    values = target.inputs("SMALL")
+    signature = Signature.of_values(target.kernel, values)
+    text = generate_c(target.kernel, signature).text
+    assert "expf((x[i][j] - " in text and "float expf(float);" in text and " exp(" not in text
+    want, got = fresh_copy(values), fresh_copy(values)
+    run_python(target, want)
+    build_baseline(target.kernel, signature)(got)
+    comparison = compare_outputs(want, got, written_arrays(target))
+    assert comparison.correct, comparison.errors
 
 
 @pytest.mark.parametrize(

@@ -178,9 +178,9 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name, backend,
         verdict = prove_legal(kernel, text, explain=False)
         assert verdict.legal, (text, verdict.feedback)
         legal_means_same_output.hypothesis.inner_test(text, False)
-    # Scatters in parallel, atomic and in per-thread copies, as the heuristic proposes them once sums may be reordered.
-    for loop in (loop for loop in analyze(kernel).loops if loop.scatters):
-        copies = "; ".join(f"privatize({name})" for name in loop.scatters)
+    # Scatters and NumPy products' sums in parallel, atomic and in per-thread copies, as the heuristic proposes them.
+    for loop in (loop for loop in analyze(kernel).loops if loop.array_sums):
+        copies = "; ".join(f"privatize({name})" for name in loop.array_sums)
         for text in (f"parallelize({loop.name})", f"parallelize({loop.name}); {copies}"):
             assert prove_legal(kernel, text, True, explain=False).legal, text
             legal_means_same_output.hypothesis.inner_test(text, True)

@@ -22,7 +22,7 @@ from repoos_agent.backends.cc import engine_work
 from repoos_agent.legality import LegalityVerdict, analyze, prove_legal
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
-from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
+from repoos_agent.schedule import LoweredSchedule, ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.schedule.products import NotAProduct, product_call
 
 RAGGED_EDGE_COST = 8.0
@@ -287,8 +287,8 @@ class HeuristicProposer:
             return []
         ideas = []
         for loop in analyze(self.kernel).loops:
-            if loop.scatters:
-                copies = "; ".join(f"privatize({name})" for name in loop.scatters)
+            if loop.array_sums and all(self.kernel.statement(name).is_scatter for name in loop.array_sums):
+                copies = "; ".join(f"privatize({name})" for name in loop.array_sums)
                 ideas.append(Idea(f"parallelize({loop.name})", 1.0, "the scatter on all cores, its updates atomic"))
                 ideas.append(Idea(f"parallelize({loop.name}); {copies}", 1.2, "the scatter on all cores, a copy per thread"))
         return ideas
@@ -311,16 +311,41 @@ class HeuristicProposer:
         by_name = {lowered.qualified_name(i): (lowered.level_of(i), set(lowered.statements_in(i))) for i in lowered.loop_names}
         ids = {lowered.qualified_name(i): i for i in lowered.loop_names}
         by_blas = {name for call in lowered.blas for name in (call.initializer, call.update)}
-        marks, covered = [], set()
+        chosen: list[tuple[str, int, set[str]]] = []  # mark, level, statements
+        covered: set[str] = set()
         for name in sorted(verdict.parallel_loops, key=lambda n: by_name.get(n, (99, set()))[0]):
-            _, members = by_name.get(name, (99, set()))
+            level, members = by_name.get(name, (99, set()))
             if not members or covered & members or members <= by_blas:
                 continue
             if "." in name and name.split(".")[0] in by_blas:  # the BLAS call runs those nests: name the loop by another
                 name = f"{sorted(members - by_blas)[0]}.{lowered.loop_names[ids[name]]}"
-            marks.append(f"parallelize({name})")
+            chosen.append((f"parallelize({name})", level, members))
             covered |= members
-        return marks
+        return self._with_summing_loops(prefix, chosen, lowered, by_blas)
+
+    def _with_summing_loops(
+        self, prefix: str, chosen: list[tuple[str, int, set[str]]], lowered: LoweredSchedule, by_blas: set[str]
+    ) -> list[str]:
+        """The `chosen` marks, and `parallelize` for each outermost loop left that carries nothing but sums into
+        arrays, each thread summing into its own copy (`privatize`), in place of the marks inside it: the one
+        pass over a matrix that atax's fused products make, `y[j] += A[i, j] * t[i]` over the rows `i`. Legal
+        without reassociation only for NumPy's products."""
+        outer = set(by_blas).union(*(members for _, level, members in chosen if level == 0))
+        summing: list[str] = []
+        for loop_id in lowered.loop_names:
+            members = set(lowered.statements_in(loop_id))
+            if lowered.level_of(loop_id) != 0 or not members or outer & members:
+                continue
+            kept = [(mark, level, inner) for mark, level, inner in chosen if not inner <= members]
+            mark = f"parallelize({lowered.qualified_name(loop_id)})"
+            trial = self._verdict(_joined(prefix, *(m for m, _, _ in kept), *summing, mark))
+            if not trial.legal or not trial.lowered.atomic:
+                continue
+            copies = [f"privatize({name})" for name in sorted(trial.lowered.atomic)]
+            if self._legal(_joined(prefix, *(m for m, _, _ in kept), *summing, mark, *copies)):
+                chosen, summing = kept, [*summing, mark, *copies]
+                outer |= members
+        return [mark for mark, _, _ in chosen] + summing
 
     def _stride_fixes(self) -> list[tuple[str, str]]:
         """Interchanges (after splitting statements off where needed) that make the innermost loop

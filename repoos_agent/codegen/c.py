@@ -114,14 +114,13 @@ vectorizes the loops that call them instead of calling them one element at a tim
 
 
 def vector_math_prelude(text: str) -> str:
-    """The vector declarations of the libmvec functions `text` calls."""
-    called = [name for name in VECTOR_MATH if re.search(rf"(?<![\w.]){name}\(", text)]
-    if not called:
-        return ""
-    lines = ["#ifdef RP_VECTOR_MATH"]
-    for name in called:
-        lines += ["#pragma omp declare simd notinbranch", f"double {name}({', '.join(['double'] * VECTOR_MATH[name])});"]
-    return "\n".join([*lines, "#endif", ""])
+    """The vector declarations of the libmvec functions `text` calls, float64 (`exp`) and float32 (`expf`)."""
+    lines = []
+    for name, arity in VECTOR_MATH.items():
+        for called, c_type in ((name, "double"), (f"{name}f", "float")):
+            if re.search(rf"(?<![\w.]){called}\(", text):
+                lines += ["#pragma omp declare simd notinbranch", f"{c_type} {called}({', '.join([c_type] * arity)});"]
+    return "\n".join(["#ifdef RP_VECTOR_MATH", *lines, "#endif", ""]) if lines else ""
 
 
 BLAS_PRELUDE = """\
@@ -192,6 +191,10 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
     lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
     if lowered.blas and mlir_call:
         raise CompileError("the MLIR backend has no BLAS calls: build a `blas` schedule with the C backend")
+    if (lowered.atomic or lowered.privatized) and mlir_call:
+        raise CompileError(
+            "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
+        )
     problem = blas_type_problem(kernel, signature, lowered)
     if problem is not None:
         raise CompileError(problem)
@@ -219,7 +222,7 @@ class _Printer:
         self.kinds = kind_environment(kernel, signature)
         self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
         self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
-        self._copied: set[str] = set()  # scatters the loop being printed accumulates into per-thread copies
+        self._copied: set[str] = set()  # sums the loop being printed accumulates into per-thread copies
         self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
         self._lanes: dict[str, str] = {}  # sums the vector loop being printed splits -> their partial sums' variables
         self.printed_blas: set[str] = set()
@@ -671,7 +674,7 @@ class _Printer:
         return self.kernel.statement(statement).writes[0].array
 
     def _privatized_region(self, node: For, depth: int, emit, header: str, simd: str, copied: list[str]) -> list[str]:
-        """A parallel loop whose scatters accumulate into per-thread copies: zeroed copies for the whole team,
+        """A parallel loop whose sums into arrays accumulate into per-thread copies: zeroed copies for the whole team,
         allocated before the region (a failed allocation is a refused call, before the loop runs), each
         thread's view of the array on its own copy, and the copies added into the array after the loop."""
         pad = "    " * depth
@@ -687,16 +690,17 @@ class _Printer:
                 f"{pad}    {c_type} *rp_copies_{name} = calloc((size_t) (rp_team * rp_count_{name}), sizeof({c_type}));",
                 f"{pad}    if (rp_copies_{name} == NULL) return {code};",
             ]
-            buffers[array] = f"rp_copies_{name} + omp_get_thread_num() * rp_count_{name}"
+            # Parenthesized: a view of rank 2 or more casts it, and a cast binds before `+`.
+            buffers[array] = f"(rp_copies_{name} + omp_get_thread_num() * rp_count_{name})"
             merges += [
                 f"{pad}            for (int64_t rp_t = 0; rp_t < rp_count_{name}; rp_t++)",
                 f"{pad}                {name}_data[rp_t] += rp_copies_{name}[omp_get_thread_num() * rp_count_{name} + rp_t];",
             ]
             frees.append(f"{pad}    free(rp_copies_{name});")
-        scatters = {c.statement for c in _calls(node) if c.statement in self.lowered.privatized}
-        self._copied |= scatters
+        copied_sums = {c.statement for c in _calls(node) if c.statement in self.lowered.privatized}
+        self._copied |= copied_sums
         body = self._node(node.body, depth + 2, emit, True)
-        self._copied -= scatters
+        self._copied -= copied_sums
         views = [f"{pad}        {line}" for line in self._array_views(buffers, node.loop_id) + self._private_locals(node.private)]
         return [
             *lines,
@@ -844,7 +848,7 @@ class _Printer:
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
             body = [f"{self._lanes[statement.name]} {statement.op} {value};"]
         if statement.name in self.lowered.atomic and statement.name not in self._copied:
-            # A scatter its parallel loop's threads update concurrently: one atomic read-modify-write each.
+            # A sum its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
             body = ["#pragma omp atomic update", f"{target} += {value};"]
         # Loops with bounds read from arrays run inside the instance, as the source wrote them.
@@ -969,9 +973,12 @@ class _Printer:
             return f"llabs({self._value(expr.args[0])})" if not is_float(kind) else f"fabs({self._value(expr.args[0])})"
         if expr.function == "float":
             return f"((double) {self._value(expr.args[0])})"
+        if C_TYPE[kind] == "float":
+            # NumPy runs a float32 function in float32: `expf`, whose libmvec variant has twice the lanes.
+            args = ", ".join(self._as(a, "float32") for a in expr.args)
+            return f"{expr.function}f({args})"
         args = ", ".join(self._as(a, "float") for a in expr.args)
-        result = f"{expr.function}({args})"
-        return f"((float) {result})" if C_TYPE[kind] == "float" else result
+        return f"{expr.function}({args})"
 
 
 def _small_power(exponent: Expr) -> int:

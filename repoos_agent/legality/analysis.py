@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.legality.lane_reduction import lane_reductions
 from repoos_agent.legality.privatization import ScalarFlows
-from repoos_agent.legality.prove import carried_dependences, parallel_obstacles, scatter_updates
+from repoos_agent.legality.prove import array_sums, carried_dependences, parallel_obstacles
 from repoos_agent.legality.time_distances import TimeDistances
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import ScheduleState
@@ -23,7 +23,7 @@ class LoopReport:
     vectorizable: bool  # innermost for all its statements and carries nothing
     innermost: bool
     private: tuple[str, ...] = ()  # scalar temporaries a parallel run gives each thread a copy of
-    scatters: tuple[str, ...] = ()  # all it carries are these scatters: parallel once their sums may be reordered
+    array_sums: tuple[str, ...] = ()  # all it carries are these sums into arrays: parallel once they may be reordered
     lane_sums: tuple[str, ...] = ()  # all it carries are these sums into one element: vectorizable, its lanes splitting them
 
 
@@ -63,7 +63,7 @@ def _analyze(kernel: Kernel) -> Analysis:
             parallel_obstacles(kernel, deps, lowered, loop_id, limit=1, flows=flows, distances=distances) if carried else ([], None)
         )
         innermost = all(lowered.loop_ids[s][-1] == loop_id for s in members)
-        scatters = scatter_updates(kernel, deps, lowered, loop_id, distances) if obstacles else None
+        summed = array_sums(kernel, deps, lowered, loop_id, distances) if obstacles else None
         sums = lane_reductions(kernel, lowered, loop_id, carried) if innermost and carried else None
         loops.append(
             LoopReport(
@@ -75,7 +75,7 @@ def _analyze(kernel: Kernel) -> Analysis:
                 vectorizable=innermost and not carried,
                 innermost=innermost,
                 private=tuple(sorted(privatization.private)) if privatization and not obstacles else (),
-                scatters=tuple(sorted(scatters or ())),
+                array_sums=tuple(sorted(summed or ())),
                 lane_sums=tuple(sorted(sums or ())),
             )
         )

@@ -80,7 +80,7 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
         lowered = replace(lowered, contracted=contract_temporaries(kernel, lowered, deps, distances))
     idle = sorted(lowered.privatized - atomic)
     if idle and not (broken or parallel):
-        reason = f"privatize({idle[0]}): no parallel loop carries {idle[0]}'s scatter; parallelize a loop around it"
+        reason = f"privatize({idle[0]}): no parallel loop carries {idle[0]}'s sum; parallelize a loop around it"
         return LegalityVerdict("invalid", str(parsed), f"invalid: {reason}", invalid_kind="inapplicable")
     free_loops = _parallel_loops(kernel, deps, lowered, distances) if explain else ()
     parallel_loops = tuple(name for name, _ in free_loops)
@@ -95,10 +95,13 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
             "the source wrote; results may differ in the last bits. Allow reassociation to accept it."
         )
         return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
-    if atomic and not (broken or parallel or allow_reassociation):
-        statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in sorted(atomic))
+    # As for BLAS: the order of a NumPy product's sum is not the source's to fix; a scatter's is.
+    reordered_sums = sorted(name for name in atomic if not kernel.statement(name).product)
+    if reordered_sums and not (broken or parallel or allow_reassociation):
+        statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in reordered_sums)
+        how = "in per-thread copies, added up" if set(reordered_sums) <= lowered.privatized else "atomically,"
         feedback = (
-            f"reassociation: the parallel loop updates the scatter {statements} atomically, in whatever order its "
+            f"reassociation: the parallel loop updates the scatter {statements} {how} in whatever order its "
             "threads arrive; floating-point sums may differ in the last bits. Allow reassociation to accept it."
         )
         return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
@@ -125,14 +128,15 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
             lines.append(f"suggestion: {suggestion}")
         return LegalityVerdict("illegal", canonical, "\n".join(lines), violations, parallel_loops, suggestion, lowered)
     reordered_any = bool(reordered or summed_by_blas or atomic or lane_sums)
-    note = " (reorders a reduction: reassociation allowed)" if reordered or summed_by_blas or atomic or split else ""
+    note = " (reorders a reduction: reassociation allowed)" if reordered or summed_by_blas or reordered_sums or split else ""
     parallel_text = ", ".join(_with_private(name, scalars) for name, scalars in free_loops) if free_loops else "none"
     feedback = f"legal{note}: every dependence is preserved. Loops that could run in parallel: {parallel_text}."
     for loop_id, scalars in sorted(private.items()):
         feedback += f" `{lowered.qualified_name(loop_id)}` runs in parallel with {', '.join(sorted(scalars))} private."
     for name in sorted(atomic):
         how = "accumulates in per-thread copies" if name in lowered.privatized else "is updated atomically"
-        feedback += f" {name}'s scatter into `{kernel.statement(name).writes[0].array}` {how}."
+        what = "scatter" if kernel.statement(name).is_scatter else "sum"
+        feedback += f" {name}'s {what} into `{kernel.statement(name).writes[0].array}` {how}."
     for loop_id, sums in sorted(lane_sums.items()):
         feedback += f" The {_lanes_split(kernel, lowered, loop_id, sums)}."
     for contraction in lowered.contracted:
@@ -284,7 +288,7 @@ def _parallel_violations(
     kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, distances: TimeDistances, explain: bool
 ) -> tuple[list[Violation], dict[str, frozenset[str]], frozenset[str], dict[str, frozenset[str]]]:
     """Dependences the parallel and vector marks break, the scalars each legal parallel loop privatizes,
-    the scatters legal parallel loops update atomically, and the sums each vector loop's lanes split
+    the sums into arrays legal parallel loops update atomically, and the sums each vector loop's lanes split
     (`lane_reduction`). A vectorized loop gets no private copies: its lanes share one variable. With
     `explain`, each broken one shows a pair of instances the loop carries."""
     violations, private, lane_sums = [], {}, {}
@@ -304,9 +308,9 @@ def _parallel_violations(
             refused = privatization.refused
             if not carried and privatization.private:
                 private[loop_id] = privatization.private
-            scatters = scatter_updates(kernel, deps, lowered, loop_id, distances) if carried else None
-            if scatters:
-                atomic |= scatters
+            sums = array_sums(kernel, deps, lowered, loop_id, distances) if carried else None
+            if sums:
+                atomic |= sums
                 carried = []
         for dependence in carried:
             what = "parallel" if loop_id in lowered.parallel else "vectorized"
@@ -322,21 +326,31 @@ def _parallel_violations(
     return violations, private, frozenset(atomic), lane_sums
 
 
-def scatter_updates(
+def array_sums(
     kernel: Kernel, deps: tuple[Dependence, ...], lowered: LoweredSchedule, loop_id: str, distances: TimeDistances
 ) -> frozenset[str] | None:
-    """The scatters, when they are all that loop `loop_id` carries: `t[idx[i]] += e` through an index array,
-    where `e` does not read `t`. Each then runs as one atomic update and the iterations may run in parallel,
-    reordering only those sums. None when the loop carries anything else."""
+    """The sums into arrays, when they are all that loop `loop_id` carries: `t[...] += e` where `e` does not read
+    `t`, through an index array (a scatter) or a NumPy product's (`y[j] += A[i, j] * x[i]` over `i`). Each then
+    runs as one atomic update, or into a copy of `t` per thread (`privatize`), and the iterations may run in
+    parallel, reordering only those sums. None when the loop carries anything else.
+
+    A sum the source wrote as a loop is not one of them: it fixed its order, and a loop that carries it stays
+    sequential (gemm's `parallelize(k)` is illegal); `reverse`, `vectorize` and the other reorderings of such
+    a sum are reassociations, accepted where the user allows them."""
     carried = carried_dependences(kernel, deps, lowered, loop_id, distances=distances)
-    if not carried or not all(_is_scatter(d) for d in carried):
+    if not carried or not all(_is_array_sum(d) for d in carried):
         return None
     return frozenset(d.source.name for d in carried)
 
 
-def _is_scatter(dependence: Dependence) -> bool:
+def _is_array_sum(dependence: Dependence) -> bool:
     statement = dependence.source
-    return dependence.is_self and statement.is_scatter and dependence.array == statement.writes[0].array
+    return (
+        dependence.is_self
+        and statement.is_array_sum
+        and (statement.is_scatter or statement.product)
+        and dependence.array == statement.writes[0].array
+    )
 
 
 def _carried_pairs(dependence: Dependence, lowered: LoweredSchedule, loop_id: str) -> isl.Map:

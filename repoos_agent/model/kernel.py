@@ -126,15 +126,16 @@ class Statement:
         return refs + array_refs(self.value)
 
     @property
-    def is_scatter(self) -> bool:
-        """`t[idx[i]] += e` where `e` does not read `t`: updates through an index array that commute."""
+    def is_array_sum(self) -> bool:
+        """`t[...] += e` where `e` does not read `t`: its updates of one element commute, so a parallel loop
+        that carries nothing else may apply them atomically or sum them in a copy of `t` per thread."""
         target = self.target
-        return (
-            self.op == "+="
-            and isinstance(target, ArrayRef)
-            and bool(self.writes[0].free_dims)
-            and all(ref.array != target.array for ref in array_refs(self.value))
-        )
+        return self.op == "+=" and isinstance(target, ArrayRef) and all(ref.array != target.array for ref in array_refs(self.value))
+
+    @property
+    def is_scatter(self) -> bool:
+        """`t[idx[i]] += e` where `e` does not read `t`: a sum through an index array."""
+        return self.is_array_sum and bool(self.writes[0].free_dims)
 
     @property
     def irregular(self) -> bool:

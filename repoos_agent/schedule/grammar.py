@@ -290,7 +290,7 @@ def _uses(state: ScheduleState) -> list[Use]:
             by_name.setdefault(dim.name, set()).add(dim.id)
     uses = [Use("distribute", pair) for pair in permutations(statements, 2)]
     uses += [Use("blas", (statement,)) for statement in statements if state.kernel.statement(statement).product]
-    uses += [Use("privatize", (statement,)) for statement in statements if state.kernel.statement(statement).is_scatter]
+    uses += [Use("privatize", (statement,)) for statement in statements if state.kernel.statement(statement).is_array_sum]
     windows: dict[tuple[str, ...], tuple[str, ...]] = {}
     for statement, schedule in state.statements.items():
         refs = [d.name if len(by_name[d.name]) == 1 else f"{statement}.{d.name}" for d in schedule.dims]

@@ -67,8 +67,8 @@ class LoweredSchedule:
     marked_by: dict[str, Primitive] = field(default_factory=dict)  # loop id -> the primitive that marked it
     private: dict[str, frozenset[str]] = field(default_factory=dict)  # parallel loop id -> scalars each thread copies (legality)
     blas: tuple[ProductCall, ...] = ()  # products code generation prints as one BLAS call each (`blas(S1)`)
-    atomic: frozenset[str] = frozenset()  # scatters (`+=` through an index array) a parallel loop updates atomically (legality)
-    privatized: frozenset[str] = frozenset()  # scatters that accumulate into per-thread copies instead (`privatize(S1)`)
+    atomic: frozenset[str] = frozenset()  # sums into arrays (`t[...] += e`) a parallel loop updates atomically (legality)
+    privatized: frozenset[str] = frozenset()  # such sums that accumulate into per-thread copies instead (`privatize(S1)`)
     contracted: tuple[Contraction, ...] = ()  # temporaries stored in fewer dimensions (legality)
     lane_sums: dict[str, frozenset[str]] = field(default_factory=dict)  # vector loop id -> sums its lanes split (legality)
 
@@ -409,13 +409,14 @@ class ScheduleState:
         self._blas_by[ref.name] = primitive
 
     def _privatize(self, primitive: Primitive) -> None:
-        """`privatize(S1)`: the scatter S1 (`t[idx[i]] += e`) accumulates into a zeroed copy of `t` per thread
+        """`privatize(S1)`: the sum S1 (`t[idx[i]] += e`, or `t[j] += e` over `i`) accumulates into a zeroed copy of `t` per thread
         of its parallel loop, added into `t` when the loop ends, instead of updating `t` atomically.
-        Whether a parallel loop carries the scatter is legality's to say."""
+        Whether a parallel loop carries the sum is legality's to say."""
         (ref,) = (a for a in primitive.args if isinstance(a, StatementRef))
         self._statement(ref, primitive)
-        if not self.kernel.statement(ref.name).is_scatter:
-            self._fail(primitive, f"{ref.name} is not a scatter (`t[idx[i]] += e` through an index array): nothing to privatize")
+        if not self.kernel.statement(ref.name).is_array_sum:
+            reason = f"{ref.name} is not a sum into an array (`t[...] += e`, `e` not reading `t`): nothing to privatize"
+            self._fail(primitive, reason)
         self.privatized.add(ref.name)
 
     def _pair(self, call: ProductCall) -> tuple[str, str]:
