@@ -38,3 +38,21 @@ def test_products_of_different_matrices_are_not_fused_for_their_reads() -> None:
     target = resolve_target("numpy:gesummv")  # A @ x and B @ x share a vector, not a matrix
     ideas = HeuristicProposer(target.kernel, allow_reassociation=True).ideas
     assert not [idea for idea in ideas if "once" in idea.reason]
+
+
+@pytest.mark.parametrize(
+    ("name", "row_loop", "summed"), [("numpy:bicg", "S1.i", "S1"), ("numpy:mvt", "S1.i", "S4"), ("numpy:atax", "S1.i", "S3")]
+)
+def test_the_one_pass_row_loop_runs_on_every_core_with_a_copy_of_the_sum_per_thread(name: str, row_loop: str, summed: str) -> None:
+    """The row loop carries only a NumPy product's sum into a vector, whose order NumPy leaves to BLAS: legal without
+    reassociation, each thread summing into its own copy."""
+    target = resolve_target(name)
+    ideas = HeuristicProposer(target.kernel, extents=target.kernel.parameter_values(target.inputs("SMALL"))).ideas
+    parallel = [
+        i.schedule
+        for i in ideas
+        if "fused to read A once" in i.reason and f"parallelize({row_loop}); privatize({summed})" in i.schedule
+    ]
+    assert parallel, [idea.schedule for idea in ideas]
+    evaluation = evaluate_schedule(target, parallel[0], "SMALL", repeats=1)
+    assert (evaluation.verdict, evaluation.correct, evaluation.verified) == ("legal", True, "true"), evaluation.feedback
