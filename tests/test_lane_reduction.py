@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -103,3 +105,19 @@ def test_the_heuristic_proposes_split_row_sums_for_matrix_vector_kernels(name):
         verdict = prove_legal(target.kernel, idea.schedule)
         assert verdict.legal and verdict.lowered.lane_sums
         _same_output(target, verdict, "MINI")
+
+
+def test_a_triangular_row_sum_compiles_to_vector_adds():
+    """gcc 12 leaves an `omp simd` reduction scalar when its loop may run no iteration (trisolv's `j < i`);
+    the generated code runs it only when it runs, and then gcc packs the lanes."""
+    target = resolve_target("numpy:trisolv")
+    verdict = prove_legal(target.kernel, "vectorize(S0.i, 8); vectorize(j, 8)")
+    assert verdict.legal
+    values = target.inputs("SMALL")
+    kernel = build_native(target.kernel, Signature.of_values(target.kernel, values), verdict.lowered)
+    disassembly = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(kernel.library)], capture_output=True, text=True, check=True
+    ).stdout
+    body = disassembly.split("<repoos_kernel>:", 1)[1].split("\n\n", 1)[0]
+    assert re.search(r"vaddpd\s+%[yz]mm", body), "the row sums were not packed into vector adds"
+    _same_output(target, verdict, "SMALL")

@@ -648,15 +648,17 @@ class _Printer:
             first = [self._expr(substitute(arg, node.iterator, node.init)) for arg in calls[statement.name].args]
             bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, first, strict=True)]
             target = self._value(statement.target)
-            commits += [f"{pad}    if ({ran}) {{", *(f"{pad}        {b}" for b in bindings)]
-            commits += [f"{pad}        {target} = {target} {operator} {lane};", f"{pad}    }}"]
+            commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {target} {operator} {lane};", "}"]
         self._lanes.update(lanes)
-        body = self._node(node.body, depth + 2, emit, True)
+        body = self._node(node.body, depth + 3, emit, True)
         for name in lanes:
             del self._lanes[name]
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}{''.join(clauses)}"
-        loop = [f"{pad}    #pragma omp {simd}", f"{pad}    {header} {{", *body, f"{pad}    }}"]
-        return [f"{pad}{{", *declarations, *loop, *commits, f"{pad}}}"]
+        loop = [f"{pad}        #pragma omp {simd}", f"{pad}        {header} {{", *body, f"{pad}        }}"]
+        # Under `if (ran)`: gcc 12 leaves a simd reduction scalar when its loop may run no iteration
+        # (trisolv's row sums `j < i`: 64 µs scalar, 13 µs in vectors at n = 400).
+        ran_once = [f"{pad}    if ({ran}) {{", *loop, *(f"{pad}        {line}" for line in commits), f"{pad}    }}"]
+        return [f"{pad}{{", *declarations, *ran_once, f"{pad}}}"]
 
     def _sums_in_its_kind(self, statement: Statement) -> bool:
         """Whether `t += e` computes in `t`'s own kind: then partial sums of `e` added into `t` mean what the source does."""
