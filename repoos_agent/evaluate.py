@@ -12,11 +12,13 @@ from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.backends.cc import engine_work
+from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen.c import blas_type_problem
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError
 from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
 from repoos_agent.measure.isolated import HeadToHead, RaceRules, shared_worker
+from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
@@ -196,3 +198,25 @@ def _from_proof(proof: LegalityVerdict, base: dict, verdict: str | None = None, 
         **base,
         **extra,
     )
+
+
+def python_original(target: Target) -> NumpyOriginal | None:
+    """The user's own Python function as a race contender (imported afresh in the measurement worker),
+    or None when its source file is not known."""
+    source = target.python_source()
+    if source is None:
+        return None
+    kernel = target.kernel
+    results = tuple((r.name, r.scalar) for r in kernel.returns)
+    return NumpyOriginal(str(source[0]), source[1], results, kernel.returns_tuple)
+
+
+def proved_build(
+    target: Target, signature: Signature, schedule: str, allow_reassociation: bool = True, backend: str = "c"
+) -> NativeKernel:
+    """`schedule`'s build, proved again first: a winner raced after its search is raced as it was proved.
+    `CompileError` when it no longer proves legal or does not build."""
+    proof = prove_legal(target.kernel, schedule, allow_reassociation, explain=False)
+    if not proof.legal:
+        raise CompileError(f"the winner `{schedule}` no longer proves legal")
+    return build_native(target.kernel, signature, proof.lowered, backend=backend)

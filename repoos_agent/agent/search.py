@@ -31,15 +31,13 @@ from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.agent.ranking import beats_baseline, by_speedup, counts_in_race, winner_first
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
-from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.backends import build_baseline
 from repoos_agent.check import fresh_copy
 from repoos_agent.errors import CompileError, RepoosError
-from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE, Evaluation, evaluate_schedule
-from repoos_agent.legality import prove_legal
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE, Evaluation, evaluate_schedule, proved_build, python_original
 from repoos_agent.measure import time_runs
 from repoos_agent.measure.cores import usable_cores
 from repoos_agent.measure.isolated import RaceRules, shared_worker
-from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
@@ -663,7 +661,7 @@ def original_holds(original: tuple[float, float], speedup: float, spread: float)
 def _race_original(target: Target, config: SearchConfig) -> tuple[float, float] | None:
     """The Python (NumPy) original raced against the native baseline on the search's inputs, outputs
     compared first: its speedup over the baseline and spread, or None when it could not be raced."""
-    original = _numpy_original(target)
+    original = python_original(target)
     if original is None:
         return None
     kernel = target.kernel
@@ -679,16 +677,13 @@ def _race_original(target: Target, config: SearchConfig) -> tuple[float, float] 
 def _race_winner_against_original(target: Target, config: SearchConfig, schedule: str) -> tuple[float, float] | None:
     """`schedule`'s build raced head to head against the NumPy original on the search's inputs: the winner's speedup
     over the original and the larger of the two spreads, or None when the race could not run."""
-    original = _numpy_original(target)
+    original = python_original(target)
     if original is None:
         return None
     kernel = target.kernel
     values = target.inputs(config.size, config.seed)
-    proof = prove_legal(kernel, schedule, config.allow_reassociation, explain=False)
-    if not proof.legal:
-        return None
     try:
-        ours = build_native(kernel, Signature.of_values(kernel, values), proof.lowered, backend=config.compiler)
+        ours = proved_build(target, Signature.of_values(kernel, values), schedule, config.allow_reassociation, config.compiler)
     except CompileError:
         return None
     rules = RaceRules(kernel.outputs, REASSOCIATION_TOLERANCE_SCALE, min_repeats=RACE_REPEATS)
@@ -696,16 +691,6 @@ def _race_winner_against_original(target: Target, config: SearchConfig, schedule
     if result.outcome != "ok" or result.speedup is None or result.candidate is None or result.baseline is None:
         return None
     return result.speedup, max(result.candidate.spread, result.baseline.spread)
-
-
-def _numpy_original(target: Target) -> NumpyOriginal | None:
-    """The user's own Python function as a race contender, or None when its source is not known."""
-    source = target.python_source()
-    if source is None:
-        return None
-    kernel = target.kernel
-    results = tuple((r.name, r.scalar) for r in kernel.returns)
-    return NumpyOriginal(str(source[0]), source[1], results, kernel.returns_tuple)
 
 
 def _fastest(raced: list[tuple[Entry | None, float, float]]) -> tuple[Entry | None, float, float]:

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.backends import build_baseline
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.errors import CompileError
-from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
-from repoos_agent.legality import prove_legal
+from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE, proved_build, python_original
 from repoos_agent.measure.isolated import RaceRules, shared_worker
 from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.signature import Signature
@@ -51,18 +50,14 @@ class Duel:
 def winner_contender(target: Target, signature: Signature, schedule: str) -> NativeKernel | NumpyOriginal:
     """What a record's schedule runs: the NumPy original, the native baseline (the identity, ``""``), or the
     schedule's build, proved again. `CompileError` when it no longer proves legal or does not build."""
-    kernel = target.kernel
     if schedule == NUMPY_ORIGINAL:
-        if target.bundled is None or target.bundled.suite != "numpy":
+        original = python_original(target) if target.bundled is not None and target.bundled.suite == "numpy" else None
+        if original is None:
             raise CompileError(f"`{target.label}` has no NumPy original")
-        returns = tuple((r.name, r.scalar) for r in kernel.returns)
-        return NumpyOriginal(str(target.bundled.path), target.bundled.function, returns, kernel.returns_tuple)
+        return original
     if not schedule:
-        return build_baseline(kernel, signature)
-    proof = prove_legal(kernel, schedule, allow_reassociation=True, explain=False)
-    if not proof.legal:
-        raise CompileError(f"the winner `{schedule}` no longer proves legal")
-    return build_native(kernel, signature, proof.lowered)
+        return build_baseline(target.kernel, signature)
+    return proved_build(target, signature, schedule)
 
 
 def compared_names(target: Target, values: dict[str, object]) -> tuple[str, ...]:
