@@ -8,6 +8,7 @@ float32 by up to about 1e-6 relative, under the float32 tolerance of 1e-4.
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -216,3 +217,27 @@ def test_the_nests_of_one_numpy_line_are_loops_of_their_own():
     # After the fuse, S1 is inside S2's `i` and its own: a name that means both is refused, saying so.
     both = evaluate_schedule(target, "interchange(S1.i, S1.j); fuse(S2, S1, 1); vectorize(S1.i, 4)", "SMALL", measure=False)
     assert both.verdict == "invalid" and "S1 is inside 2 loops named `i` (depths 1, 2)" in both.feedback
+
+
+def test_kept_temporaries_serve_threads_and_shapes_apart(no_fallback):
+    """A swapped kernel keeps its temporaries between calls, one set per thread: calls from four threads at
+    once, on inputs of two shapes, each get NumPy's answer in an array of their own."""
+    kernel, layer = _native(numpy_programs.layer, {"x": 2, "w": 2, "b": 1})
+    assert "temporary" in [a.role for a in kernel.allocations]
+
+    def calls(seed: int) -> list[bool]:
+        rng = np.random.default_rng(seed)
+        answers, kept = [], []
+        for call in range(40):
+            rows, inner = (300, 200) if call % 3 else (260, 180)
+            x, w, b = rng.standard_normal((rows, inner)), rng.standard_normal((inner, 64)), rng.standard_normal(64)
+            got = layer(x, w, b)
+            kept.append(got)
+            answers.append(np.allclose(got, numpy_programs.layer(x, w, b), rtol=1e-10, atol=1e-12))
+        assert len({id(result) for result in kept}) == len(kept)
+        return answers
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = [answer for answers in pool.map(calls, range(4)) for answer in answers]
+    assert layer.route == "baseline build (source order)"
+    assert all(outcomes) and len(outcomes) == 160

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from repoos_agent.backends.temporaries import KeptTemporaries
 from repoos_agent.codegen import CSource
 from repoos_agent.codegen.c import COUNTER, ENTRY
 from repoos_agent.codegen.mlir import MLIR_ENTRY
@@ -87,6 +88,7 @@ class NativeKernel:
         self._messages = {check.code: check for check in source.checks}
         self._dtypes = dict(signature.arrays)
         self._dtype_objects = {name: np.dtype(dtype) for name, dtype in self._dtypes.items()}
+        self.temporaries = KeptTemporaries()
         # Every C build links libgomp, parallel loops or not; only a build with a parallel region (or an MLIR
         # build, which links libomp only when it has one, or a BLAS call, which takes OpenMP's team size)
         # has a team worth sizing at each call.
@@ -128,7 +130,14 @@ class NativeKernel:
         sizes = self.source.parameter_values(values)
         for allocation in self.source.allocations:
             if allocation.name not in values:
-                values[allocation.name] = np.empty(allocation.extents(sizes), dtype=self._dtypes[allocation.name])
+                values[allocation.name] = self.allocation(allocation.name, allocation.role, allocation.extents(sizes))
+
+    def allocation(self, name: str, role: str, extents: tuple[int, ...]) -> np.ndarray:
+        """A new array for a result (the caller keeps it), this thread's kept one for a temporary."""
+        dtype = self._dtype_objects[name]
+        if role == "temporary":
+            return self.temporaries.array(name, extents, dtype)
+        return np.empty(extents, dtype=dtype)
 
     def run_prepared(self, args: Sequence[object]) -> int:
         """Call with C arguments already in order (pointers as integers); returns the kernel's code.

@@ -187,13 +187,14 @@ class CallPlan:
         return prepared + allocated  # the allocations ride after the C arguments, for `run` to return
 
     def _allocate(self, values: Sequence[object]) -> list[np.ndarray]:
-        """The call's results and temporaries, sized by its sizes (NumPy allocates them too)."""
+        """The call's results (new arrays, as NumPy's) and temporaries (kept from the last call on this thread),
+        sized by its sizes."""
         if not self.interface.allocations:
             return []
         sizes = {name: int(values[position]) for name, position in self._sizes}  # type: ignore[call-overload]
         for name, position, dim in self._shape_sizes:
             sizes[name] = values[position].shape[dim]  # type: ignore[attr-defined]
-        return [np.empty(allocation.extents(sizes), dtype=dtype) for allocation, dtype in self.interface.allocations]
+        return [self.native.allocation(a.name, a.role, a.extents(sizes)) for a, _ in self.interface.allocations]
 
     def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:
         """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check).
