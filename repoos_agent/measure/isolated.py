@@ -70,9 +70,8 @@ class RaceRules:
 
     def turn_shape(self, first_s: float, min_repeats: int) -> tuple[int, int]:
         """Untimed and timed calls of one contender's turn. The first call after the other contender's
-        pays for the other's thread pool and heap: NumPy's attention at MEDIUM ran 3.1 ms a call in a row
-        and 4.2 to 8 ms when each call followed one of the engine's kernel, whose own time barely moved.
-        Timed call by call, the race measured NumPy as no user's loop of calls runs it. A run of a second
+        pays for the other's thread pool and caches: NumPy's attention at MEDIUM spread ±30-60% in a race
+        timed call by call, and ±2-3% in turns, with the same median (`heap.py` says what moved the median). A run of a second
         or more does not notice, and an untimed call would double its race: it keeps one timed call a turn."""
         if first_s >= self.long_run_s:
             return 0, 1
