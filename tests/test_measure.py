@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from repoos_agent.measure import measurement_lock
 from repoos_agent.measure.isolated import MeasurementWorker, RaceRules
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
+from tests.test_busy_machine import SlowCopy
 
 
 @pytest.fixture(scope="module")
@@ -71,29 +72,12 @@ def test_long_runs_skip_the_warm_up_and_take_half_the_repeats(gemm, worker):
     assert len(result.baseline.samples) == 1  # never more than asked for
 
 
-@dataclass(frozen=True)
-class Sleepy:
-    """The baseline's kernel followed by a sleep: every call takes at least `sleep_s`."""
-
-    baseline: object
-    sleep_s: float
-
-    def load(self):
-        kernel = self.baseline.load()
-
-        def run(values):
-            kernel(values)
-            time.sleep(self.sleep_s)
-
-        return run
-
-
 def test_a_contender_runs_in_turns_after_an_untimed_call(gemm, worker):
     # The first call after the other contender's pays for the other's thread pool and caches: it runs untimed.
     from repoos_agent.measure.isolated import Contender
 
     target, values, baseline = gemm
-    sleepy = Sleepy(Contender.of(baseline), 0.01)
+    sleepy = SlowCopy(Contender.of(baseline), 0.01)
     result = worker.race(sleepy, sleepy, values, replace(rules(target), min_repeats=6, turn=3), timeout_s=60)
     assert len(result.baseline.samples) == len(result.candidate.samples) == 6
     starts = [start for start, _ in result.timed[2:]]  # after the checked pair: three timed calls a turn
