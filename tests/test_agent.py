@@ -14,11 +14,12 @@ from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.agent.machine import Machine
 from repoos_agent.agent.proposers import MixtureOfAgents
-from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.agent.search import Duel, SearchConfig, optimize
 from repoos_agent.agent.search_report import RunBoard
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
+from repoos_agent.measure import Timing
 from repoos_agent.schedule import parse_schedule
 from repoos_agent.target import resolve_target
 
@@ -370,8 +371,21 @@ def test_in_a_mixture_the_heuristics_own_pick_keeps_a_tie(monkeypatch, other_rac
         assert result.schedule in others and result.best_speedup == 1.80
 
 
-@pytest.mark.parametrize(("duel", "kept"), [((0.60, 0.05), True), ((1.50, 0.05), False)])
-def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(monkeypatch, duel, kept):
+def _runs(median_ms: float, spread: float) -> Timing:
+    """Fifteen runs evenly spread over `spread` of their median."""
+    return Timing.of([median_ms * 1e-3 * (1 + spread * (k / 7 - 1)) for k in range(15)])
+
+
+@pytest.mark.parametrize(
+    ("original", "ours", "kept"),
+    [
+        (_runs(1.0, 0.05), _runs(1.66, 0.05), True),  # slower than NumPy
+        (_runs(1.0, 0.05), _runs(0.66, 0.05), False),  # 1.5x, apart
+        (_runs(1.0, 0.05), _runs(0.99, 0.05), True),  # a 1% lead: under the 2% floor
+        (_runs(1.0, 0.60), _runs(0.80, 0.60), True),  # 1.25x, but the middle halves overlap
+    ],
+)
+def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(monkeypatch, original, ours, kept):
     # One NumPy eval crowned cholesky's `blas(S4)` by its figure over the native baseline against the original's
     # (two races minutes apart); raced against NumPy afterwards it ran at 0.37x. The head-to-head race decides.
     order = _scripted_measurements(monkeypatch, first=[2.0, 1.5], race=[(2.0, 0.01), (1.5, 0.01)])
@@ -380,23 +394,33 @@ def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(mo
 
     def head_to_head(target, config, schedule):
         raced.append(schedule)
-        return duel
+        return Duel(original, ours)
 
     monkeypatch.setattr("repoos_agent.agent.search._race_winner_against_original", head_to_head)
     result = optimize(resolve_target("numpy:gelu"), SearchConfig(iters=1, candidates=2, size="MINI"))
     assert raced == [order[0]]  # the finish's winner, raced once against the user's own function
     assert result.original_won == kept
-    assert f"the winner ran at {duel[0]:.2f}x its speed ±5%" in result.finish
+    ratio = original.median_s / ours.median_s
+    assert f"the winner ran at {ratio:.2f}x its speed, the middle half of its runs in" in result.finish
     if kept:
         assert result.schedule == "" and result.best_speedup == 1.0 and "is kept: raced head to head" in result.finish
     else:
         assert result.schedule == order[0] and "is slower: raced head to head" in result.finish
 
 
+def test_a_slow_quarter_of_numpys_runs_does_not_keep_it_against_a_clear_winner():
+    # mlp at MEDIUM, raced head to head: NumPy's runs 1.09-1.27 ms in their middle half (a 16% spread from a slow
+    # quarter), the winner's 0.99-1.04 ms. The spread rule kept NumPy; the winner is faster in nearly every run.
+    numpy_runs = Timing.of([1.09e-3] * 4 + [1.10e-3, 1.11e-3, 1.12e-3, 1.12e-3] + [1.27e-3] * 4 + [1.30e-3] * 3)
+    winner_runs = Timing.of([0.99e-3] * 4 + [1.00e-3, 1.01e-3, 1.02e-3, 1.02e-3] + [1.04e-3] * 7)
+    duel = Duel(numpy_runs, winner_runs)
+    assert numpy_runs.spread > 0.15 and duel.clear_lead
+    assert not Duel(winner_runs, numpy_runs).clear_lead
+
+
 def test_the_head_to_head_race_against_the_numpy_original_runs_the_winner_and_the_users_function():
     from repoos_agent.agent.search import _race_winner_against_original
 
-    measured = _race_winner_against_original(resolve_target("numpy:gelu"), SearchConfig(size="SMALL"), "parallelize(i)")
-    assert measured is not None
-    ratio, spread = measured
-    assert ratio > 0 and spread >= 0
+    duel = _race_winner_against_original(resolve_target("numpy:gelu"), SearchConfig(size="SMALL"), "parallelize(i)")
+    assert duel is not None
+    assert duel.ratio > 0 and len(duel.original.samples) >= 15 and len(duel.ours.samples) >= 15

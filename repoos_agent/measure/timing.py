@@ -28,8 +28,8 @@ class Modes:
 
     def describe(self) -> str:
         return (
-            f"samples fall in two groups, {self.fast_runs} runs near {_ms(self.fast_s)} and "
-            f"{self.slow_runs} near {_ms(self.slow_s)}"
+            f"samples fall in two groups, {self.fast_runs} runs near {seconds_text(self.fast_s)} and "
+            f"{self.slow_runs} near {seconds_text(self.slow_s)}"
         )
 
 
@@ -53,6 +53,13 @@ class Timing:
             spread = (max(samples) - min(samples)) / median if median > 0 else 0.0
         return Timing(median, spread, tuple(samples), two_groups(samples))
 
+    def middle_half(self) -> tuple[float, float]:
+        """The first and third quartiles of the samples (their extremes under four samples): where half the runs fall."""
+        if len(self.samples) < 4:
+            return min(self.samples), max(self.samples)
+        first, _, third = statistics.quantiles(self.samples, n=4)
+        return first, third
+
 
 def two_groups(samples: list[float]) -> Modes | None:
     """The two groups `samples` fall in, split at their widest gap, when that gap is at least
@@ -68,7 +75,8 @@ def two_groups(samples: list[float]) -> Modes | None:
     return Modes(statistics.median(fast), len(fast), statistics.median(slow), len(slow))
 
 
-def _ms(seconds: float) -> str:
+def seconds_text(seconds: float) -> str:
+    """A time as a reader takes it in: three digits, in ms under a second."""
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
