@@ -14,7 +14,7 @@ from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.agent.machine import Machine
 from repoos_agent.agent.proposers import MixtureOfAgents
-from repoos_agent.agent.search import Duel, SearchConfig, optimize
+from repoos_agent.agent.search import OriginalRace, SearchConfig, optimize
 from repoos_agent.agent.search_report import RunBoard
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
@@ -394,7 +394,7 @@ def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(mo
 
     def head_to_head(target, config, schedule):
         raced.append(schedule)
-        return Duel(original, ours)
+        return OriginalRace(original, ours)
 
     monkeypatch.setattr("repoos_agent.agent.search._race_winner_against_original", head_to_head)
     result = optimize(resolve_target("numpy:gelu"), SearchConfig(iters=1, candidates=2, size="MINI"))
@@ -413,9 +413,9 @@ def test_a_slow_quarter_of_numpys_runs_does_not_keep_it_against_a_clear_winner()
     # quarter), the winner's 0.99-1.04 ms. The spread rule kept NumPy; the winner is faster in nearly every run.
     numpy_runs = Timing.of([1.09e-3] * 4 + [1.10e-3, 1.11e-3, 1.12e-3, 1.12e-3] + [1.27e-3] * 4 + [1.30e-3] * 3)
     winner_runs = Timing.of([0.99e-3] * 4 + [1.00e-3, 1.01e-3, 1.02e-3, 1.02e-3] + [1.04e-3] * 7)
-    duel = Duel(numpy_runs, winner_runs)
+    duel = OriginalRace(numpy_runs, winner_runs)
     assert numpy_runs.spread > 0.15 and duel.clear_lead
-    assert not Duel(winner_runs, numpy_runs).clear_lead
+    assert not OriginalRace(winner_runs, numpy_runs).clear_lead
 
 
 def test_the_head_to_head_race_against_the_numpy_original_runs_the_winner_and_the_users_function():

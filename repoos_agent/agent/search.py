@@ -618,7 +618,7 @@ def _racing_finish(
 
 
 def _original_verdict(
-    original: tuple[float, float], winner: tuple[Entry | None, float, float], duel: Duel | None
+    original: tuple[float, float], winner: tuple[Entry | None, float, float], duel: OriginalRace | None
 ) -> tuple[bool, str]:
     """Whether the user's own code stays, and why, in the words the finish sentence ends with.
 
@@ -638,7 +638,7 @@ def _original_verdict(
 
 
 @dataclass(frozen=True)
-class Duel:
+class OriginalRace:
     """The finish's winner raced head to head against the NumPy original on the search's inputs."""
 
     original: Timing
@@ -705,7 +705,7 @@ def _race_original(target: Target, config: SearchConfig) -> tuple[float, float] 
     return result.speedup, result.candidate.spread
 
 
-def _race_winner_against_original(target: Target, config: SearchConfig, schedule: str) -> Duel | None:
+def _race_winner_against_original(target: Target, config: SearchConfig, schedule: str) -> OriginalRace | None:
     """`schedule`'s build raced head to head against the NumPy original on the search's inputs, or None when the
     race could not run."""
     original = python_original(target)
@@ -721,7 +721,7 @@ def _race_winner_against_original(target: Target, config: SearchConfig, schedule
     result = shared_worker().race(original, ours, values, rules, config.timeout_s)
     if result.outcome != "ok" or result.speedup is None or result.candidate is None or result.baseline is None:
         return None
-    return Duel(result.baseline, result.candidate)
+    return OriginalRace(result.baseline, result.candidate)
 
 
 def _fastest(raced: list[tuple[Entry | None, float, float]]) -> tuple[Entry | None, float, float]:
