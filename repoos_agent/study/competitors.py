@@ -30,7 +30,7 @@ from pathlib import Path
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.backends.cc import DEFAULT_FLAGS, Toolchain
 from repoos_agent.errors import CompileError, RepoosError
-from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.measure.isolated import RaceRules, peer_worker
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 
@@ -144,7 +144,7 @@ def measure_tool(
             return ToolMeasurement(spec.name, "compile_error", _first_lines(str(error), 2))
     build_s = time.perf_counter() - start
     outputs = tuple(a.name for a in target.kernel.arrays if a.is_argument and a.written and a.rank > 0)
-    result = shared_worker().race(baseline, contender, values, RaceRules(outputs, min_repeats=repeats), timeout_s)
+    result = peer_worker(spec.name).race(baseline, contender, values, RaceRules(outputs, min_repeats=repeats), timeout_s)
     comparison = result.comparison
     error = comparison.max_rel_error if comparison else None
     if result.outcome != "ok":

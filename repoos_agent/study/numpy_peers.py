@@ -47,7 +47,7 @@ from repoos_agent.backends.cc import cache_dir, engine_work
 from repoos_agent.backends.library import NativeKernel, openmp_team_setter
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
-from repoos_agent.measure.isolated import RaceRules, shared_worker
+from repoos_agent.measure.isolated import RaceRules, peer_worker
 from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.measure.original import RETURNED, NumpyOriginal, TeamSizedCall, by_name, module_at, parameters_of, returned_values
 from repoos_agent.study.competitors import ToolMeasurement
@@ -198,7 +198,7 @@ def measure_peer(
         return ToolMeasurement(tool, "unsupported", str(error), build_s=time.perf_counter() - start)
     build_s = time.perf_counter() - start
     rules = RaceRules(outputs, REASSOCIATION_TOLERANCE_SCALE, min_repeats=repeats)
-    result = shared_worker().race(reference, peer, values, rules, timeout_s)
+    result = peer_worker(tool).race(reference, peer, values, rules, timeout_s)
     error = result.comparison.max_rel_error if result.comparison else None
     if result.outcome != "ok":
         return ToolMeasurement(tool, result.outcome, _one_line(result.message), max_rel_error=error, build_s=build_s)
