@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -46,19 +46,20 @@ class Timing:
     @staticmethod
     def of(samples: list[float]) -> Timing:
         median = statistics.median(samples)
-        if len(samples) >= 4:
-            quartiles = statistics.quantiles(samples, n=4)
-            spread = (quartiles[2] - quartiles[0]) / median if median > 0 else 0.0
-        else:
-            spread = (max(samples) - min(samples)) / median if median > 0 else 0.0
+        first, third = _middle_half(samples)
+        spread = (third - first) / median if median > 0 else 0.0
         return Timing(median, spread, tuple(samples), two_groups(samples))
 
     def middle_half(self) -> tuple[float, float]:
         """The first and third quartiles of the samples (their extremes under four samples): where half the runs fall."""
-        if len(self.samples) < 4:
-            return min(self.samples), max(self.samples)
-        first, _, third = statistics.quantiles(self.samples, n=4)
-        return first, third
+        return _middle_half(self.samples)
+
+
+def _middle_half(samples: Sequence[float]) -> tuple[float, float]:
+    if len(samples) < 4:
+        return min(samples), max(samples)
+    first, _, third = statistics.quantiles(samples, n=4)
+    return first, third
 
 
 def two_groups(samples: list[float]) -> Modes | None:
