@@ -6,9 +6,11 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from repoos_agent.catalog import BundledKernel, bundled_kernels
+from repoos_agent.measure import Timing
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -32,3 +34,25 @@ def repeats_for(call_s: float, at_least: int, budget_s: float = 1.0, at_most: in
     """How often to time a call that took `call_s` warm: `at_least`, or more for short calls, until about
     `budget_s` of samples, so a median of milliseconds is not decided by a few samples on a noisy machine."""
     return max(at_least, min(at_most, int(budget_s / max(call_s, 1e-6))))
+
+
+def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> dict[str, Timing]:
+    """Every call warmed once, then timed in rounds of one run each, the order rotating each round.
+
+    Contenders timed one block after another each see a different machine: the one timed while
+    another process, the database's buffer pool or the collector had a bad second takes all of
+    it. In turns, a drift weighs on every contender alike, so their ratio holds. Rounds are
+    `repeats`, or more while a round is short (`repeats_for` on the mean call)."""
+    names = list(calls)
+    start = time.perf_counter()
+    for name in names:
+        calls[name]()
+    rounds = repeats_for((time.perf_counter() - start) / len(names), repeats)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for turn in range(rounds):
+        shift = turn % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            calls[name]()
+            samples[name].append(time.perf_counter() - start)
+    return {name: Timing.of(times) for name, times in samples.items()}

@@ -10,10 +10,12 @@ join endpoints once. For each, in the same run on the same data:
 - the raw drivers fetching the compiled SQL (PyMySQL, mysqlclient) and ConnectorX (Arrow);
 - ours: the verified fast path on a PyMySQL session and on a mysqlclient session.
 
-Each is timed `--repeats` times after a warm-up, or more for short calls (about a second of samples, at most
-41): median and spread. Its Python heap peak is
-taken with tracemalloc over one more call (C drivers' own buffers are not counted). Every
-fast path's rows are checked equal to the ORM's before timing.
+All of a case's contenders are warmed, then timed in turns (`report.timed_in_turns`: one run
+of each per round, the order rotating), `--repeats` rounds or more for short calls (about a
+second of samples, at most 41). A cell is the median and, after ±, half the middle half of the
+runs (the interquartile range) in % of the median. Each contender's Python heap peak is taken
+with tracemalloc over one more call (C drivers' own buffers are not counted). Every fast path's
+rows are checked equal to the ORM's before timing.
 
 Then through HTTP (benchmarks/tabular_http.py): the app under uvicorn as written, and with the
 contracts `repoos optimize` stored installed, each request timed whole by an httpx client after
@@ -32,17 +34,17 @@ import datetime
 import importlib.util
 import os
 import signal
-import statistics
 import sys
 import tempfile
-import time
 import tracemalloc
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from report import repeats_for, write_results
+from report import timed_in_turns, write_results
 from tabular_http import RevenueServer, measure_http, store_contracts
 
 ROWS = 210_000
@@ -51,20 +53,14 @@ MATCHING = (1_000, 10_000, 100_000)
 APP = "kernels/apps/revenue_app/main.py"
 
 
-def _timed(call, repeats: int) -> tuple[float, float, float]:
-    start = time.perf_counter()
-    call()
-    times = []
-    for _ in range(repeats_for(time.perf_counter() - start, repeats)):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
+def _heap_peak_mb(call) -> float:
+    """The Python heap's peak over one call, in MiB (tracemalloc; C drivers' own buffers are not counted)."""
     tracemalloc.start()
-    call()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    median = statistics.median(times)
-    return median, (max(times) - min(times)) / 2 / median * 100, peak / 2**20
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def main() -> None:
@@ -153,33 +149,35 @@ def _table(server, sessions: dict, cases: list, repeats: int, orm_server, fast_s
     lines = [HEADER, "|---|---:|" + "---:|" * 12 + "---|" + "---:|" * 4]
     findings = []
     for name, values in cases:
-        rows, figures = measure_case(server, sessions, name, values, repeats)
+        rows, timings, heap_mb = measure_case(server, sessions, name, values, repeats)
         (route,) = serving_routes(getattr(main, name))
-        figures |= measure_http(orm_server, fast_servers, route.path, values, repeats)
-        figures["encode"] = _encoding(sessions["mysqlclient"], route, name, values, repeats)
-        base = figures["orm pymysql"][0]
-        gains = {driver: base / figures[f"ours {driver}"][0] for driver in DRIVERS}
-        ours = min(figures["ours pymysql"][0], figures["ours mysqlclient"][0])
-        fastest_fetch = min(figures["fetch pymysql"][0], figures["fetch mysqlclient"][0])
-        http = {driver: figures["http orm"][0] / figures[f"http ours {driver}"][0] for driver in DRIVERS}
-        cell = {key: f"{value[0] * 1000:.2f} ms ±{value[1]:.0f}%" for key, value in figures.items()}
-        heap = f"{figures['orm pymysql'][2]:.1f} / {figures['ours pymysql'][2]:.1f}"
+        timings |= measure_http(orm_server, fast_servers, route.path, values, repeats)
+        timings["encode"] = _encoding(sessions["mysqlclient"], route, name, values, repeats)
+        figures = {key: timing.median_s for key, timing in timings.items()}
+        base = figures["orm pymysql"]
+        gains = {driver: base / figures[f"ours {driver}"] for driver in DRIVERS}
+        ours = min(figures["ours pymysql"], figures["ours mysqlclient"])
+        fastest_fetch = min(figures["fetch pymysql"], figures["fetch mysqlclient"])
+        http = {driver: figures["http orm"] / figures[f"http ours {driver}"] for driver in DRIVERS}
+        cell = {key: f"{t.median_s * 1000:.2f} ms ±{t.spread * 50:.0f}%" for key, t in timings.items()}
+        heap = f"{heap_mb['orm pymysql']:.1f} / {heap_mb['ours pymysql']:.1f}"
         order = ["orm pymysql", "orm mysqlclient", "core", "fetch pymysql", "fetch mysqlclient", "connectorx"]
         order += ["ours pymysql", "ours mysqlclient"]
         row = f"| {name} | {rows} | " + " | ".join(cell[key] for key in order)
         row += f" | {gains['pymysql']:.2f}x / {gains['mysqlclient']:.2f}x | {ours / fastest_fetch:.2f}x "
-        row += f"| {ours / figures['connectorx'][0]:.2f}x | {heap} "
+        row += f"| {ours / figures['connectorx']:.2f}x | {heap} "
         row += f"| {cell['http orm']} | {cell['http ours pymysql']} | {cell['http ours mysqlclient']} "
         row += f"| {http['pymysql']:.2f}x / {http['mysqlclient']:.2f}x |"
         lines.append(row)
         print(row, flush=True)
-        memory = figures["ours pymysql"][2] / max(figures["orm pymysql"][2], 1e-9)
-        findings.append((name, rows, gains, ours / fastest_fetch, memory, http, figures["encode"][0]))
+        memory = heap_mb["ours pymysql"] / max(heap_mb["orm pymysql"], 1e-9)
+        findings.append((name, rows, gains, ours / fastest_fetch, memory, http, figures["encode"]))
     return lines, findings
 
 
-def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) -> tuple[int, dict]:
-    """Every peer on one endpoint and one set of values; the fast paths are verified equal to the ORM first."""
+def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) -> tuple[int, dict, dict]:
+    """Every contender on one endpoint and one set of values, timed in turns; the fast paths are verified
+    equal to the ORM first. Returns the rows, each contender's Timing and its heap peak in MiB."""
     import connectorx
 
     from kernels.apps.revenue_app import main
@@ -190,36 +188,43 @@ def measure_case(server, sessions: dict, name: str, values: dict, repeats: int) 
 
     endpoint = getattr(main, name)
     chain = read_chain(APP, name)
-    figures: dict[str, tuple[float, float, float]] = {}
-    rows = 0
+    contracts = {}
     for driver, factory in sessions.items():
         with factory() as db:
             contract = verify_endpoint(endpoint, chain, db, values)
         if not isinstance(contract, TabularContract):
             raise SystemExit(f"{name} on {driver}: {contract.reason}")
-        if driver == "pymysql":
-            pymysql_query = contract.query
-        with factory() as db:
-            fast = FastQuery(contract.query)
-            statement = build_statement(chain, endpoint, db)
-
-            def orm(db=db) -> None:
-                endpoint(db, **values)
-                db.expunge_all()
-
-            figures[f"orm {driver}"] = _timed(orm, repeats)
-            figures[f"ours {driver}"] = _timed(lambda db=db, fast=fast: fast(db, values), repeats)
-            figures[f"fetch {driver}"] = _timed(lambda db=db, q=contract.query: _fetch(db, q, values), repeats)
-            if driver == "pymysql":
-                figures["core"] = _timed(lambda db=db, s=statement: db.execute(s, values).all(), repeats)
-            rows = len(fast(db, values))
-    literal = _literal_sql(pymysql_query, sessions["pymysql"], values)
+        contracts[driver] = contract
+    literal = _literal_sql(contracts["pymysql"].query, sessions["pymysql"], values)
     url = server.url("pymysql").replace("mysql+pymysql", "mysql").replace("?charset=utf8mb4", "")
-    figures["connectorx"] = _timed(lambda: connectorx.read_sql(url, literal, return_type="arrow"), repeats)
-    return rows, figures
+    with ExitStack() as open_sessions:
+        calls = {}
+        for driver, factory in sessions.items():
+            db = open_sessions.enter_context(factory())
+            query = contracts[driver].query
+            calls[f"orm {driver}"] = partial(_orm_call, endpoint, db, values)
+            calls[f"ours {driver}"] = partial(FastQuery(query), db, values)
+            calls[f"fetch {driver}"] = partial(_fetch, db, query, values)
+            if driver == "pymysql":
+                calls["core"] = partial(_core_call, db, build_statement(chain, endpoint, db), values)
+        calls["connectorx"] = partial(connectorx.read_sql, url, literal, return_type="arrow")
+        rows = len(calls["ours mysqlclient"]())
+        timings = timed_in_turns(calls, repeats)
+        heap_mb = {key: _heap_peak_mb(call) for key, call in calls.items()}
+    return rows, timings, heap_mb
 
 
-def _encoding(factory, route, name: str, values: dict, repeats: int) -> tuple[float, float, float]:
+def _orm_call(endpoint, db, values: dict) -> None:
+    """The endpoint as written; its objects leave the identity map, so every call builds them anew as a request would."""
+    endpoint(db, **values)
+    db.expunge_all()
+
+
+def _core_call(db, statement, values: dict) -> list:
+    return db.execute(statement, values).all()
+
+
+def _encoding(factory, route, name: str, values: dict, repeats: int):
     """What FastAPI does with the rows any path returns: validate them into the response model, encode JSON."""
     from pydantic import TypeAdapter
 
@@ -228,7 +233,12 @@ def _encoding(factory, route, name: str, values: dict, repeats: int) -> tuple[fl
     adapter = TypeAdapter(route.response_model)
     with factory() as db:
         rows = getattr(main, name)(db, **values)
-        return _timed(lambda: adapter.dump_json(adapter.validate_python(rows, from_attributes=True)), repeats)
+        encode = partial(_validated_json, adapter, rows)
+        return timed_in_turns({"encode": encode}, repeats)["encode"]
+
+
+def _validated_json(adapter, rows) -> bytes:
+    return adapter.dump_json(adapter.validate_python(rows, from_attributes=True))
 
 
 def _text(sql: str):

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import httpx
-from report import repeats_for
+from report import timed_in_turns
 
 ROOT = Path(__file__).parent.parent
 READY_TIMEOUT_S = 60.0
@@ -79,30 +79,19 @@ class RevenueServer:
         response.raise_for_status()  # the fast server fails a request its fast path did not serve
         return response
 
-    def timed(self, path: str, params: Mapping[str, object], repeats: int) -> tuple[float, float]:
-        """Median seconds for the whole request (the body read) after a warm-up, and the spread in % of it."""
-        start = time.perf_counter()
-        self.get(path, params)
-        times = []
-        for _ in range(repeats_for(time.perf_counter() - start, repeats)):
-            start = time.perf_counter()
-            self.get(path, params)
-            times.append(time.perf_counter() - start)
-        median = statistics.median(times)
-        return median, (max(times) - min(times)) / 2 / median * 100
-
 
 def measure_http(
     orm: RevenueServer, ours: Mapping[str, RevenueServer], path: str, params: Mapping[str, object], repeats: int
 ) -> dict:
     """The ORM's server and each of ours on one route and its values, every JSON checked equal to the ORM's first:
-    {"http orm": ..., "http ours DRIVER": ...}."""
+    {"http orm": Timing, "http ours DRIVER": Timing}, timed in turns."""
     expected = orm.get(path, params).json()
     for driver, server in ours.items():
         if server.get(path, params).json() != expected:
             raise SystemExit(f"{path} {dict(params)}: the fast path's JSON on {driver} differs from the ORM's")
-    figures = {"http orm": orm.timed(path, params, repeats)}
-    return figures | {f"http ours {driver}": server.timed(path, params, repeats) for driver, server in ours.items()}
+    calls = {"http orm": partial(orm.get, path, params)}
+    calls |= {f"http ours {driver}": partial(server.get, path, params) for driver, server in ours.items()}
+    return timed_in_turns(calls, repeats)
 
 
 def _environment() -> dict[str, str]:
