@@ -66,6 +66,10 @@ def _detail_text(app: SearchMonitor) -> str:
     return str(app.query_one(DetailPane).query_one("#detail-text").render())
 
 
+GENERATION_WAIT_S = 240.0
+"""How long the code view may take to generate a schedule's code: a wait for work, not a speed to meet."""
+
+
 async def _wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -236,7 +240,12 @@ async def test_the_code_view_opens_at_the_loop_nest() -> None:
         await pilot.press("enter")  # the leader: a parallel, register-tiled schedule
         await pilot.pause(1.2)  # the status bar's one-second tick, under the code view, updates the monitor
         for language, loop in (("c", "for ("), ("mlir", "scf.")):
-            await _wait_until(pilot, lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted)
+            # Generating the code (isl's AST, MLIR's lowering) is real work: under a loaded machine it took over a minute.
+            await _wait_until(
+                pilot,
+                lambda wanted=language: app.screen.generated is not None and app.screen.generated[0] == wanted,
+                timeout_s=GENERATION_WAIT_S,
+            )
             # The code arrives before the view has scrolled to the loops: a loaded machine draws the top first.
             await _wait_until(pilot, lambda wanted=loop: wanted in _opened_at(app))
             lines = _screen_lines(app)
