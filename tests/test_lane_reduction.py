@@ -121,3 +121,61 @@ def test_a_triangular_row_sum_compiles_to_vector_adds():
     body = disassembly.split("<repoos_kernel>:", 1)[1].split("\n\n", 1)[0]
     assert re.search(r"vaddpd\s+%[yz]mm", body), "the row sums were not packed into vector adds"
     _same_output(target, verdict, "SMALL")
+
+
+SOFTMAX_ROWS = "fuse(S0,S1,1); fuse(S1,S2,1); fuse(S2,S3,1); fuse(S3,S4,1); fuse(S4,S5,1)"
+
+
+def test_a_row_maximum_vectorizes_exactly_its_lanes_keeping_their_own_maxima():
+    """softmax's `np.max(x, axis=1)`: a vector loop whose only carried dependence is the running maximum.
+    Max rounds nothing, so the split needs no reassociation, and gcc packs the comparisons."""
+    target = resolve_target("numpy:softmax")
+    verdict = prove_legal(target.kernel, f"{SOFTMAX_ROWS}; parallelize(i); vectorize(S1.j, 8)")
+    assert verdict.legal, verdict.feedback
+    assert "splits the running maximum S1 (line 24) into one maximum per lane" in verdict.feedback
+    nest = build_loop_nest(target.kernel, verdict.lowered)
+    assert verify_loop_nest(target.kernel, verdict.lowered, nest, verdict.reassociates).verified
+    values = target.inputs("SMALL")
+    signature = Signature.of_values(target.kernel, values)
+    assert "reduction(max:rp_lane0)" in generate_c(target.kernel, signature, verdict.lowered).text
+    kernel = build_native(target.kernel, signature, verdict.lowered)
+    disassembly = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(kernel.library)], capture_output=True, text=True, check=True
+    ).stdout
+    assert re.search(r"v(max|cmp\w*)ps\s+.*%[xyz]mm", disassembly), "the row maxima were not packed"
+    _same_output(target, verdict, "SMALL")
+
+
+EXTREMA = """\
+def extrema(n, m, A, high, low, mixed):
+    for i in range(n):
+        for j in range(m):
+            high[i] = max(high[i], A[i, j])
+            low[i] = min(A[i, j] * 2.0, low[i])
+            mixed[i] = max(mixed[i], 0.5 * mixed[i] + A[i, j])
+"""
+
+
+def _extrema(tmp_path):
+    path = tmp_path / "extrema.py"
+    path.write_text(EXTREMA)
+    specs = ("n=23", "m=41", "A=f64[n,m]", "high=f64[n]", "low=f64[n]", "mixed=f64[n]")
+    return resolve_target(f"{path}:extrema", [parse_arg_spec(s) for s in specs])
+
+
+def test_running_maxima_and_minima_in_either_argument_order_split_across_lanes_and_match(tmp_path):
+    target = _extrema(tmp_path)
+    verdict = prove_legal(target.kernel, "distribute(S0, S1); distribute(S1, S2); vectorize(S0.j, 4); vectorize(S1.j, 4)")
+    assert verdict.legal, verdict.feedback
+    assert {name for sums in verdict.lowered.lane_sums.values() for name in sums} == {"S0", "S1"}
+    assert "running minimum S1" in verdict.feedback
+    nest = build_loop_nest(target.kernel, verdict.lowered)
+    assert verify_loop_nest(target.kernel, verdict.lowered, nest, verdict.reassociates).verified
+    _same_output(target, verdict)
+
+
+def test_a_maximum_of_a_value_that_reads_its_own_element_is_not_split(tmp_path):
+    """`m = max(m, 0.5 * m + a)` depends on the running value itself: its lanes would each see another one."""
+    target = _extrema(tmp_path)
+    verdict = prove_legal(target.kernel, "distribute(S1, S2); vectorize(S2.j, 4)")
+    assert verdict.verdict == "illegal" and "cannot run vectorized" in verdict.feedback

@@ -88,18 +88,41 @@ def test_float32_stays_float32(no_fallback):
     np.testing.assert_array_equal(got, numpy_programs.float32_scale(x))
 
 
-def test_a_float32_function_runs_in_float32_on_vector_lanes():
-    """np.exp of float32 is a float32 exp in NumPy; here `expf`, whose libmvec variant has twice the lanes of `exp`."""
+def test_a_float32_exp_runs_on_the_vector_lanes_of_the_float64_exp():
+    """libmvec's vector `expf` hands each lane under -87.3 to the scalar `expf`, which softmax's shifted scores
+    reach by the thousand; the float64 `exp` takes every float32 value in vectors and rounds back to float32."""
     target = resolve_target("numpy:softmax")
     values = target.inputs("SMALL")
     signature = Signature.of_values(target.kernel, values)
     text = generate_c(target.kernel, signature).text
-    assert "expf((x[i][j] - " in text and "float expf(float);" in text and " exp(" not in text
+    assert "rp_expf((x[i][j] - " in text and "double exp(double);" in text
     want, got = fresh_copy(values), fresh_copy(values)
     run_python(target, want)
     build_baseline(target.kernel, signature)(got)
+    assert got["result"].dtype == np.float32
     comparison = compare_outputs(want, got, written_arrays(target))
     assert comparison.correct, comparison.errors
+
+
+EXP_EDGES = [-np.inf, -1e300, -1000.0, -746.0, -745.2, -745.1, -740.0, -104.0, -103.9, -95.0, -87.4, -87.3, -1.0, -0.0]
+EXP_EDGES += [0.0, 1e-30, 1.0, 88.0, 88.8, 700.0, 710.0, np.inf, np.nan]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_where_it_underflows_overflows_or_is_nan_matches_numpy(no_fallback, dtype):
+    """Below log(2^-1075) float64's exp clears the lanes (and float32's rounds to +0) instead of calling
+    the scalar exp: every edge of the range, many times over so the vector loop meets each, as NumPy has it."""
+    with np.errstate(over="ignore"):
+        x = np.tile(np.array(EXP_EDGES, dtype=np.float64).astype(dtype), 37)
+    _, exponentials = _native(numpy_programs.exponentials, {"x": 1})
+    with np.errstate(over="ignore", under="ignore"):
+        want = numpy_programs.exponentials(x)
+    got = exponentials(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got == 0, want == 0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=0)
 
 
 @pytest.mark.parametrize(

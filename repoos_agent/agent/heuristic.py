@@ -175,6 +175,14 @@ class HeuristicProposer:
         if marks:
             reason = "producers fused into their consumers, the fused outer loops on all cores"
             ideas.append(Idea(_joined(fused, *marks), 2.6, reason))
+        # Then each fused row's inner loops in vectors: a softmax's row maximum and row sum split across lanes
+        # (`legality.lane_reduction`), its exp and divide packed; ahead of the unfused vectorized orders, whose
+        # temporaries make a pass over memory each.
+        vectors = self._vector_marks(prefix=_joined(fused, *marks))
+        if vectors:
+            reason = "producers fused into their consumers, inner loops vectorized, their row reductions split across lanes"
+            reason += ", the fused outer loops on all cores" if marks else ""
+            ideas.append(Idea(_joined(fused, *marks, *vectors), 3.8 if marks else 3.2, reason))
         return ideas
 
     def _fused_runs(self, runs: list[list[Statement]], prefix: str = "") -> list[str]:

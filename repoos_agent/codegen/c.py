@@ -105,6 +105,8 @@ static inline double rp_fmod(double a, double b) { double r = fmod(a, b); return
 static inline int64_t rp_ipow(int64_t a, int64_t e) { int64_t r = 1; while (e-- > 0) r *= a; return r; }
 static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
 static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
+static inline float rp_fmaxf(float a, float b) { return b > a ? b : a; }
+static inline float rp_fminf(float a, float b) { return b < a ? b : a; }
 """
 
 VECTOR_MATH = {"exp": 1, "log": 1, "pow": 2, "sin": 1, "cos": 1, "tan": 1, "tanh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2}
@@ -113,14 +115,39 @@ VECTOR_MATH = {"exp": 1, "log": 1, "pow": 2, "sin": 1, "cos": 1, "tan": 1, "tanh
 vectorizes the loops that call them instead of calling them one element at a time."""
 
 
+UNDERFLOWING_EXP = """\
+static inline double rp_exp(double t)
+{
+    const uint64_t kept = (uint64_t) 0 - (uint64_t) !(t < -746.0);
+    double e = exp(t < -746.0 ? 0.0 : t);
+    uint64_t bits;
+    __builtin_memcpy(&bits, &e, sizeof bits);
+    bits &= kept;
+    __builtin_memcpy(&e, &bits, sizeof e);
+    return e;
+}
+static inline float rp_expf(float t) { return (float) exp((double) t); }
+"""
+"""`exp` as NumPy computes it, in vectors where it underflows. libmvec's vector `exp` hands every lane under
+about -708 (-inf included) to the scalar `exp`, one call each, and its `expf` every lane under about -87.3:
+a causal mask's `exp(-inf)` and softmax's widely shifted scores (`exp(x - max)`) fall there by the
+thousand and ran at a tenth of the vector speed. Below -746 the exact result rounds to +0: those lanes
+call `exp(0)` and their result's bits are cleared (a mask, not a branch, which gcc would fold back into
+the call's argument). float32 goes through the float64 `exp`, whose results round to the correctly
+rounded float32 but in rare ties, and where nothing a float32 holds but ±inf and NaN is special."""
+
+
 def vector_math_prelude(text: str) -> str:
-    """The vector declarations of the libmvec functions `text` calls, float64 (`exp`) and float32 (`expf`)."""
+    """The vector declarations of the libmvec functions `text` calls, float64 (`exp`) and float32 (`expf`),
+    then the helpers that call them."""
     lines = []
+    underflowing = "rp_exp(" in text or "rp_expf(" in text
     for name, arity in VECTOR_MATH.items():
         for called, c_type in ((name, "double"), (f"{name}f", "float")):
-            if re.search(rf"(?<![\w.]){called}\(", text):
+            if re.search(rf"(?<![\w.]){called}\(", text) or (underflowing and called == "exp"):
                 lines += ["#pragma omp declare simd notinbranch", f"{c_type} {called}({', '.join([c_type] * arity)});"]
-    return "\n".join(["#ifdef RP_VECTOR_MATH", *lines, "#endif", ""]) if lines else ""
+    declarations = "\n".join(["#ifdef RP_VECTOR_MATH", *lines, "#endif", ""]) if lines else ""
+    return declarations + (UNDERFLOWING_EXP if underflowing else "")
 
 
 BLAS_PRELUDE = """\
@@ -641,13 +668,22 @@ class _Printer:
         lanes = {s.name: f"rp_lane{len(self._lanes) + k}" for k, s in enumerate(sums)}
         declarations, clauses, commits = [], [], []
         ran = _unparenthesised(self._expr(substitute(node.cond, node.iterator, node.init)))
+        starts = []
         for statement in sums:
-            lane, operator = lanes[statement.name], statement.op[0]
-            declarations.append(f"{pad}    {self._element_type(statement)} {lane} = {'0' if operator == '+' else '1'};")
-            clauses.append(f" reduction({operator}:{lane})")
+            lane, element_type = lanes[statement.name], self._element_type(statement)
             first = [self._expr(substitute(arg, node.iterator, node.init)) for arg in calls[statement.name].args]
             bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, first, strict=True)]
             target = self._value(statement.target)
+            if statement.extremum:
+                # Every lane starts from the element's value, so the lanes' extremum is the element's new value.
+                declarations.append(f"{pad}    {element_type} {lane};")
+                clauses.append(f" reduction({statement.extremum}:{lane})")
+                starts += ["{", *(f"    {b}" for b in bindings), f"    {lane} = {target};", "}"]
+                commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {lane};", "}"]
+                continue
+            operator = statement.op[0]
+            declarations.append(f"{pad}    {element_type} {lane} = {'0' if operator == '+' else '1'};")
+            clauses.append(f" reduction({operator}:{lane})")
             commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {target} {operator} {lane};", "}"]
         self._lanes.update(lanes)
         body = self._node(node.body, depth + 3, emit, True)
@@ -657,13 +693,26 @@ class _Printer:
         loop = [f"{pad}        #pragma omp {simd}", f"{pad}        {header} {{", *body, f"{pad}        }}"]
         # Under `if (ran)`: gcc 12 leaves a simd reduction scalar when its loop may run no iteration
         # (trisolv's row sums `j < i`: 64 µs scalar, 13 µs in vectors at n = 400).
-        ran_once = [f"{pad}    if ({ran}) {{", *loop, *(f"{pad}        {line}" for line in commits), f"{pad}    }}"]
+        ran_once = [f"{pad}    if ({ran}) {{", *(f"{pad}        {line}" for line in starts), *loop]
+        ran_once += [*(f"{pad}        {line}" for line in commits), f"{pad}    }}"]
         return [f"{pad}{{", *declarations, *ran_once, f"{pad}}}"]
 
     def _sums_in_its_kind(self, statement: Statement) -> bool:
-        """Whether `t += e` computes in `t`'s own kind: then partial sums of `e` added into `t` mean what the source does."""
+        """Whether `t += e` (or `t = max(t, e)`) computes in `t`'s own kind: then partial sums (or extrema) of `e`
+        combined into `t` mean what the source does."""
         target = self.kinds.kind_of(statement.target)
         return promote(target, self.kinds.kind_of(statement.value)) == target
+
+    def _lane_update(self, statement: Statement, lane: str) -> str:
+        """One lane's step of a split sum (`lane += e`) or running extremum (`lane = max(lane, e)`, the call's
+        argument order kept)."""
+        kind = self.kinds.kind_of(statement.target)
+        if not statement.extremum:
+            return f"{lane} {statement.op} {self._as(statement.value, kind)};"
+        first, second = statement.value.args
+        other = self._as(second if first == statement.target else first, kind)
+        helper = self._extremum_helper(statement.extremum, kind)
+        return f"{lane} = {helper}({lane}, {other});" if first == statement.target else f"{lane} = {helper}({other}, {lane});"
 
     def _element_type(self, statement: Statement) -> str:
         """The C type of the element (or scalar) a statement writes."""
@@ -847,8 +896,7 @@ class _Printer:
         stored = assignment_value(statement.op, statement.target, statement.value)
         body = [f"{target} = {self._value(stored)};"]
         if statement.name in self._lanes:
-            value = self._as(statement.value, self.kinds.kind_of(statement.target))
-            body = [f"{self._lanes[statement.name]} {statement.op} {value};"]
+            body = [self._lane_update(statement, self._lanes[statement.name])]
         if statement.name in self.lowered.atomic and statement.name not in self._copied:
             # A sum its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
@@ -963,10 +1011,17 @@ class _Printer:
         narrow = c_type == "int32_t" or (c_type == "float" and op not in ("+", "-", "*", "/"))
         return f"(({c_type}) {result})" if narrow else result
 
+    @staticmethod
+    def _extremum_helper(function: str, kind: str) -> str:
+        """The prelude's `min`/`max` for `kind`: float32 compares in float, so a vector loop needs no conversions."""
+        if not is_float(kind):
+            return function
+        return f"rp_f{function}f" if C_TYPE[kind] == "float" else f"rp_f{function}"
+
     def _call(self, expr: ValueCall) -> str:
         kind = self.kinds.kind_of(expr)
         if expr.function in ("min", "max"):
-            helper = expr.function if not is_float(kind) else f"rp_f{expr.function}"
+            helper = self._extremum_helper(expr.function, kind)
             result = self._as(expr.args[0], kind)
             for arg in expr.args[1:]:
                 result = f"{helper}({result}, {self._as(arg, kind)})"
@@ -976,11 +1031,12 @@ class _Printer:
         if expr.function == "float":
             return f"((double) {self._value(expr.args[0])})"
         if C_TYPE[kind] == "float":
-            # NumPy runs a float32 function in float32: `expf`, whose libmvec variant has twice the lanes.
+            # NumPy runs a float32 function in float32: `expf`, whose libmvec variant has twice the lanes
+            # (but `exp`, see UNDERFLOWING_EXP).
             args = ", ".join(self._as(a, "float32") for a in expr.args)
-            return f"{expr.function}f({args})"
+            return f"rp_expf({args})" if expr.function == "exp" else f"{expr.function}f({args})"
         args = ", ".join(self._as(a, "float") for a in expr.args)
-        return f"{expr.function}({args})"
+        return f"rp_exp({args})" if expr.function == "exp" else f"{expr.function}({args})"
 
 
 def _small_power(exponent: Expr) -> int:

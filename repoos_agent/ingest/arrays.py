@@ -375,6 +375,7 @@ class ArrayLowering:
         reduced: tuple[tuple[Extent, int], ...] = (),
         order: tuple[int, ...] | None = None,
         product: bool = False,
+        pairwise: bool = False,
     ) -> None:
         """One statement over implicit loops: the output's dimensions, then `reduced` ones (extent and
         start), run in `order` (indices into output dims then reduced dims; default: as listed)."""
@@ -402,7 +403,9 @@ class ArrayLowering:
         self.emitted += 1
         cited = self.statement if self.statement is not None else node
         self.walk.statements.append(
-            RawStatement(cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product)
+            RawStatement(
+                cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product, pairwise=pairwise
+            )
         )
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
@@ -1144,6 +1147,7 @@ class ArrayLowering:
             statement,
             tuple(reduced),
             _reduction_order(unit_dims, operand.rank, axes, out_positions),
+            pairwise=kind in ("sum", "mean"),
         )
         if kind == "mean":
             count_expr = _affine_value(_product_of([operand.shape[d].size for d in axes], node))

@@ -106,6 +106,7 @@ class RawStatement:
     positions: tuple[int, ...]
     lowered: bool = False  # made by the array front-end from a NumPy statement: shown in its element form
     product: bool = False  # a NumPy product's update (`@`, `np.dot`): its summation order is BLAS's, not ours
+    pairwise: bool = False  # `np.sum`/`np.mean`'s update: NumPy adds pairwise, so its order is NumPy's, not the source's
     inner: tuple[DynamicLoop, ...] = ()  # loops with bounds read from arrays around it, inside the instance
 
 
@@ -856,6 +857,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
                 reads=tuple(reads),
                 writes=(access(raw.target, "write"),),
                 product=raw.product,
+                pairwise=raw.pairwise,
                 inner=raw.inner,
             )
         )

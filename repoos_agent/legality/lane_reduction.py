@@ -8,9 +8,14 @@ sum, the partial sums are added at the end of the loop, and the element is updat
 That reorders the floating-point additions, so it is reassociation, except for NumPy's
 products, whose summation order NumPy leaves to BLAS already.
 
+A running extremum (`m = max(m, e)`, a row maximum from `np.max(x, axis=1)`) splits the same
+way, each lane keeping its own maximum, and exactly: max and min do not round. Only on NaN can
+the lanes differ from one in-order pass, since the comparison that skips a NaN depends on what
+came before it.
+
 The conditions are exact (isl, on the lowered schedule):
 - the dependences the loop carries are all self-dependences of accumulating statements
-  (`t += e` or `t *= e`, `e` not reading `t`) on their own target;
+  (`t += e` or `t *= e`, `e` not reading `t`) or running extrema (`t = max(t, e)`) on their own target;
 - each such statement writes one element for every iteration of the loops around the vector
   loop (the element is fixed across the vector loop, so one update after it is enough);
 - no other statement in the loop touches that array, so nothing reads a partial sum.
@@ -47,13 +52,13 @@ def lane_reductions(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, carr
 
 def _splittable_self_dependence(dependence: Dependence) -> bool:
     statement = dependence.source
+    accumulates = (statement.is_reduction and statement.accumulates_only) or statement.extremum is not None
     return (
         dependence.is_self
-        and statement.is_reduction
+        and accumulates
         and not statement.irregular
         and not statement.inner
         and dependence.array == statement.writes[0].array
-        and statement.accumulates_only
     )
 
 

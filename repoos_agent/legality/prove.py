@@ -105,8 +105,9 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
             "threads arrive; floating-point sums may differ in the last bits. Allow reassociation to accept it."
         )
         return LegalityVerdict("reassociation", canonical, feedback, (), parallel_loops, None, lowered)
-    # A product's sum is BLAS's to order in NumPy's own code: splitting it into lanes reorders nothing NumPy fixed.
-    split = {loop_id: sums for loop_id, sums in lane_sums.items() if not all(kernel.statement(n).product for n in sums)}
+    # A product's sum is BLAS's to order in NumPy's own code, and `np.sum`'s NumPy's (pairwise, eight running
+    # sums): splitting it into lanes reorders nothing the source fixed. A running extremum's lanes round nothing.
+    split = {loop_id: sums for loop_id, sums in lane_sums.items() if not all(_order_not_the_sources(kernel, n) for n in sums)}
     if split and not (broken or parallel or reordered) and not allow_reassociation:
         feedback = "reassociation: " + "; ".join(f"the {_lanes_split(kernel, lowered, *pair)}" for pair in sorted(split.items()))
         feedback += "; results may differ in the last bits. Allow reassociation to accept it."
@@ -146,10 +147,24 @@ def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, 
     return LegalityVerdict("legal", canonical, feedback, (), parallel_loops, None, lowered, reordered_any)
 
 
+def _order_not_the_sources(kernel: Kernel, name: str) -> bool:
+    """Whether the lanes may split a statement's updates without the user's leave: the order was never theirs."""
+    statement = kernel.statement(name)
+    return statement.product or statement.pairwise or statement.extremum is not None
+
+
 def _lanes_split(kernel: Kernel, lowered: LoweredSchedule, loop_id: str, sums: frozenset[str]) -> str:
-    """What a vector loop does with the sums its lanes split, in the words of the source."""
-    statements = ", ".join(f"{name} (line {kernel.statement(name).line})" for name in sorted(sums))
-    return f"vectorized loop `{lowered.qualified_name(loop_id)}` splits the sum {statements} into one partial sum per lane"
+    """What a vector loop does with the sums (and running extrema) its lanes split, in the words of the source."""
+    parts = []
+    for name in sorted(sums):
+        line = kernel.statement(name).line
+        extremum = {"max": "maximum", "min": "minimum"}.get(kernel.statement(name).extremum or "")
+        parts.append(
+            f"the running {extremum} {name} (line {line}) into one {extremum} per lane"
+            if extremum
+            else f"the sum {name} (line {line}) into one partial sum per lane"
+        )
+    return f"vectorized loop `{lowered.qualified_name(loop_id)}` splits {' and '.join(parts)}"
 
 
 def _stored_as(kernel: Kernel, lowered: LoweredSchedule, contraction: Contraction) -> str:

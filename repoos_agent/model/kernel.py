@@ -18,7 +18,7 @@ import islpy as isl
 import numpy as np
 
 from repoos_agent.model.affine import AffineExpr, Bound
-from repoos_agent.model.expr import ArrayRef, Expr, IndexRead, Name, array_refs, index_refs, names
+from repoos_agent.model.expr import ArrayRef, Call, Expr, IndexRead, Name, array_refs, index_refs, names
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ class Statement:
     reads: tuple[Access, ...]
     writes: tuple[Access, ...]
     product: bool = False  # the update of a NumPy product (`@`, `np.dot`), whose summation order NumPy leaves to BLAS
+    pairwise: bool = False  # the update of `np.sum`/`np.mean`, which NumPy adds pairwise in blocks of eight running sums
     inner: tuple[DynamicLoop, ...] = ()  # loops with bounds read from arrays, run inside each instance
 
     @property
@@ -146,6 +147,23 @@ class Statement:
     def is_reduction(self) -> bool:
         """`acc += ...`-style updates: the order of their instances may be reassociated."""
         return self.op in ("+=", "*=")
+
+    @property
+    def extremum(self) -> str | None:
+        """`max` or `min` for a running extremum, `t = max(t, e)` (either order) where `e` never reads `t`:
+        NumPy's `np.max(x, axis=…)` lowers to one. Its updates of one element commute exactly, with no
+        rounding, so a vector loop's lanes may split it as they split a sum (`legality.lane_reduction`)."""
+        value, target = self.value, self.target
+        if self.op != "=" or not isinstance(value, Call) or value.function not in ("max", "min") or len(value.args) != 2:
+            return None
+        if target not in value.args:
+            return None
+        other = value.args[1] if value.args[0] == target else value.args[0]
+        if isinstance(target, ArrayRef):
+            reads_target = any(ref.array == target.array for ref in array_refs(other))
+        else:
+            reads_target = target.name in names(other)
+        return None if reads_target else value.function
 
     @property
     def accumulates_only(self) -> bool:
