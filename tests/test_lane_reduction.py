@@ -6,6 +6,7 @@ import re
 import subprocess
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from repoos_agent.agent.heuristic import HeuristicProposer
@@ -137,7 +138,7 @@ def test_a_row_maximum_vectorizes_exactly_its_lanes_keeping_their_own_maxima():
     assert verify_loop_nest(target.kernel, verdict.lowered, nest, verdict.reassociates).verified
     values = target.inputs("SMALL")
     signature = Signature.of_values(target.kernel, values)
-    assert "reduction(max:rp_lane0)" in generate_c(target.kernel, signature, verdict.lowered).text
+    assert "reduction(rp_npmax:rp_lane0)" in generate_c(target.kernel, signature, verdict.lowered).text
     kernel = build_native(target.kernel, signature, verdict.lowered)
     disassembly = subprocess.run(
         ["objdump", "-d", "--no-show-raw-insn", str(kernel.library)], capture_output=True, text=True, check=True
@@ -147,19 +148,23 @@ def test_a_row_maximum_vectorizes_exactly_its_lanes_keeping_their_own_maxima():
 
 
 EXTREMA = """\
-def extrema(n, m, A, high, low, mixed):
+import numpy as np
+
+
+def extrema(n, m, A, high, low, mixed, python):
     for i in range(n):
         for j in range(m):
-            high[i] = max(high[i], A[i, j])
-            low[i] = min(A[i, j] * 2.0, low[i])
-            mixed[i] = max(mixed[i], 0.5 * mixed[i] + A[i, j])
+            high[i] = np.maximum(high[i], A[i, j])
+            low[i] = np.minimum(A[i, j] * 2.0, low[i])
+            mixed[i] = np.maximum(mixed[i], 0.5 * mixed[i] + A[i, j])
+            python[i] = max(python[i], A[i, j])
 """
 
 
 def _extrema(tmp_path):
     path = tmp_path / "extrema.py"
     path.write_text(EXTREMA)
-    specs = ("n=23", "m=41", "A=f64[n,m]", "high=f64[n]", "low=f64[n]", "mixed=f64[n]")
+    specs = ("n=23", "m=41", "A=f64[n,m]", "high=f64[n]", "low=f64[n]", "mixed=f64[n]", "python=f64[n]")
     return resolve_target(f"{path}:extrema", [parse_arg_spec(s) for s in specs])
 
 
@@ -174,8 +179,38 @@ def test_running_maxima_and_minima_in_either_argument_order_split_across_lanes_a
     _same_output(target, verdict)
 
 
-def test_a_maximum_of_a_value_that_reads_its_own_element_is_not_split(tmp_path):
-    """`m = max(m, 0.5 * m + a)` depends on the running value itself: its lanes would each see another one."""
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "S2",  # `m = np.maximum(m, 0.5 * m + a)` reads the running value itself: each lane would see another one
+        "S3",  # Python's `max` drops a NaN that comes second and keeps one that comes first: order decides
+    ],
+)
+def test_a_maximum_whose_order_matters_is_not_split(tmp_path, statement):
     target = _extrema(tmp_path)
-    verdict = prove_legal(target.kernel, "distribute(S1, S2); vectorize(S2.j, 4)")
+    number = int(statement[1:])
+    verdict = prove_legal(target.kernel, f"distribute(S{number - 1}, {statement}); vectorize({statement}.j, 4)")
     assert verdict.verdict == "illegal" and "cannot run vectorized" in verdict.feedback
+
+
+@pytest.mark.parametrize("compiler", ["c", "mlir"])
+def test_a_row_maximum_split_across_lanes_is_nan_wherever_numpy_says(tmp_path, compiler):
+    """NumPy's row maximum is NaN where the row holds one, wherever it falls. The lanes combine with the
+    prelude's NaN-propagating reduction, not OpenMP's `max`, whose NaN is unspecified."""
+    path = tmp_path / "rows.py"
+    path.write_text("import numpy as np\n\n\ndef row_max(x):\n    return np.max(x, axis=1)\n")
+    target = resolve_target(f"{path}:row_max", [parse_arg_spec("x=f32[n,m]")])
+    verdict = prove_legal(target.kernel, "vectorize(S1.j, 8)")
+    assert verdict.legal and verdict.lowered.lane_sums, verdict.feedback
+    x = np.random.default_rng(8).standard_normal((12, 67)).astype(np.float32)
+    for row, column in ((1, 0), (2, 66), (3, 31), (4, 8), (5, 64), (6, 3)):
+        x[row, column] = np.nan
+    x[7] = np.nan
+    signature = Signature.of_values(target.kernel, {"x": x})
+    if compiler == "c":
+        assert "reduction(rp_npmax:rp_lane0)" in generate_c(target.kernel, signature, verdict.lowered).text
+    kernel = build_native(target.kernel, signature, verdict.lowered, backend=compiler)
+    values = {"x": x.copy()}
+    kernel(values)
+    (result,) = target.kernel.returns
+    np.testing.assert_array_equal(values[result.name], np.max(x, axis=1))

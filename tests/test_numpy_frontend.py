@@ -125,6 +125,27 @@ def test_exp_where_it_underflows_overflows_or_is_nan_matches_numpy(no_fallback, 
     np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=0)
 
 
+def _with_nans(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Random values with a NaN in about one element of six: rows with none, some with one first or last."""
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal(shape)
+    values[rng.random(shape) < 1 / 6] = np.nan
+    values[0] = rng.standard_normal(shape[1])
+    values[1, 0], values[2, -1] = np.nan, np.nan
+    return values
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nan_goes_where_numpy_puts_it_in_maxima_minima_and_clips(no_fallback, dtype):
+    """`np.max`, `np.maximum` and `np.clip` are NaN where a value is; `np.fmin` only where both are. Python's
+    `max(a, b)`, which the C helpers once shared, drops a NaN that comes second."""
+    x, y = _with_nans((9, 37), 5).astype(dtype), _with_nans((9, 37), 6).astype(dtype)
+    _, nan_extrema = _native(numpy_programs.nan_extrema, {"x": 2, "y": 2})
+    for got, want in zip(nan_extrema(x, y), numpy_programs.nan_extrema(x, y), strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # NaN matches NaN here; every other value exactly
+
+
 @pytest.mark.parametrize(
     ("function", "ranks", "temporaries"),
     [

@@ -107,6 +107,14 @@ static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
 static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
 static inline float rp_fmaxf(float a, float b) { return b > a ? b : a; }
 static inline float rp_fminf(float a, float b) { return b < a ? b : a; }
+static inline double rp_npmax(double a, double b) { return (a != a || a > b) ? a : b; }
+static inline double rp_npmin(double a, double b) { return (a != a || a < b) ? a : b; }
+static inline float rp_npmaxf(float a, float b) { return (a != a || a > b) ? a : b; }
+static inline float rp_npminf(float a, float b) { return (a != a || a < b) ? a : b; }
+#pragma omp declare reduction(rp_npmax : double : omp_out = rp_npmax(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(rp_npmin : double : omp_out = rp_npmin(omp_out, omp_in)) initializer(omp_priv = INFINITY)
+#pragma omp declare reduction(rp_npmax : float : omp_out = rp_npmaxf(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(rp_npmin : float : omp_out = rp_npminf(omp_out, omp_in)) initializer(omp_priv = INFINITY)
 """
 
 VECTOR_MATH = {"exp": 1, "log": 1, "pow": 2, "sin": 1, "cos": 1, "tan": 1, "tanh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2}
@@ -677,7 +685,7 @@ class _Printer:
             if statement.extremum:
                 # Every lane starts from the element's value, so the lanes' extremum is the element's new value.
                 declarations.append(f"{pad}    {element_type} {lane};")
-                clauses.append(f" reduction({statement.extremum}:{lane})")
+                clauses.append(f" reduction({self._lane_combiner(statement)}:{lane})")
                 starts += ["{", *(f"    {b}" for b in bindings), f"    {lane} = {target};", "}"]
                 commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {lane};", "}"]
                 continue
@@ -703,6 +711,12 @@ class _Printer:
         target = self.kinds.kind_of(statement.target)
         return promote(target, self.kinds.kind_of(statement.value)) == target
 
+    def _lane_combiner(self, statement: Statement) -> str:
+        """How the lanes' extrema combine: OpenMP's `max` for Python's and for integers; for NumPy's on floats,
+        the prelude's NaN-propagating reduction, since OpenMP leaves NaN in `max` unspecified."""
+        numpy_float = statement.value.module == "np" and is_float(self.kinds.kind_of(statement.target))
+        return f"rp_np{statement.extremum}" if numpy_float else statement.extremum
+
     def _lane_update(self, statement: Statement, lane: str) -> str:
         """One lane's step of a split sum (`lane += e`) or running extremum (`lane = max(lane, e)`, the call's
         argument order kept)."""
@@ -711,7 +725,7 @@ class _Printer:
             return f"{lane} {statement.op} {self._as(statement.value, kind)};"
         first, second = statement.value.args
         other = self._as(second if first == statement.target else first, kind)
-        helper = self._extremum_helper(statement.extremum, kind)
+        helper = self._extremum_helper(statement.extremum, kind, statement.value.module)
         return f"{lane} = {helper}({lane}, {other});" if first == statement.target else f"{lane} = {helper}({other}, {lane});"
 
     def _element_type(self, statement: Statement) -> str:
@@ -1012,16 +1026,18 @@ class _Printer:
         return f"(({c_type}) {result})" if narrow else result
 
     @staticmethod
-    def _extremum_helper(function: str, kind: str) -> str:
-        """The prelude's `min`/`max` for `kind`: float32 compares in float, so a vector loop needs no conversions."""
+    def _extremum_helper(function: str, kind: str, module: str) -> str:
+        """The prelude's `min`/`max` for `kind` and for whose semantics (NumPy's propagates NaN, Python's does
+        not): float32 compares in float, so a vector loop needs no conversions."""
         if not is_float(kind):
             return function
-        return f"rp_f{function}f" if C_TYPE[kind] == "float" else f"rp_f{function}"
+        name = f"rp_np{function}" if module == "np" else f"rp_f{function}"
+        return f"{name}f" if C_TYPE[kind] == "float" else name
 
     def _call(self, expr: ValueCall) -> str:
         kind = self.kinds.kind_of(expr)
         if expr.function in ("min", "max"):
-            helper = self._extremum_helper(expr.function, kind)
+            helper = self._extremum_helper(expr.function, kind, expr.module)
             result = self._as(expr.args[0], kind)
             for arg in expr.args[1:]:
                 result = f"{helper}({result}, {self._as(arg, kind)})"

@@ -337,6 +337,9 @@ class _Emitter:
             result = self.converted(expr.args[0], kind, scope, depth)
             for arg in expr.args[1:]:
                 other = self.converted(arg, kind, scope, depth)
+                if is_float(kind) and expr.module == "np":  # NumPy's: NaN where either value is NaN
+                    result = self.op(depth, f"arith.{'maximumf' if expr.function == 'max' else 'minimumf'} {result}, {other} : {t}")
+                    continue
                 predicate = (
                     f"arith.cmpf {'ogt' if expr.function == 'max' else 'olt'}"
                     if is_float(kind)

@@ -876,7 +876,9 @@ class ArrayLowering:
         if function in ("maximum", "minimum", "fmax", "fmin"):
             values = self._positional(function, positional, 2, place, node)
             call = "max" if function in ("maximum", "fmax") else "min"
-            return self._elementwise(values, lambda a, b: Call(call, (a, b)), node)
+            if function in ("fmax", "fmin"):
+                return self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node)
+            return self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node)
         if function in ("arctan2", "atan2"):
             values = self._positional(function, positional, 2, place, node)
             value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
@@ -895,7 +897,7 @@ class ArrayLowering:
             return self._elementwise(values, lambda c, a, b: Choice(c, a, b), node)
         if function == "clip":
             values = self._positional(function, positional, 3, place, node)
-            return self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo)), hi)), node)
+            return self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
         if function in REDUCTIONS or function in ("dot", "matmul", "outer"):
             if function == "outer":
                 left, right = self._positional(function, positional, 2, place, node)
@@ -1135,7 +1137,7 @@ class ArrayLowering:
         def update(index: Index) -> tuple[ArrayRef | Name, Expr]:
             ref = store_ref(index)
             element = operand.element(full_index(index))
-            return ref, (Call(kind, (ref, element)) if kind in ("max", "min") else element)
+            return ref, (Call(kind, (ref, element), "np") if kind in ("max", "min") else element)
 
         op = {"sum": "+=", "mean": "+=", "prod": "*=", "max": "=", "min": "="}[kind]
         unit_dims = tuple(range(len(out_shape)))
@@ -1256,6 +1258,12 @@ class ArrayLowering:
 
 
 # ---- pure helpers --------------------------------------------------------------------------
+
+
+def _ignoring_nan(function: str, a: Expr, b: Expr) -> Expr:
+    """`np.fmax(a, b)` (or `fmin`): the other value where one is NaN, NaN only where both are. A `Call` with the
+    NumPy module is `np.maximum`, which propagates NaN; this is spelled with the comparisons the model has."""
+    return Choice(Binary("!=", a, a), b, Choice(Binary("!=", b, b), a, Call(function, (a, b), "np")))
 
 
 def _operator(node: Node) -> str:

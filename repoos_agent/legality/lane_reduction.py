@@ -8,14 +8,13 @@ sum, the partial sums are added at the end of the loop, and the element is updat
 That reorders the floating-point additions, so it is reassociation, except for NumPy's
 products, whose summation order NumPy leaves to BLAS already.
 
-A running extremum (`m = max(m, e)`, a row maximum from `np.max(x, axis=1)`) splits the same
-way, each lane keeping its own maximum, and exactly: max and min do not round. Only on NaN can
-the lanes differ from one in-order pass, since the comparison that skips a NaN depends on what
-came before it.
+A running NumPy extremum (`m = np.maximum(m, e)`, a row maximum from `np.max(x, axis=1)`) splits
+the same way, each lane keeping its own maximum, and exactly: max and min do not round, and
+NumPy's are NaN wherever a NaN is, in any order (`Statement.extremum`).
 
 The conditions are exact (isl, on the lowered schedule):
 - the dependences the loop carries are all self-dependences of accumulating statements
-  (`t += e` or `t *= e`, `e` not reading `t`) or running extrema (`t = max(t, e)`) on their own target;
+  (`t += e` or `t *= e`, `e` not reading `t`) or running NumPy extrema on their own target;
 - each such statement writes one element for every iteration of the loops around the vector
   loop (the element is fixed across the vector loop, so one update after it is enough);
 - no other statement in the loop touches that array, so nothing reads a partial sum.

@@ -76,7 +76,9 @@ class Call:
 
     function: str
     args: tuple[Expr, ...]
-    module: str = ""  # "math", "np" or "" (a builtin): decides the result's precision
+    module: str = ""  # "math", "np" or "" (a builtin): decides the result's precision, and NaN's fate in
+    # `max`/`min`: NumPy's (`np.maximum`, `np.max`) is NaN where either value is; Python's keeps the first
+    # unless the second is greater, so a NaN second is dropped
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,9 @@ def shown(expr: Expr | ArrayRef) -> str:
         return f"{_operand(expr.left)} {expr.op} {_operand(expr.right)}"
     if isinstance(expr, Call):
         prefix = f"{expr.module}." if expr.module else ""
-        return f"{prefix}{expr.function}({', '.join(shown(a) for a in expr.args)})"
+        # NumPy's two-value extremum is `np.maximum`: `np.max(a, b)` would read as a reduction over an axis.
+        function = {"max": "maximum", "min": "minimum"}.get(expr.function, expr.function) if expr.module == "np" else expr.function
+        return f"{prefix}{function}({', '.join(shown(a) for a in expr.args)})"
     return f"{_operand(expr.then)} if {_operand(expr.test)} else {_operand(expr.otherwise)}"
 
 

@@ -150,11 +150,15 @@ class Statement:
 
     @property
     def extremum(self) -> str | None:
-        """`max` or `min` for a running extremum, `t = max(t, e)` (either order) where `e` never reads `t`:
-        NumPy's `np.max(x, axis=…)` lowers to one. Its updates of one element commute exactly, with no
-        rounding, so a vector loop's lanes may split it as they split a sum (`legality.lane_reduction`)."""
+        """`max` or `min` for a running NumPy extremum, `t = np.maximum(t, e)` (either order) where `e` never
+        reads `t`: `np.max(x, axis=…)` lowers to one. Its updates of one element commute exactly, with no
+        rounding and NaN wherever one is, so a vector loop's lanes may split it as they split a sum
+        (`legality.lane_reduction`). Python's `max(t, e)` is none: it drops a NaN `e` but keeps a NaN
+        `t`, so where a NaN falls decides the result."""
         value, target = self.value, self.target
         if self.op != "=" or not isinstance(value, Call) or value.function not in ("max", "min") or len(value.args) != 2:
+            return None
+        if value.module != "np":
             return None
         if target not in value.args:
             return None
