@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
@@ -42,7 +43,11 @@ def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> d
     Contenders timed one block after another each see a different machine: the one timed while
     another process, the database's buffer pool or the collector had a bad second takes all of
     it. In turns, a drift weighs on every contender alike, so their ratio holds. Rounds are
-    `repeats`, or more while a round is short (`repeats_for` on the mean call)."""
+    `repeats`, or more while a round is short (`repeats_for` on the mean call).
+
+    The cyclic collector runs, untimed, before every timed call: each call then pays for the
+    collections its own objects cause, not for the garbage the contender before it left (35,000
+    rows of tuples tip a full collection of the whole heap into whichever call comes next)."""
     names = list(calls)
     start = time.perf_counter()
     for name in names:
@@ -52,6 +57,7 @@ def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> d
     for turn in range(rounds):
         shift = turn % len(names)
         for name in names[shift:] + names[:shift]:
+            gc.collect()
             start = time.perf_counter()
             calls[name]()
             samples[name].append(time.perf_counter() - start)

@@ -136,7 +136,7 @@ static inline double rp_exp(double t)
 }
 static inline float rp_expf(float t) { return (float) exp((double) t); }
 """
-"""`exp` as NumPy computes it, in vectors where it underflows. libmvec's vector `exp` hands every lane under
+"""`exp` that stays in vectors where it underflows. libmvec's vector `exp` hands every lane under
 about -708 (-inf included) to the scalar `exp`, one call each, and its `expf` every lane under about -87.3:
 a causal mask's `exp(-inf)` and softmax's widely shifted scores (`exp(x - max)`) fall there by the
 thousand and ran at a tenth of the vector speed. Below -746 the exact result rounds to +0: those lanes
@@ -712,8 +712,9 @@ class _Printer:
         return promote(target, self.kinds.kind_of(statement.value)) == target
 
     def _lane_combiner(self, statement: Statement) -> str:
-        """How the lanes' extrema combine: OpenMP's `max` for Python's and for integers; for NumPy's on floats,
-        the prelude's NaN-propagating reduction, since OpenMP leaves NaN in `max` unspecified."""
+        """How the lanes' extrema combine: OpenMP's `max` for integers; for floats, the prelude's NaN-propagating
+        reduction, since OpenMP leaves NaN in `max` unspecified (only NumPy's extrema are split, see
+        `Statement.extremum`)."""
         numpy_float = statement.value.module == "np" and is_float(self.kinds.kind_of(statement.target))
         return f"rp_np{statement.extremum}" if numpy_float else statement.extremum
 
