@@ -1,0 +1,35 @@
+"""The benchmarks' timing in turns: every contender once a round, the order rotating, each after a collection."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from report import timed_in_turns
+
+
+def test_contenders_take_turns_each_round_led_by_the_next():
+    order: list[str] = []
+    calls = {name: (lambda name=name: order.append(name)) for name in ("orm", "fetch", "ours")}
+    timings = timed_in_turns(calls, repeats=4)
+    warm, rounds = order[:3], [order[3 + 3 * k : 6 + 3 * k] for k in range(len(order[3:]) // 3)]
+    assert warm == ["orm", "fetch", "ours"]
+    assert len(rounds) >= 4 and all(sorted(r) == ["fetch", "orm", "ours"] for r in rounds)
+    assert [r[0] for r in rounds[:3]] == ["orm", "fetch", "ours"]  # no contender always runs first, or last
+    assert {name: len(t.samples) for name, t in timings.items()} == {name: len(rounds) for name in calls}
+
+
+def test_no_contender_pays_for_the_garbage_the_one_before_it_left():
+    """A contender that leaves cycles behind: the next one's call starts with the young generation collected."""
+    pending: list[int] = []
+
+    def leaves_cycles() -> None:
+        for _ in range(500):
+            cycle: list = []
+            cycle.append(cycle)
+
+    calls = {"leaves cycles": leaves_cycles, "reads the collector": lambda: pending.append(gc.get_count()[0])}
+    timed_in_turns(calls, repeats=3)
+    assert pending and max(pending[1:]) < 50, pending
