@@ -47,6 +47,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from report import timed_in_turns, write_results
 from tabular_http import RevenueServer, measure_http, store_contracts
 
+from repoos_agent.measure import Timing
+
 ROWS = 210_000
 QUICK_ROWS, QUICK_REPEATS = 3_000, 2
 MATCHING = (1_000, 10_000, 100_000)
@@ -224,7 +226,7 @@ def _core_call(db, statement, values: dict) -> list:
     return db.execute(statement, values).all()
 
 
-def _encoding(factory, route, name: str, values: dict, repeats: int):
+def _encoding(factory, route, name: str, values: dict, repeats: int) -> Timing:
     """What FastAPI does with the rows any path returns: validate them into the response model, encode JSON."""
     from pydantic import TypeAdapter
 

@@ -686,13 +686,13 @@ class _Printer:
                 # Every lane starts from the element's value, so the lanes' extremum is the element's new value.
                 declarations.append(f"{pad}    {element_type} {lane};")
                 clauses.append(f" reduction({self._lane_combiner(statement)}:{lane})")
-                starts += ["{", *(f"    {b}" for b in bindings), f"    {lane} = {target};", "}"]
-                commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {lane};", "}"]
+                starts += _bound(bindings, f"{lane} = {target};")
+                commits += _bound(bindings, f"{target} = {lane};")
                 continue
             operator = statement.op[0]
             declarations.append(f"{pad}    {element_type} {lane} = {'0' if operator == '+' else '1'};")
             clauses.append(f" reduction({operator}:{lane})")
-            commits += ["{", *(f"    {b}" for b in bindings), f"    {target} = {target} {operator} {lane};", "}"]
+            commits += _bound(bindings, f"{target} = {target} {operator} {lane};")
         self._lanes.update(lanes)
         body = self._node(node.body, depth + 3, emit, True)
         for name in lanes:
@@ -1054,6 +1054,11 @@ class _Printer:
             return f"rp_expf({args})" if expr.function == "exp" else f"{expr.function}f({args})"
         args = ", ".join(self._as(a, "float") for a in expr.args)
         return f"rp_exp({args})" if expr.function == "exp" else f"{expr.function}({args})"
+
+
+def _bound(bindings: list[str], line: str) -> list[str]:
+    """`line` in a block of its own, after the iterator bindings it reads."""
+    return ["{", *(f"    {binding}" for binding in bindings), f"    {line}", "}"]
 
 
 def _small_power(exponent: Expr) -> int:

@@ -130,8 +130,7 @@ class Statement:
     def is_array_sum(self) -> bool:
         """`t[...] += e` where `e` does not read `t`: its updates of one element commute, so a parallel loop
         that carries nothing else may apply them atomically or sum them in a copy of `t` per thread."""
-        target = self.target
-        return self.op == "+=" and isinstance(target, ArrayRef) and all(ref.array != target.array for ref in array_refs(self.value))
+        return self.op == "+=" and isinstance(self.target, ArrayRef) and self.accumulates_only
 
     @property
     def is_scatter(self) -> bool:
@@ -158,24 +157,22 @@ class Statement:
         value, target = self.value, self.target
         if self.op != "=" or not isinstance(value, Call) or value.function not in ("max", "min") or len(value.args) != 2:
             return None
-        if value.module != "np":
-            return None
-        if target not in value.args:
+        if value.module != "np" or target not in value.args:
             return None
         other = value.args[1] if value.args[0] == target else value.args[0]
-        if isinstance(target, ArrayRef):
-            reads_target = any(ref.array == target.array for ref in array_refs(other))
-        else:
-            reads_target = target.name in names(other)
-        return None if reads_target else value.function
+        return None if self._reads_target(other) else value.function
 
     @property
     def accumulates_only(self) -> bool:
         """`t += e` where `e` never reads `t`'s array (or scalar): only then do the updates commute."""
+        return not self._reads_target(self.value)
+
+    def _reads_target(self, expr: Expr) -> bool:
+        """Whether `expr` reads the array (or scalar) this statement writes."""
         target = self.target
         if isinstance(target, ArrayRef):
-            return all(ref.array != target.array for ref in array_refs(self.value))
-        return target.name not in names(self.value)
+            return any(ref.array == target.array for ref in array_refs(expr))
+        return target.name in names(expr)
 
 
 @dataclass(frozen=True)
