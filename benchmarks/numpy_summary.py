@@ -1,21 +1,25 @@
 """The NumPy-suite eval's headline figures, from its own eval.csv (what `repoos eval` measured in one run).
 
     .venv/bin/python benchmarks/numpy_summary.py benchmarks/results/numpy-eval/eval.csv
+    .venv/bin/python benchmarks/numpy_summary.py RUN1/eval.csv RUN2/eval.csv --out SUMMARY.md
+
+Several runs (an eval at a large size, run a few kernels at a time) merge into one table; each
+kernel's contenders still come from one run.
 
 Prints a Markdown table, one row per kernel (speedups over the NumPy original), then the
 issue's targets: the share of kernels the engine optimized, its geomean, the geomean of the
 per-kernel best of Numba, DaCe and Pythran (NumPy itself included, as 1.00x), their ratio,
 the kernels below 1.00x, and the attention block; from eval.json beside it, the same best peer
-against one NumPy reference per kernel (`rebased_best_peers`). Writes the same text next to the
+against one NumPy reference per kernel (`one_reference`). Writes the same text next to the
 CSV as summary.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import math
-import sys
 from pathlib import Path
 
 from repoos_agent.study.head_to_head import NUMPY_ORIGINAL
@@ -115,15 +119,33 @@ def summary(rows: list[dict[str, str]], instances: list[dict] | None = None) -> 
     return "\n".join(lines) + "\n"
 
 
+def merged(paths: list[Path]) -> tuple[list[dict[str, str]], list[dict] | None]:
+    """The rows of several eval runs, and their eval.json instances where every run has one. A kernel measured
+    in more than one run keeps its last: each row's contenders still come from one run, on the same inputs."""
+    rows: dict[str, dict[str, str]] = {}
+    instances: dict[str, dict] | None = {}
+    for path in paths:
+        with path.open(newline="") as handle:
+            rows.update({row["kernel"]: row for row in csv.DictReader(handle)})
+        measured = path.parent / "eval.json"
+        if instances is not None and measured.exists():
+            instances.update({i["kernel"]: i for i in json.loads(measured.read_text())["instances"]})
+        else:
+            instances = None
+    return list(rows.values()), None if instances is None else [instances[kernel] for kernel in rows]
+
+
 def main() -> int:
-    path = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/numpy-eval/eval.csv")
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    measured = path.parent / "eval.json"
-    instances = json.loads(measured.read_text())["instances"] if measured.exists() else None
+    parser = argparse.ArgumentParser(description="The NumPy-suite eval's headline figures, from one or more eval.csv files.")
+    parser.add_argument("paths", nargs="*", type=Path, default=[Path("benchmarks/results/numpy-eval/eval.csv")])
+    parser.add_argument("--out", type=Path, help="where to write the summary (default: summary.md beside the first CSV)")
+    args = parser.parse_args()
+    rows, instances = merged(args.paths)
     text = summary(rows, instances)
+    if len(args.paths) > 1:
+        text = f"Merged from {len(args.paths)} eval runs: {', '.join(str(p) for p in args.paths)}\n\n" + text
     print(text, end="")
-    (path.parent / "summary.md").write_text(text)
+    (args.out or args.paths[0].parent / "summary.md").write_text(text)
     return 0
 
 

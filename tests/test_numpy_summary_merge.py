@@ -1,0 +1,46 @@
+"""The NumPy eval's summary over several runs: an eval at a large size runs a few kernels at a time."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from numpy_summary import merged, summary
+
+COLUMNS = ("kernel", "size", "single", "schedule", "engine_status", "numba_speedup", "numba_status")
+
+
+def eval_run(directory: Path, rows: list[tuple[str, str, str]], with_json: bool = True) -> Path:
+    """An eval.csv of (kernel, RepoOS speedup, Numba speedup) rows, and its eval.json when asked."""
+    directory.mkdir()
+    path = directory / "eval.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, COLUMNS)
+        writer.writeheader()
+        for kernel, ours, numba in rows:
+            writer.writerow(dict(zip(COLUMNS, (kernel, "LARGE", ours, "parallelize(i)", "ok", numba, "ok"), strict=True)))
+    if with_json:
+        instances = [{"kernel": kernel, "tools": [], "dialogues": []} for kernel, _, _ in rows]
+        (directory / "eval.json").write_text(json.dumps({"instances": instances}))
+    return path
+
+
+def test_runs_merge_into_one_table_and_a_kernel_measured_twice_keeps_its_last_run(tmp_path):
+    first = eval_run(tmp_path / "first", [("numpy:gemm", "1.10", "0.90"), ("numpy:atax", "1.50", "0.80")])
+    second = eval_run(tmp_path / "second", [("numpy:gemm", "1.30", "0.95"), ("numpy:mlp", "1.20", "1.05")])
+    rows, instances = merged([first, second])
+    assert [(r["kernel"], r["single"]) for r in rows] == [("numpy:gemm", "1.30"), ("numpy:atax", "1.50"), ("numpy:mlp", "1.20")]
+    assert [i["kernel"] for i in instances] == ["numpy:gemm", "numpy:atax", "numpy:mlp"]
+    text = summary(rows, instances)
+    assert "kernels: 3; modelled and searched: 3; faster than NumPy: 3 (100%)" in text
+    assert "| numpy:gemm | 1.30x | 0.95x |" in text
+
+
+def test_a_run_without_its_eval_json_drops_the_one_reference_figures_rather_than_mixing_runs(tmp_path):
+    first = eval_run(tmp_path / "first", [("numpy:gemm", "1.10", "0.90")])
+    second = eval_run(tmp_path / "second", [("numpy:mlp", "1.20", "1.05")], with_json=False)
+    rows, instances = merged([first, second])
+    assert len(rows) == 2 and instances is None
