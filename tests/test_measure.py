@@ -72,6 +72,21 @@ def test_long_runs_skip_the_warm_up_and_take_half_the_repeats(gemm, worker):
     assert len(result.baseline.samples) == 1  # never more than asked for
 
 
+def test_a_slow_baseline_is_timed_at_its_own_pace_not_the_fast_candidates(gemm, worker):
+    """A BLAS candidate of 0.3 s against a naive baseline of 11.6 s (attention at LARGE): the baseline takes the
+    long-run count, one call a turn, while the candidate keeps its full count, so the race ends within its timeout."""
+    from repoos_agent.measure.isolated import Contender
+
+    target, values, baseline = gemm
+    slow = SlowCopy(Contender.of(baseline), 0.06)
+    long_runs = replace(rules(target), min_repeats=5, long_run_s=0.05, turn=3)
+    result = worker.race(slow, baseline, values, long_runs, timeout_s=60)
+    assert result.outcome == "ok", result.message
+    assert len(result.baseline.samples) == 3  # the long-run count, one timed call a turn, no warm-up
+    assert len(result.candidate.samples) == 9  # three turns of three: at least the full count of five
+    assert len(result.timed) == 2 + 3 + 9
+
+
 def test_a_contender_runs_in_turns_after_an_untimed_call(gemm, worker):
     # The first call after the other contender's pays for the other's thread pool and caches: it runs untimed.
     from repoos_agent.measure.isolated import Contender

@@ -81,8 +81,10 @@ class RaceRules:
         """Warm-ups and minimum repeats after a first (checked) run of `first_s` seconds. A run of a
         second or more has warm caches and pages after the checked run and a median over half the
         repeats (at least three) is as steady as a short run's; the full count would make a study
-        of slow kernels (adi at LARGE: 8 s a call) take hours. `first_s` is the faster contender's
-        run: a fast candidate of a slow baseline keeps the full count, as a short run needs it."""
+        of slow kernels (adi at LARGE: 8 s a call) take hours. Each contender is shaped by its own
+        first run: a fast candidate of a slow baseline keeps the full count, as a short run needs
+        it, and the slow baseline does not repeat at the fast one's pace (NumPy's attention at
+        LARGE: a 0.3 s BLAS candidate made its 11.6 s baseline run ten times, past the timeout)."""
         if first_s < self.long_run_s:
             return self.warmups, self.min_repeats
         return 0, min(self.min_repeats, max(3, (self.min_repeats + 1) // 2))
@@ -206,22 +208,24 @@ def race_in_process(
     # The checked runs' outputs go before any time counts: held, they kept memory in the middle of the heap, and
     # every later call's fresh arrays faulted their pages in again (NumPy's covariance at MEDIUM: 0.82 ms, 0.59 ms without).
     del want, got
-    warmups, min_repeats = rules.warmups_and_repeats(min(first.values()))
-    for _ in range(warmups):
-        baseline(fresh_copy(values))
-        candidate(fresh_copy(values))
-    untimed, per_turn = rules.turn_shape(min(first.values()), min_repeats)
+    contenders = {"baseline": baseline, "candidate": candidate}
+    counts = {name: rules.warmups_and_repeats(first[name]) for name in contenders}
+    for name, kernel in contenders.items():
+        for _ in range(counts[name][0]):
+            kernel(fresh_copy(values))
+    turns = {name: rules.turn_shape(first[name], counts[name][1]) for name in contenders}
     samples: dict[str, list[float]] = {"baseline": [], "candidate": []}
     while True:
-        for name, kernel in (("baseline", baseline), ("candidate", candidate)):
+        for name, kernel in contenders.items():
+            untimed, per_turn = turns[name]
             for _ in range(untimed):
                 with measurement_lock():
                     kernel(fresh_copy(values))
             for _ in range(per_turn):
                 samples[name].append(timed_run(kernel, fresh_copy(values), timed))
-        count = len(samples["baseline"])
+        enough = all(len(samples[name]) >= counts[name][1] for name in contenders)
         total = sum(samples["baseline"]) + sum(samples["candidate"])
-        if count >= rules.max_repeats or (count >= min_repeats and total >= rules.min_total_s):
+        if max(len(times) for times in samples.values()) >= rules.max_repeats or (enough and total >= rules.min_total_s):
             break
     return finished("ok", "", comparison, Timing.of(samples["baseline"]), Timing.of(samples["candidate"]))
 
