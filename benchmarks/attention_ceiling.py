@@ -12,6 +12,9 @@ loop and the softmax's passes. This script times, in turns, on the same inputs:
 - the RepoOS build of a schedule (the eval's winner by default), its output checked against
   the original's before any time counts.
 
+Each timed call holds the engine's measurement lock, as a search's timed runs do: it never
+runs beside another timed run or a compiler.
+
 The ceiling is the original's median over the products' median: no schedule that runs the
 same products through the same BLAS gets past it. Prints a table and writes it to
 benchmarks/results/attention_ceiling.md. Run:
@@ -33,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from report import timed_in_turns, write_results
 
 from repoos_agent.evaluate import proved_build
+from repoos_agent.measure import measurement_lock
+from repoos_agent.measure.cores import probe_machine
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import resolve_target
 
@@ -70,6 +75,8 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
     expected = target.function(**values)
     signature = Signature.of_values(target.kernel, values)
     ours = proved_build(target, signature, schedule)
+    with measurement_lock():  # the cores free beside no timed run of ours: the team a race would size
+        ours.set_team(probe_machine().team)
     scratch = dict(values)
     ours(scratch)
     result = target.kernel.returns[0].name
@@ -85,6 +92,7 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
             "RepoOS": lambda: ours(scratch),
         },
         repeats,
+        held=measurement_lock,
     )
     numpy_s = timings["NumPy original"].median_s
     rows = [

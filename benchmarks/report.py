@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from repoos_agent.catalog import BundledKernel, bundled_kernels
@@ -37,7 +38,11 @@ def repeats_for(call_s: float, at_least: int, budget_s: float = 1.0, at_most: in
     return max(at_least, min(at_most, int(budget_s / max(call_s, 1e-6))))
 
 
-def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> dict[str, Timing]:
+def timed_in_turns(
+    calls: Mapping[str, Callable[[], object]],
+    repeats: int,
+    held: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> dict[str, Timing]:
     """Every call warmed once, then timed in rounds of one run each, the order rotating each round.
 
     Contenders timed one block after another each see a different machine: the one timed while
@@ -47,7 +52,10 @@ def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> d
 
     The cyclic collector runs, untimed, before every timed call: each call then pays for the
     collections its own objects cause, not for the garbage the contender before it left (35,000
-    rows of tuples tip a full collection of the whole heap into whichever call comes next)."""
+    rows of tuples tip a full collection of the whole heap into whichever call comes next).
+
+    `held` is entered around each timed call alone, the wait for it untimed: the engine's
+    `measurement_lock`, so that no search's timed run or compiler runs beside it."""
     names = list(calls)
     start = time.perf_counter()
     for name in names:
@@ -58,7 +66,8 @@ def timed_in_turns(calls: Mapping[str, Callable[[], object]], repeats: int) -> d
         shift = turn % len(names)
         for name in names[shift:] + names[:shift]:
             gc.collect()
-            start = time.perf_counter()
-            calls[name]()
-            samples[name].append(time.perf_counter() - start)
+            with held():
+                start = time.perf_counter()
+                calls[name]()
+                samples[name].append(time.perf_counter() - start)
     return {name: Timing.of(times) for name, times in samples.items()}

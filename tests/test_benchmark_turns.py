@@ -33,3 +33,20 @@ def test_no_contender_pays_for_the_garbage_the_one_before_it_left():
     calls = {"leaves cycles": leaves_cycles, "reads the collector": lambda: pending.append(gc.get_count()[0])}
     timed_in_turns(calls, repeats=3)
     assert pending and max(pending[1:]) < 50, pending
+
+
+def test_a_held_context_wraps_each_timed_call_alone():
+    """The engine's measurement lock, held by a benchmark: entered around every timed call, never around a warm-up."""
+    events: list[str] = []
+
+    class Held:
+        def __enter__(self):
+            events.append("enter")
+
+        def __exit__(self, *exc):
+            events.append("exit")
+
+    timed_in_turns({"a": lambda: events.append("a"), "b": lambda: events.append("b")}, repeats=2, held=Held)
+    assert events[:2] == ["a", "b"]  # warm-ups, outside it
+    timed = events[2:]
+    assert len(timed) % 3 == 0 and all(timed[k] == "enter" and timed[k + 2] == "exit" for k in range(0, len(timed), 3))
