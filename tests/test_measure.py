@@ -5,6 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -259,3 +261,22 @@ def test_builds_and_timed_runs_never_overlap(gemm):
         compiled = time.monotonic()
     runner.join()
     assert acquired[0] >= compiled
+
+
+PROBE_UNDER_THE_LOCK = """
+from repoos_agent.measure import measurement_lock
+from repoos_agent.measure.cores import probe_machine
+with measurement_lock():
+    print(probe_machine().team)
+"""
+
+
+def test_the_machine_probe_runs_under_a_timed_runs_lock_in_a_fresh_process(tmp_path):
+    # The probe is built on its first use, and a build takes the cores' lock shared: under the thread's own
+    # exclusive hold it waited for itself, and a benchmark that sized its team under the lock hung for hours.
+    environment = {**os.environ, "REPOOS_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE_UNDER_THE_LOCK], capture_output=True, text=True, env=environment, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) >= 1

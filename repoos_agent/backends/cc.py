@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,12 +96,37 @@ def cores_lock_path() -> Path:
     return cache_dir() / ".measurement.lock"
 
 
+_HOLDER = threading.local()
+"""Whether this thread holds the cores alone (`cores_alone`)."""
+
+
+@contextmanager
+def cores_alone() -> Iterator[None]:
+    """The cores' lock taken alone, as a timed run takes it (`measure.lock.measurement_lock`, which
+    also keeps this process's threads in turn)."""
+    with open(cores_lock_path(), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _HOLDER.alone = True
+        try:
+            yield
+        finally:
+            _HOLDER.alone = False
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @contextmanager
 def engine_work() -> Iterator[None]:
     """Held, shared, around the engine's own CPU work: compilers, and the proofs and Z3 checks of the
     next candidates. It runs side by side, but never while a run is timed. On two cores a compile next
     to a parallel candidate's timed run slowed it several times over (a triangular update measured 0.2x
-    in one search and 1.7x in the next)."""
+    in one search and 1.7x in the next).
+
+    A thread that holds the cores alone already has what this lock protects: its own work runs under
+    that hold. A second lock on the file, through another handle, would wait for the thread itself
+    (the machine probe, built on its first use under a timed run's lock, hung a benchmark for hours)."""
+    if getattr(_HOLDER, "alone", False):
+        yield
+        return
     with open(cores_lock_path(), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_SH)
         try:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from repoos_agent.backends.cc import cores_lock_path
+from repoos_agent.backends.cc import cores_alone
 
 _THREADS = threading.Lock()
 
@@ -16,9 +15,5 @@ _THREADS = threading.Lock()
 def measurement_lock() -> Iterator[None]:
     """Held around every timed execution: a thread lock in this process, a file lock between processes,
     taken alone, so no other timed run and no compiler (`backends.cc.engine_work`) runs beside it."""
-    with _THREADS, open(cores_lock_path(), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with _THREADS, cores_alone():
+        yield
