@@ -12,8 +12,12 @@ loop and the softmax's passes. This script times, in turns, on the same inputs:
 - the RepoOS build of a schedule (the eval's winner by default), its output checked against
   the original's before any time counts.
 
-Each timed call holds the engine's measurement lock, as a search's timed runs do: it never
-runs beside another timed run or a compiler.
+The process is set up as the race's measuring worker is: each timed call holds the engine's
+measurement lock (no other timed run or compiler beside it), idle threads of both OpenBLAS
+pools, NumPy's and the one `blas` links, sleep (`backends.library.WAIT_POLICY`), and freed
+heap memory is kept (`measure.heap`), so NumPy runs at its steady state. The schedule's team
+is the free cores, probed before NumPy's first call: right after a product, NumPy's pool still
+holds a core.
 
 The ceiling is the original's median over the products' median: no schedule that runs the
 same products through the same BLAS gets past it. Prints a table and writes it to
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 from pathlib import Path
 
@@ -35,9 +40,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from report import timed_in_turns, write_results
 
+from repoos_agent.backends.library import WAIT_POLICY, prefer_sleeping_threads
 from repoos_agent.evaluate import proved_build
 from repoos_agent.measure import measurement_lock
 from repoos_agent.measure.cores import probe_machine
+from repoos_agent.measure.heap import keep_freed_heap
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import resolve_target
 
@@ -72,11 +79,11 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
     """One size's rows of the table, and its ceiling."""
     target = resolve_target(KERNEL)
     values = target.inputs(size)
-    expected = target.function(**values)
     signature = Signature.of_values(target.kernel, values)
     ours = proved_build(target, signature, schedule)
     with measurement_lock():  # the cores free beside no timed run of ours: the team a race would size
         ours.set_team(probe_machine().team)
+    expected = target.function(**values)
     scratch = dict(values)
     ours(scratch)
     result = target.kernel.returns[0].name
@@ -102,7 +109,17 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
     return rows, numpy_s / timings["five products (no q @ k.T)"].median_s
 
 
+def with_sleeping_threads() -> None:
+    """Start again with the wait policy in the environment unless it was there from the start: NumPy's
+    OpenBLAS reads it once, as it loads on the engine's import."""
+    if any(name not in os.environ for name in WAIT_POLICY):
+        prefer_sleeping_threads()
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
 def main() -> int:
+    with_sleeping_threads()
+    keep_freed_heap()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="MEDIUM,LARGE")
     parser.add_argument("--schedule", help="the RepoOS schedule to race (default: the winner in --winners)")
