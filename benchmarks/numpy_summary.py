@@ -140,6 +140,9 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", type=Path, default=[Path("benchmarks/results/numpy-eval/eval.csv")])
     parser.add_argument("--out", type=Path, help="where to write the summary (default: summary.md beside the first CSV)")
     args = parser.parse_args()
+    missing = [str(path) for path in args.paths if not path.is_file()]
+    if missing:
+        parser.error(f"no eval.csv at {', '.join(missing)}")
     rows, instances = merged(args.paths)
     text = summary(rows, instances)
     if len(args.paths) > 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +45,17 @@ def test_a_run_without_its_eval_json_drops_the_one_reference_figures_rather_than
     second = eval_run(tmp_path / "second", [("numpy:mlp", "1.20", "1.05")], with_json=False)
     rows, instances = merged([first, second])
     assert len(rows) == 2 and instances is None
+
+
+def test_a_missing_run_is_named_and_nothing_is_written(tmp_path):
+    present = eval_run(tmp_path / "present", [("numpy:gemm", "1.10", "0.90")])
+    out = tmp_path / "summary.md"
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "numpy_summary.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(present), str(tmp_path / "absent" / "eval.csv"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "no eval.csv at" in result.stderr and "absent" in result.stderr and "Traceback" not in result.stderr
+    assert not out.exists()
