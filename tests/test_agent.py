@@ -187,13 +187,15 @@ def test_the_leaderboard_ranks_finalists_by_their_race_and_puts_the_winner_first
     assert next(row for row in rows if row.schedule == "tile(i, j, 32, 32)").first_speedup == 1.2
 
 
-def test_a_clearly_slower_candidate_is_not_timed_further():
+def test_a_candidate_below_the_stopping_speedup_is_not_timed_further():
+    """The stopping point sits far above anything gemm's schedules reach (100x its native baseline), so the
+    candidate is below it on any host, loaded or not: what is checked is the rule, not this machine's speed."""
     from repoos_agent.evaluate import evaluate_schedule
 
     slow = "skew(S1.k, S1.j, 1); interchange(S1.k, S1.j); parallelize(S1.k)"  # legal, but a terrible order for gemm
-    evaluation = evaluate_schedule(resolve_target("gemm"), slow, "SMALL", stop_below_speedup=0.5)
+    evaluation = evaluate_schedule(resolve_target("gemm"), slow, "SMALL", stop_below_speedup=100.0)
     assert evaluation.verdict == "legal" and evaluation.correct
-    assert "stopped after two runs" in evaluation.feedback and evaluation.speedup < 0.5
+    assert "stopped after two runs" in evaluation.feedback and evaluation.speedup < 100.0
     assert len(evaluation.timed) == 3  # one baseline run, and two candidate runs: one slow run alone stops nothing
 
 

@@ -11,9 +11,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from repoos_agent.agent.llm import retry
 from repoos_agent.agent.llm.base import LLMError, Message, RetryPolicy
 from repoos_agent.agent.llm.gemini_backend import GeminiBackend
 from repoos_agent.agent.llm.local_backend import LocalBackend
@@ -379,10 +381,12 @@ def test_backoff_follows_retry_after_within_the_cap() -> None:
     assert backoff_delay(policy, 0, 120.0) == 3.0
 
 
-def test_retry_after_reads_seconds_and_http_dates() -> None:
-    in_ten_seconds = format_datetime(datetime.now(UTC) + timedelta(seconds=10), usegmt=True)
+def test_retry_after_reads_seconds_and_http_dates(monkeypatch) -> None:
+    now = datetime(2026, 12, 6, 12, 0, 0, tzinfo=UTC)  # the clock held still: a loaded host's delay changes nothing
+    monkeypatch.setattr(retry, "time", SimpleNamespace(time=now.timestamp))
+    in_ten_seconds = format_datetime(now + timedelta(seconds=10), usegmt=True)
     assert retry_after_seconds({"retry-after": "7"}) == 7.0
-    assert 8 < (retry_after_seconds({"retry-after": in_ten_seconds}) or 0) <= 10
+    assert retry_after_seconds({"retry-after": in_ten_seconds}) == 10.0
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds({}) is None
 
