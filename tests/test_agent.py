@@ -268,9 +268,12 @@ def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measure
     assert [e.verdict for e in raced] == ["legal"]
     races = [e for e in events.events if e.kind == "evaluation" and e.detail.get("race")]
     searched = [
-        e for e in events.events if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal" and e.speedup
+        e
+        for e in events.events
+        if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal" and e.speedup and e.agent != "store"
     ]
-    # The fastest measured is the store's own when a busy host slowed the others: then one race is right.
+    # Each agent's fastest is a finalist, the store's among them: on a busy host the store's own may measure fastest
+    # of all, and the heuristic's fastest races beside it all the same.
     finalists = {max(searched, key=lambda e: e.speedup).schedule, incumbent}
     assert sorted(e.schedule for e in races if e.detail["round"] == 0) == sorted(finalists)
     # Later rounds race again only what the first look left undecided.
