@@ -283,6 +283,18 @@ def test_on_a_busy_machine_ties_go_to_the_schedule_with_more_parallel_loops():
     assert _decide(slower, None, busy=True)[0] is None  # never a schedule below the baseline
 
 
+def test_a_noisy_fastest_does_not_hand_the_source_order_a_tie_a_steady_schedule_wins():
+    """cavity-flow at LARGE: the fastest finalist re-raced at 1.40x ±46%, which reached down to the source order,
+    and the source order kept the kernel although another finalist ran 1.31x ±9%, beyond its spread."""
+    noisy = _raced("parallelize(S0.i); parallelize(S7.i)", 1.40, 0.46, team=2)
+    steady = _raced("parallelize(S7.i)", 1.31, 0.09, team=2)
+    slower = _raced("parallelize(S0.i)", 1.18, 0.19, team=2)
+    raced = [(entry, ev.speedup, ev.spread) for entry, ev in (noisy, steady, slower)]
+    assert _decide(raced, None, busy=False)[0].schedule == "parallelize(S7.i)"  # of the ties, the simplest
+    alone = [(noisy[0], 1.40, 0.46)]
+    assert _decide(alone, None, busy=False)[0] is None  # with nothing steadier, its spread still ties the source order
+
+
 def test_a_finish_on_a_busy_machine_says_its_parallel_ranking_may_differ_on_a_quiet_one():
     tiled = _raced("tile(i, j, 32, 32); parallelize(i)", 2.0, 0.03, team=1, busy=True)
     other = _raced("tile(i, j, 64, 64); parallelize(i)", 1.5, 0.03, team=1, busy=True)

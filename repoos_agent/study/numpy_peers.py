@@ -128,6 +128,10 @@ class DacePeer:
         compiled = load_precompiled_sdfg(self.folder)
 
         def call(values: dict[str, object]) -> object:
+            # A CompiledSDFG hands back the same return arrays at every call with the same sizes, overwriting the last
+            # call's result: every other contender allocates its results afresh (NumPy, and a swapped kernel, return
+            # a new array), and DaCe must too. Reused, go-fast's 512 MB result at LARGE skipped its page faults.
+            compiled.clear_return_values()
             result = compiled(**values)
             values.update(returned_values(result))
             return result
