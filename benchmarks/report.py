@@ -42,6 +42,7 @@ def timed_in_turns(
     calls: Mapping[str, Callable[[], object]],
     repeats: int,
     held: Callable[[], AbstractContextManager[object]] = nullcontext,
+    most_rounds: int = 41,
 ) -> dict[str, Timing]:
     """Every call warmed once, then timed in rounds of one run each, the order rotating each round.
 
@@ -55,12 +56,13 @@ def timed_in_turns(
     rows of tuples tip a full collection of the whole heap into whichever call comes next).
 
     `held` is entered around each timed call alone, the wait for it untimed: the engine's
-    `measurement_lock`, so that no search's timed run or compiler runs beside it."""
+    `measurement_lock`, so that no search's timed run or compiler runs beside it. `most_rounds` caps the
+    rounds of short calls: each costs a collection of the whole heap per contender."""
     names = list(calls)
     start = time.perf_counter()
     for name in names:
         calls[name]()
-    rounds = repeats_for((time.perf_counter() - start) / len(names), repeats)
+    rounds = repeats_for((time.perf_counter() - start) / len(names), repeats, at_most=most_rounds)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for turn in range(rounds):
         shift = turn % len(names)

@@ -13,7 +13,7 @@ from report import timed_in_turns
 def test_contenders_take_turns_each_round_led_by_the_next():
     order: list[str] = []
     calls = {name: (lambda name=name: order.append(name)) for name in ("orm", "fetch", "ours")}
-    timings = timed_in_turns(calls, repeats=4)
+    timings = timed_in_turns(calls, repeats=4, most_rounds=6)
     warm, rounds = order[:3], [order[3 + 3 * k : 6 + 3 * k] for k in range(len(order[3:]) // 3)]
     assert warm == ["orm", "fetch", "ours"]
     assert len(rounds) >= 4 and all(sorted(r) == ["fetch", "orm", "ours"] for r in rounds)
@@ -31,7 +31,7 @@ def test_no_contender_pays_for_the_garbage_the_one_before_it_left():
             cycle.append(cycle)
 
     calls = {"leaves cycles": leaves_cycles, "reads the collector": lambda: pending.append(gc.get_count()[0])}
-    timed_in_turns(calls, repeats=3)
+    timed_in_turns(calls, repeats=3, most_rounds=5)
     assert pending and max(pending[1:]) < 50, pending
 
 
@@ -46,7 +46,7 @@ def test_a_held_context_wraps_each_timed_call_alone():
         def __exit__(self, *exc):
             events.append("exit")
 
-    timed_in_turns({"a": lambda: events.append("a"), "b": lambda: events.append("b")}, repeats=2, held=Held)
+    timed_in_turns({"a": lambda: events.append("a"), "b": lambda: events.append("b")}, repeats=2, held=Held, most_rounds=4)
     assert events[:2] == ["a", "b"]  # warm-ups, outside it
     timed = events[2:]
     assert len(timed) % 3 == 0 and all(timed[k] == "enter" and timed[k + 2] == "exit" for k in range(0, len(timed), 3))
