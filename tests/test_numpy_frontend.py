@@ -184,10 +184,10 @@ def test_implicit_loops_are_named_by_role_and_shown():
 @pytest.mark.parametrize(
     ("source", "line", "fragment"),
     [
-        (numpy_programs.GATHER, 5, "index arrays and boolean masks are not modelled"),
-        ("import numpy as np\n\n\ndef f(a):\n    return a[a > 0]\n", 5, "index arrays and boolean masks are not modelled"),
-        ("def f(a):\n    n = a.shape[0]\n    while n > 1:\n        n = n - 1\n    a[0] = 1.0\n", 3, "`while`"),
-        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled"),
+        (numpy_programs.GATHER, 5, "index arrays and boolean masks are not modelled in array statements"),
+        ("import numpy as np\n\n\ndef f(a):\n    return a[a > 0]\n", 5, "a masked update as `np.where(condition, new, old)`"),
+        ("def f(a):\n    n = a.shape[0]\n    while n > 1:\n        n = n - 1\n    a[0] = 1.0\n", 3, "a `for` loop over a fixed"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled (real float"),
         ("import scipy.special\n\n\ndef f(a):\n    a[:] = scipy.special.erf(a)\n", 5, "module `scipy.special` is unknown"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.einsum('i->i', a)\n", 5, "np.einsum is not modelled"),
     ],

@@ -545,7 +545,7 @@ class ArrayLowering:
         if kind == "parenthesized_expression":
             return self.value(node.named_children[0], place)
         if kind in ("integer", "float") and text(node)[-1:] in ("j", "J"):
-            raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled")
+            raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled (real float and integer arrays are)")
         if kind == "integer":
             number = int(text(node).replace("_", ""), 0)
             return Value((), lambda index: Number(number), DtypeRule(("<int>",)))
@@ -650,7 +650,7 @@ class ArrayLowering:
         if attribute == "T":
             return _transposed(value, node)
         if attribute in ("real", "imag"):
-            raise Refusal(node, f"`.{attribute}`: complex numbers are not modelled")
+            raise Refusal(node, f"`.{attribute}`: complex numbers are not modelled (real float and integer arrays are)")
         raise Refusal(node, f"attribute `.{attribute}` is not modelled on arrays (known: .T, and .shape in sizes)")
 
     def _index(self, base: Value, subscripts: list[Node], place: Place, node: Node) -> Value:
@@ -674,7 +674,11 @@ class ArrayLowering:
             if item.type in ("list", "comparison_operator", "boolean_operator", "not_operator") or (
                 item.type == "identifier" and (self._is_array_argument(text(item)) or text(item) in self.locals)
             ):
-                raise Refusal(node, f"`{text(node)}`: index arrays and boolean masks are not modelled")
+                raise Refusal(
+                    node,
+                    f"`{text(node)}`: index arrays and boolean masks are not modelled in array statements; write a "
+                    "masked update as `np.where(condition, new, old)`, and a gather as a loop (`x[idx[j]]`)",
+                )
         # Each output dimension maps to (base dim or None, start, step); integer indices fix a base dim.
         fixed: dict[int, AffineExpr] = {}
         outputs: list[tuple[int | None, AffineExpr, int]] = []

@@ -400,7 +400,8 @@ def _walk_statement(
             return
         raise Refusal(inner, f"`{text(inner)[:60]}` is not an assignment")
     what = {
-        "while_statement": "`while` loops are not modelled (the trip count is not affine)",
+        "while_statement": "`while` loops are not modelled (the trip count is not affine); "
+        "a `for` loop over a fixed count (`for it in range(nit)`) is",
         "break_statement": "`break` leaves the loop early: the iteration domain is not static",
         "continue_statement": "`continue` skips iterations on data: the iteration domain is not static",
         "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
@@ -723,7 +724,7 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
     if kind == "parenthesized_expression":
         return element_value(walk, node.named_children[0], scope)
     if kind in ("integer", "float") and text(node)[-1:] in ("j", "J"):
-        raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled")
+        raise Refusal(node, f"`{text(node)}`: complex numbers are not modelled (real float and integer arrays are)")
     if kind == "integer":
         return Number(int(text(node).replace("_", ""), 0))
     if kind == "float":
