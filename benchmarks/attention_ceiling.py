@@ -12,12 +12,8 @@ loop and the softmax's passes. This script times, in turns, on the same inputs:
 - the RepoOS build of a schedule (the eval's winner by default), its output checked against
   the original's before any time counts.
 
-The process is set up as the race's measuring worker is: each timed call holds the engine's
-measurement lock (no other timed run or compiler beside it), idle threads of both OpenBLAS
-pools, NumPy's and the one `blas` links, sleep (`backends.library.WAIT_POLICY`), and freed
-heap memory is kept (`measure.heap`), so NumPy runs at its steady state. The schedule's team
-is the free cores, probed before NumPy's first call: right after a product, NumPy's pool still
-holds a core.
+The process is set up as the race's measuring worker is (`ceiling.as_measuring_worker`), and
+each timed call holds the engine's measurement lock (no other timed run or compiler beside it).
 
 The ceiling is the original's median over the products' median: no schedule that runs the
 same products through the same BLAS gets past it. Prints a table and writes it to
@@ -30,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 from pathlib import Path
 
@@ -38,14 +33,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from ceiling import NUMPY, as_measuring_worker, checked_build, rows_against_numpy
 from report import timed_in_turns, write_results
 
-from repoos_agent.backends.library import WAIT_POLICY, prefer_sleeping_threads
-from repoos_agent.evaluate import proved_build
 from repoos_agent.measure import measurement_lock
-from repoos_agent.measure.cores import probe_machine
-from repoos_agent.measure.heap import keep_freed_heap
-from repoos_agent.model.signature import Signature
 from repoos_agent.target import resolve_target
 
 WINNERS = Path(__file__).parent / "results" / "numpy-eval" / "eval.csv"
@@ -79,21 +70,12 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
     """One size's rows of the table, and its ceiling."""
     target = resolve_target(KERNEL)
     values = target.inputs(size)
-    signature = Signature.of_values(target.kernel, values)
-    ours = proved_build(target, signature, schedule)
-    with measurement_lock():  # the cores free beside no timed run of ours: the team a race would size
-        ours.set_team(probe_machine().team)
-    expected = target.function(**values)
+    ours = checked_build(target, values, schedule)
     scratch = dict(values)
-    ours(scratch)
-    result = target.kernel.returns[0].name
-    error = float(np.max(np.abs(scratch[result] - expected)) / np.max(np.abs(expected)))
-    if error > 1e-9:
-        raise SystemExit(f"{size}: the schedule's output differs from NumPy's (max relative error {error:.2e})")
     six, five = products(values, target.bundled.module)
     timings = timed_in_turns(
         {
-            "NumPy original": lambda: target.function(**values),
+            NUMPY: lambda: target.function(**values),
             "its six products alone": lambda: [call() for call in six],
             "five products (no q @ k.T)": lambda: [call() for call in five],
             "RepoOS": lambda: ours(scratch),
@@ -101,25 +83,13 @@ def measured(size: str, schedule: str, repeats: int) -> tuple[list[str], float]:
         repeats,
         held=measurement_lock,
     )
-    numpy_s = timings["NumPy original"].median_s
-    rows = [
-        f"| {size} | {name} | {t.median_s * 1e3:.2f} ms ±{t.spread / 2:.0%} | {numpy_s / t.median_s:.2f}x |"
-        for name, t in timings.items()
-    ]
+    numpy_s = timings[NUMPY].median_s
+    rows = rows_against_numpy(size, timings)
     return rows, numpy_s / timings["five products (no q @ k.T)"].median_s
 
 
-def with_sleeping_threads() -> None:
-    """Start again with the wait policy in the environment unless it was there from the start: NumPy's
-    OpenBLAS reads it once, as it loads on the engine's import."""
-    if any(name not in os.environ for name in WAIT_POLICY):
-        prefer_sleeping_threads()
-        os.execv(sys.executable, [sys.executable, *sys.argv])
-
-
 def main() -> int:
-    with_sleeping_threads()
-    keep_freed_heap()
+    as_measuring_worker()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="MEDIUM,LARGE")
     parser.add_argument("--schedule", help="the RepoOS schedule to race (default: the winner in --winners)")

@@ -13,7 +13,7 @@ schedule can reach. This script times, in turns, on the same inputs:
 - the RepoOS build of the schedule the kernel's LARGE finish crowned before it raced NumPy,
   its output checked against the original's before any time counts.
 
-The process is set up as the race's measuring worker is (`attention_ceiling.py` says how). Prints
+The process is set up as the race's measuring worker is (`ceiling.as_measuring_worker`). Prints
 a table and writes it to benchmarks/results/product_ceiling.md. Run:
 
     .venv/bin/python benchmarks/product_ceiling.py --size LARGE
@@ -31,16 +31,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from attention_ceiling import with_sleeping_threads
+from ceiling import NUMPY, as_measuring_worker, checked_build, rows_against_numpy
 from report import timed_in_turns, write_results
 
-from repoos_agent.evaluate import proved_build
 from repoos_agent.measure import measurement_lock
-from repoos_agent.measure.cores import probe_machine
-from repoos_agent.measure.heap import keep_freed_heap
-from repoos_agent.model.kernel import named_results
-from repoos_agent.model.signature import Signature
-from repoos_agent.target import Target, resolve_target
+from repoos_agent.target import resolve_target
 
 Products = Callable[[dict], list[Callable[[], object]]]
 
@@ -82,22 +77,6 @@ KERNELS: dict[str, tuple[str, Products]] = {
 """Each kernel's LARGE finish winner (benchmarks/results/numpy-eval-large-*/logs), and its products."""
 
 
-def checked_build(target: Target, values: dict, schedule: str):
-    """The schedule's build, its team sized as a race's is, once its outputs match the original's."""
-    ours = proved_build(target, Signature.of_values(target.kernel, values), schedule)
-    with measurement_lock():
-        ours.set_team(probe_machine().team)
-    want, got = copy.deepcopy(values), copy.deepcopy(values)
-    want.update(named_results(target.kernel.returns, target.kernel.returns_tuple, target.function(**want)))
-    ours(got)
-    for name in target.kernel.outputs:
-        scale = float(np.max(np.abs(want[name]))) or 1.0
-        error = float(np.max(np.abs(np.asarray(got[name]) - want[name]))) / scale
-        if error > 1e-9:
-            raise SystemExit(f"{target.label}: `{name}` differs from NumPy's (max relative error {error:.2e})")
-    return ours
-
-
 def measured(label: str, size: str, repeats: int) -> tuple[list[str], float, float]:
     """One kernel's rows of the table, its ceiling and the schedule's speedup over NumPy."""
     schedule, products = KERNELS[label]
@@ -108,25 +87,21 @@ def measured(label: str, size: str, repeats: int) -> tuple[list[str], float, flo
     originals, scratch = copy.deepcopy(values), copy.deepcopy(values)
     timings = timed_in_turns(
         {
-            "NumPy original": lambda: target.function(**originals),
+            NUMPY: lambda: target.function(**originals),
             "its products alone": lambda: [call() for call in calls],
             f"RepoOS `{schedule}`": lambda: ours(scratch),
         },
         repeats,
         held=measurement_lock,
     )
-    numpy_s = timings["NumPy original"].median_s
-    rows = [
-        f"| {label} | {name} | {t.median_s * 1e3:.1f} ms ±{t.spread / 2:.1%} | {numpy_s / t.median_s:.3f}x |"
-        for name, t in timings.items()
-    ]
+    numpy_s = timings[NUMPY].median_s
+    rows = rows_against_numpy(label, timings)
     ceiling = numpy_s / timings["its products alone"].median_s
     return rows, ceiling, numpy_s / timings[f"RepoOS `{schedule}`"].median_s
 
 
 def main() -> int:
-    with_sleeping_threads()
-    keep_freed_heap()
+    as_measuring_worker()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="LARGE")
     parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated, from: " + ", ".join(KERNELS))
