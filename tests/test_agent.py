@@ -43,7 +43,7 @@ def test_heuristic_search_decides_by_the_racing_finish(name, size, specs):
     # What the search decided and why, never how fast: speedups belong to benchmarks, and on a loaded
     # host the honest answer may be the baseline itself.
     target = resolve_target(name, [parse_arg_spec(s) for s in specs])
-    iters = 1 if size == "LARGE" else 3
+    iters = 1 if size == "LARGE" else 2
     events = EventStream()
     result = optimize(target, SearchConfig(iters=iters, candidates=2 if size == "LARGE" else 3, size=size), events)
     measured = [e for e in result.leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct]

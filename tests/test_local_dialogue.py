@@ -37,11 +37,11 @@ def servers() -> Iterator[None]:
 
 def test_a_constrained_dialogue_parses_every_proposal_and_hears_the_engine() -> None:
     target = resolve_target("gemm")
-    config = SearchConfig(size="MINI", candidates=3)
+    config = SearchConfig(size="MINI", candidates=2)
     proposer = LLMProposer(target.kernel, local_backend("smollm2"))
     history: list[Outcome] = []
     for _turn in range(2):
-        ideas = proposer.propose(history, 3)
+        ideas = proposer.propose(history, 2)
         assert ideas, proposer.error
         for idea in ideas:
             evaluation = evaluate_candidate(target, idea.schedule, config)

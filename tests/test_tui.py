@@ -94,7 +94,7 @@ async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_s
     events = EventStream()
     log = JsonlLog(log_path)
     events.subscribe(log)
-    app = _monitor(SearchConfig(iters=3, candidates=4, size="MINI"), events)
+    app = _monitor(SearchConfig(iters=2, candidates=3, size="MINI"), events)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         evaluations = [e for e in events.events if e.kind == "evaluation" and not e.detail.get("race")]
@@ -107,7 +107,7 @@ async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_s
         assert [row[0] for row in rows] == [str(rank) for rank in range(1, len(rows) + 1)]
         assert app.state == "finished"
         status = str(app.query_one("#status").render())
-        assert "2mm MINI" in status and f"{len(evaluations)} evaluations" in status and "turn 3/3" in status
+        assert "2mm MINI" in status and f"{len(evaluations)} evaluations" in status and "turn 2/2" in status
 
         await pilot.press("down", "down")  # the third-ranked row: its own feedback, not the leader's
         await pilot.pause()
