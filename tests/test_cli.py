@@ -48,6 +48,14 @@ def test_check_user_kernel_with_arg_specs(repoos_command):
     assert json.loads(result.stdout)["correct"] is True
 
 
+def test_check_records_a_file_whose_other_functions_read_sizes_of_arrays_of_unknown_rank(repoos_command, tmp_path):
+    source = tmp_path / "app.py"
+    source.write_text("def scaled(x):\n    n = x.shape[0]\n    return x * n\n\n\ndef doubled(x):\n    return x * 2.0\n")
+    result = run(repoos_command, "check", f"{source}:doubled", "--arg", "x=f64[100]", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["correct"] is True
+
+
 def test_ingest_json_lists_functions_with_diagnostics(repoos_command):
     result = run(repoos_command, "ingest", str(EXAMPLES / "not_affine.py"), "--json")
     assert result.returncode == 0, result.stderr

@@ -175,6 +175,45 @@ def test_negative_and_strided_slices(no_fallback):
     np.testing.assert_array_equal(every_other(a[:14].copy()), numpy_programs.every_other(a[:14]))
 
 
+def test_sizes_computed_from_shapes_size_temporaries_loops_and_slices(no_fallback):
+    x = np.random.default_rng(6).standard_normal(40)
+    kernel, running_sums = _native(numpy_programs.running_sums, {"x": 1})
+    np.testing.assert_allclose(running_sums(x), numpy_programs.running_sums(x), rtol=1e-12)
+    assert running_sums.route == "baseline build (source order)"
+    [temporary] = [a for a in kernel.allocations if a.role != "result"]
+    assert str(temporary.shape[0].size) == "n + 1"
+
+
+def test_aranges_over_sizes_are_computed_in_place(no_fallback):
+    A = np.random.default_rng(8).standard_normal((6, 9))
+    kernel, ramps = _native(numpy_programs.ramps, {"A": 2})
+    np.testing.assert_array_equal(ramps(A), numpy_programs.ramps(A))
+    assert [a.role for a in kernel.allocations] == ["result"]  # no array holds the ranges
+
+
+def test_one_extent_under_several_names_is_one_size(no_fallback):
+    x, y = np.random.default_rng(7).standard_normal(30), np.zeros(30)
+    kernel, two_names = _native(numpy_programs.two_names_for_one_size, {"x": 1, "y": 1})
+    two_names(x, y)
+    np.testing.assert_array_equal(y, x * 2.0 + 30)
+    assert [p for p in kernel.parameters if p in ("x_d0", "n", "m")] == ["x_d0"]
+
+
+@pytest.mark.parametrize(
+    ("body", "column", "fragment"),
+    [
+        ("    h = a.shape[0] // 2\n    return a[h:]\n", 9, "size `h = a.shape[0] // 2` is not affine in the sizes"),
+        ("    h = a.shape[0] - 1\n    h = h + 1\n    return a[:h]\n", 5, "size `h` is defined twice"),
+        ("    h = a.shape[0] - 1\n    h += 1\n    return a[:h]\n", 5, "assignment to `h`, which is used as a loop bound"),
+    ],
+)
+def test_a_size_that_is_not_affine_or_changes_is_refused_where_it_is_written(body, column, fragment):
+    report = ingest_source(f"def f(a):\n{body}", "user.py", {"f": {"a": 1}})[0]
+    assert not report.analyzable
+    assert (report.diagnostics[0].line, report.diagnostics[0].column) in ((2, column), (3, column)), report.diagnostics
+    assert fragment in report.diagnostics[0].message, report.diagnostics
+
+
 def test_implicit_loops_are_named_by_role_and_shown():
     kernel = load_kernel(PROGRAMS, "layer", {"x": 2, "w": 2, "b": 1})
     product = next(s for s in kernel.statements if s.op == "+=")
@@ -190,6 +229,9 @@ def test_implicit_loops_are_named_by_role_and_shown():
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled (real float"),
         ("import scipy.special\n\n\ndef f(a):\n    a[:] = scipy.special.erf(a)\n", 5, "module `scipy.special` is unknown"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.einsum('i->i', a)\n", 5, "np.einsum is not modelled"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * np.arange(0.0, 1.0, 0.1)\n", 5, "integers affine in the sizes"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.cumsum(a)\n", 5, "write the running sum as a loop"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a / np.linalg.norm(a)\n", 5, "`np.sqrt(np.sum(x * x))`"),
     ],
 )
 def test_out_of_scope_constructs_are_refused_at_their_line(source, line, fragment):

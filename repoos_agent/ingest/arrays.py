@@ -28,6 +28,7 @@ from repoos_agent.ingest.scop import (
     Refusal,
     Walk,
     affine_index,
+    affine_value,
     unparenthesised,
 )
 from repoos_agent.model.affine import AffineExpr, Bound
@@ -57,8 +58,9 @@ ARRAY_OPERATORS = ("+", "-", "*", "/", "//", "%", "**")
 UNSUPPORTED = {
     "einsum": "np.einsum is not modelled; write the contraction with `@` or a reduction",
     "reshape": "reshape is not modelled: write the loops over the shape you need",
-    "arange": "np.arange builds an index array; index arrays are not modelled",
     "linspace": "np.linspace is not modelled inside a kernel: pass the array in",
+    "cumsum": "np.cumsum is not modelled: write the running sum as a loop (`c[i] = c[i - 1] + x[i]`)",
+    "cumprod": "np.cumprod is not modelled: write the running product as a loop (`c[i] = c[i - 1] * x[i]`)",
     "tril": "np.tril is not modelled: write the triangle as a loop over rows (`A[i, :i + 1]`)",
     "triu": "np.triu is not modelled: write the triangle as a loop over rows (`A[i, i:]`)",
     "concatenate": "np.concatenate is not modelled: assign the parts into a slice of one array",
@@ -231,7 +233,7 @@ class ArrayLowering:
         every iteration. A rebinding in a deeper loop that cannot do that is refused."""
         if name in place.scope:
             raise Refusal(node, f"assignment to loop variable `{name}`")
-        if name in self.walk.parameters or name in self.walk.shape_parameters:
+        if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
             raise Refusal(node, f"assignment to `{name}`, which is used as a loop bound or subscript")
         key = (self.inlining, name)
         whole = unparenthesised(right)
@@ -302,6 +304,8 @@ class ArrayLowering:
         self._assign_scalar(name, op, value, place, node)
 
     def _assign_scalar(self, name: str, op: str, value: Value, place: Place, node: Node) -> None:
+        if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
+            raise Refusal(node, f"assignment to `{name}`, which is used as a loop bound or subscript")
         local = self._scalar_name(name)
         if local in ISL_RESERVED:
             raise Refusal(node, f"local `{name}` is a reserved word of the polyhedral library; rename it")
@@ -558,7 +562,7 @@ class ArrayLowering:
             return self._name(node, place)
         if _is_size(node):
             size = self._integer(node, place)
-            return Value((), lambda index: _affine_value(size), DtypeRule(("<int>",)))
+            return Value((), lambda index: affine_value(size), DtypeRule(("<int>",)))
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
@@ -599,6 +603,10 @@ class ArrayLowering:
         name = text(node)
         if name in self.locals:
             return self.locals[name]
+        if name in self.walk.size_aliases:
+            size = self.walk.size_aliases[name]
+            self.walk.parameters.update(dict.fromkeys(sorted(size.variables)))
+            return Value((), lambda index: affine_value(size), DtypeRule(("<int>",)))
         if name in place.scope or name in self.walk.parameters or name in self.walk.shape_parameters:
             if name not in place.scope:
                 self.walk.parameters[name] = None
@@ -831,6 +839,11 @@ class ArrayLowering:
         root = owner
         while root.type == "attribute":
             root = root.child_by_field_name("object")
+        if text(owner) in (f"{np}.linalg" for np in NUMPY):
+            raise Refusal(
+                node,
+                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
+            )
         if root.type == "identifier" and text(root) not in self.locals and text(root) not in self.walk.arguments:
             raise Refusal(
                 node,
@@ -870,6 +883,8 @@ class ArrayLowering:
     def _numpy(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
         if function in UNSUPPORTED:
             raise Refusal(node, UNSUPPORTED[function])
+        if function == "arange":
+            return self._arange(positional, keywords, place, node)
         if function in ELEMENTWISE:
             values = self._positional(function, positional, 1, place, node)
             value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
@@ -922,9 +937,29 @@ class ArrayLowering:
         if function in DTYPES:
             (value,) = self._positional(function, positional, 1, place, node)
             return Value(value.shape, value.element, DtypeRule(fixed=DTYPES[function]))
-        if function in ("sign", "isnan", "isinf", "any", "all", "argmax", "argmin", "nonzero", "cumsum", "sort"):
+        if function in ("sign", "isnan", "isinf", "any", "all", "argmax", "argmin", "nonzero", "sort"):
             raise Refusal(node, f"`np.{function}` is not modelled yet")
         raise Refusal(node, f"`np.{function}` is not modelled")
+
+    def _arange(self, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
+        """`np.arange(stop)`, `(start, stop)` or `(start, stop, step)` over integer sizes: its element k is
+        `start + k * step`, computed where it is used, never stored."""
+        if keywords or not 1 <= len(positional) <= 3:
+            raise Refusal(node, "`np.arange` is modelled with one to three integer arguments, no keywords")
+        try:
+            bounds = [affine_index(self.walk, argument, place.scope) for argument in positional]
+        except Refusal as refusal:
+            raise Refusal(
+                refusal.node,
+                f"`np.arange` over `{text(refusal.node)}`: its bounds must be integers affine in the sizes "
+                "(for a float range, pass the array in)",
+            ) from None
+        start, stop = (AffineExpr.of_constant(0), bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        step = bounds[2].constant if len(bounds) == 3 and bounds[2].is_constant else 1
+        if len(bounds) == 3 and (not bounds[2].is_constant or step == 0):
+            raise Refusal(positional[2], f"`np.arange` step `{text(positional[2])}` must be a nonzero integer constant")
+        extent = Extent(stop - start, step) if step > 0 else Extent(start - stop, -step)
+        return Value((extent,), lambda index: affine_value(start + index[0].scaled(step)), DtypeRule(fixed="int64"))
 
     def _positional(self, function: str, nodes: list[Node], wanted: int, place: Place, node: Node) -> list[Value]:
         if len(nodes) != wanted:
@@ -1156,7 +1191,7 @@ class ArrayLowering:
             pairwise=kind in ("sum", "mean"),
         )
         if kind == "mean":
-            count_expr = _affine_value(_product_of([operand.shape[d].size for d in axes], node))
+            count_expr = affine_value(_product_of([operand.shape[d].size for d in axes], node))
             self.emit(out_shape, "/=", lambda index: (store_ref(index), count_expr), place, statement)
         return None if direct else target
 
@@ -1456,15 +1491,6 @@ def _lex_less(first: list[str], second: list[str]) -> str:
         equal = [f"{a} = {b}" for a, b in zip(first[:position], second[:position], strict=True)]
         clauses.append(" and ".join([*equal, f"{first[position]} < {second[position]}"]))
     return " or ".join(f"({c})" for c in clauses) if clauses else "false"
-
-
-def _affine_value(expr: AffineExpr) -> Expr:
-    """An affine expression of sizes as a value expression (`n * m` is refused before this)."""
-    result: Expr | None = Number(expr.constant) if expr.constant else None
-    for name, coefficient in expr.terms:
-        term: Expr = Name(name) if coefficient == 1 else Binary("*", Number(coefficient), Name(name))
-        result = term if result is None else Binary("+", result, term)
-    return result if result is not None else Number(0)
 
 
 def _product_of(sizes: list[AffineExpr], node: Node) -> AffineExpr:

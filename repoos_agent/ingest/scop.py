@@ -119,6 +119,7 @@ class Walk:
     arrays: set[str]
     parameters: dict[str, None] = field(default_factory=dict)  # ordered set
     shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
+    size_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `m = n - 1`: a name for an affine size
     assigned: dict[str, Node] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
     statements: list[RawStatement] = field(default_factory=list)
@@ -243,7 +244,8 @@ def extract_kernel(
 
 
 def _shape_ranks(walk: Walk, body: Node) -> None:
-    """`n, m = A.shape` says `A` has rank 2: NumPy code often never indexes an array element by element."""
+    """`n, m = A.shape` says `A` has rank 2: NumPy code often never indexes an array element by element.
+    `n = A.shape[0]` and `n = len(A)` say only that `A` is an array, of a rank the call's values tell."""
     for node in body.named_children:
         if node.type != "expression_statement" or node.named_children[0].type != "assignment":
             continue
@@ -257,6 +259,13 @@ def _shape_ranks(walk: Walk, body: Node) -> None:
             array = text(right)[: -len(".shape")]
             if array in walk.arguments:
                 walk.ranks.setdefault(array, len(left.named_children))
+                walk.arrays.add(array)
+        elif right is not None and _is_shape_definition(node):
+            read = right.child_by_field_name("value") if right.type == "subscript" else right
+            array = text(read)[: -len(".shape")] if right.type == "subscript" else ""
+            if right.type == "call" and len(right.child_by_field_name("arguments").named_children) == 1:
+                array = text(right.child_by_field_name("arguments").named_children[0])
+            if array in walk.arguments:
                 walk.arrays.add(array)
 
 
@@ -289,6 +298,8 @@ def _walk_function_body(walk: Walk, body: Node) -> None:
                 _take_return(walk, node, is_last=index == len(children) - 1)
             elif node.type == "expression_statement" and _is_shape_definition(node):
                 _take_shape_definition(walk, node)
+            elif node.type == "expression_statement" and _is_size_alias(walk, node):
+                _take_size_alias(walk, node)
             else:
                 _walk_statement(walk, node, (), (), (), counter)
         except Refusal as refusal:
@@ -300,11 +311,65 @@ def _is_docstring(node: Node) -> bool:
 
 
 def _is_shape_definition(node: Node) -> bool:
+    """`n = A.shape[0]`, `n, m = A.shape`, `n = len(A)`: a right side that *is* a size read. One that merely
+    uses a size (`c = np.zeros(x.shape[0] + 1)`) is an array statement."""
     assignment = node.named_children[0]
     if assignment.type != "assignment":
         return False
     right = assignment.child_by_field_name("right")
-    return right is not None and (".shape" in text(right) or text(right).startswith("len("))
+    if right is None:
+        return False
+    if right.type == "call":
+        return text(right.child_by_field_name("function")) == "len"
+    if right.type == "subscript":
+        return text(right.child_by_field_name("value")).endswith(".shape")
+    return right.type == "attribute" and text(right).endswith(".shape")
+
+
+def _is_size_alias(walk: Walk, node: Node) -> bool:
+    """`m = n - 1` or `h = len(x) // 2`: a name bound to integer arithmetic on sizes alone. Such a name is a
+    size the loops and slices may use, so it is kept as its expression rather than lowered as a scalar
+    statement; `1 / n` or `n - k` with `k` an argument stay scalar statements, as before."""
+    assignment = node.named_children[0]
+    if assignment.type != "assignment" or assignment.child_by_field_name("left").type != "identifier":
+        return False
+    right = assignment.child_by_field_name("right")
+    if right is None:
+        return False
+    sizes = {*walk.shape_parameters, *walk.size_aliases}
+    stack, reads_size = [right], False
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        is_len = kind == "call" and text(current.child_by_field_name("function")) == "len"
+        integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//")
+        if _is_shape_subscript(current) or is_len or (kind == "identifier" and text(current) in sizes):
+            reads_size = True
+        elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
+            stack.extend(current.named_children)
+        elif kind != "integer":
+            return False
+    return reads_size
+
+
+def _is_shape_subscript(node: Node) -> bool:
+    return node.type == "subscript" and text(node.child_by_field_name("value")).endswith(".shape")
+
+
+def _take_size_alias(walk: Walk, node: Node) -> None:
+    assignment = node.named_children[0]
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    name = text(left)
+    if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
+        raise Refusal(left, f"size `{name}` is defined twice")
+    try:
+        walk.size_aliases[name] = affine_index(walk, right, set())
+    except Refusal as refusal:
+        raise Refusal(
+            refusal.node,
+            f"size `{name} = {text(right)}` is not affine in the sizes at `{text(refusal.node)}`: "
+            "a size is built from sizes and integers with +, - and * by a constant",
+        ) from None
 
 
 def _take_shape_definition(walk: Walk, node: Node) -> None:
@@ -333,8 +398,12 @@ def _take_shape_definition(walk: Walk, node: Node) -> None:
         raise Refusal(node, f"`{text(node)}`: {len(targets)} names for {len(dims)} sizes")
     for target, dim in zip(targets, dims, strict=True):
         name = text(target)
-        if name in walk.arguments or name in walk.shape_parameters:
+        if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
             raise Refusal(target, f"size `{name}` is defined twice")
+        named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dim)), None)
+        if named is not None:  # a second name for an extent already read: one parameter, or isl sees two sizes
+            walk.size_aliases[name] = AffineExpr.of_variable(named)
+            continue
         walk.shape_parameters[name] = ShapeParameter(name, array, dim)
 
 
@@ -556,6 +625,9 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
         name = text(node)
         if name in scope:
             return AffineExpr.of_variable(name)
+        if name in walk.size_aliases:
+            walk.parameters.update(dict.fromkeys(sorted(walk.size_aliases[name].variables)))
+            return walk.size_aliases[name]
         if name in walk.arrays:
             raise Refusal(node, f"`{name}` is an array, not an integer")
         if name in walk.arguments or name in walk.shape_parameters:
@@ -581,6 +653,15 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
 
 
+def affine_value(expr: AffineExpr) -> Expr:
+    """An affine expression of sizes as a value expression (`n * m` is refused before this)."""
+    result: Expr | None = Number(expr.constant) if expr.constant else None
+    for name, coefficient in expr.terms:
+        term: Expr = Name(name) if coefficient == 1 else Binary("*", Number(coefficient), Name(name))
+        result = term if result is None else Binary("+", result, term)
+    return result if result is not None else Number(0)
+
+
 def _inline_size(walk: Walk, node: Node) -> str:
     """`len(A)` or `A.shape[k]` written inside a bound: a size parameter named `A_dk`."""
     array, dim = None, 0
@@ -593,6 +674,10 @@ def _inline_size(walk: Walk, node: Node) -> str:
             array, dim = text(base)[: -len(".shape")], int(text(index))
     if array is None or array not in walk.arguments:
         raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+    named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dim)), None)
+    if named is not None:  # the user's own name for it (`n = len(x)`): one parameter per extent
+        walk.parameters[named] = None
+        return named
     name = f"{array}_d{dim}"
     size = ShapeParameter(name, array, dim)
     if name in walk.arguments or walk.shape_parameters.get(name, size) != size:
@@ -664,7 +749,7 @@ def _take_assignment(
         name = text(left)
         if name in scope:
             raise Refusal(left, f"assignment to loop variable `{name}`")
-        if name in walk.parameters or name in walk.shape_parameters:
+        if name in walk.parameters or name in walk.shape_parameters or name in walk.size_aliases:
             raise Refusal(left, f"assignment to `{name}`, which is used as a loop bound or subscript")
         if name in walk.arrays:
             raise Refusal(left, f"`{name}` is an array: assign to its elements")
@@ -735,6 +820,9 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
         name = text(node)
         if name in walk.arrays:
             raise Refusal(node, f"array `{name}` used without a subscript")
+        if name in walk.size_aliases:
+            walk.parameters.update(dict.fromkeys(sorted(walk.size_aliases[name].variables)))
+            return affine_value(walk.size_aliases[name])
         known = scope | set(walk.arguments) | set(walk.shape_parameters) | set(walk.assigned)
         if name not in known:
             raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
