@@ -267,7 +267,9 @@ class _Printer:
         kernel = self.kernel
         arguments = self._arguments()
         nest = build_loop_nest(kernel, self.lowered)
-        checks, check_lines = self._bounds_checks(nest)
+        assumed, assumed_lines = self._assumption_checks()
+        checks, check_lines = self._bounds_checks(nest, len(assumed))
+        checks, check_lines = assumed + checks, assumed_lines + check_lines
         data_checks, data_lines = self._index_checks(len(checks))
         checks, check_lines = checks + data_checks, check_lines + data_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
@@ -444,12 +446,26 @@ class _Printer:
         reading them, so they need no initial value, and no value leaves the loop."""
         return [f"{C_TYPE[self.kinds.names[name]]} {self.c_names[name]};" for name in sorted(scalars)]
 
-    def _bounds_checks(self, nest: LoopNest) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+    def _assumption_checks(self) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+        """Return codes for the sizes the loop nest was built assuming equal, checked before anything else:
+        a call NumPy would refuse to broadcast is refused here too, never run on code built for other sizes."""
+        checks: list[BoundsCheck] = []
+        lines: list[str] = []
+        for first, second in self.kernel.assumptions:
+            code = len(checks) + 1
+            message = (
+                f"the arrays' shapes do not broadcast as the function's NumPy statements need: {first} = {second} does not hold"
+            )
+            checks.append(BoundsCheck(code, "", -1, message))
+            lines.append(f"if (({_affine_c(first, self.c_names)}) != ({_affine_c(second, self.c_names)})) return {code};")
+        return tuple(checks), lines
+
+    def _bounds_checks(self, nest: LoopNest, first_code: int = 0) -> tuple[tuple[BoundsCheck, ...], list[str]]:
         """Return codes for every array extent the loop nest could overrun."""
         checks: list[BoundsCheck] = []
         lines: list[str] = []
         for bound in nest.bounds:
-            code_low, code_high = len(checks) + 1, len(checks) + 2
+            code_low, code_high = first_code + len(checks) + 1, first_code + len(checks) + 2
             checks.append(
                 BoundsCheck(
                     code_low, bound.array, bound.dim, f"index {bound.dim} of `{bound.array}` goes down to {bound.low_text}, below 0"

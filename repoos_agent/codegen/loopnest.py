@@ -115,8 +115,10 @@ class LoopNest:
 
 
 def build_loop_nest(kernel: Kernel, lowered: LoweredSchedule) -> LoopNest:
-    """The kernel's loop nest for `lowered`, with the marks of the schedule applied."""
-    build = isl.AstBuild.from_context(isl.Set.universe(isl.Space.params_alloc(kernel.ctx, 0)))
+    """The kernel's loop nest for `lowered`, with the marks of the schedule applied. isl builds it for the
+    sizes the kernel assumes (the extents NumPy's broadcasting requires equal): without them, a shifted
+    fusion over `in_field[2:-2]` and `out_field` splits into cases for sizes no call can have."""
+    build = isl.AstBuild.from_context(kernel.assumed)
     schedule = lowered.schedule.intersect_domain(kernel.domains)
     tree = _separating_innermost(build, schedule).node_from_schedule_map(schedule)
     return LoopNest(_node(tree, lowered, inside_parallel=False), _array_bounds(kernel, build))

@@ -217,6 +217,7 @@ class ArrayLowering:
         if value.boolean:
             raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
         mapper = _broadcast_to(value, target.shape, right)
+        self._equate([value.shape], target.shape)
         if self._overwrites_its_reads(target, op, value, mapper, place):
             value = self.materialize(value, "old", place, node)
             mapper = _broadcast_to(value, target.shape, right)
@@ -286,6 +287,15 @@ class ArrayLowering:
                     first, second = self._canonical(extent), self._canonical(wide)
                     if first != second:
                         self.equal[first] = second
+
+    def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]:
+        """The extents NumPy's broadcasting required equal, as equal sizes: what a call must satisfy for the
+        function to run at all, so the generated code may assume it once the call is checked."""
+        return tuple(
+            (first.size, second.size)
+            for first, second in self.equal.items()
+            if first.divisor == second.divisor == 1 and first.size != second.size
+        )
 
     def _canonical(self, extent: Extent) -> Extent:
         while extent in self.equal:

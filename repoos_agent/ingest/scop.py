@@ -153,6 +153,8 @@ class ArrayFrontEnd(Protocol):
 
     def lower_return(self, node: Node, counter: list[int]) -> None: ...
 
+    def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]: ...
+
 
 def function_arguments(function: Node) -> tuple[list[str], list[Diagnostic]]:
     """The names of a function's parameters, refusing `*args` and `**kwargs`."""
@@ -968,6 +970,11 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         returns_tuple=front_end.returns_tuple if front_end is not None else False,
         allocations=allocations,
         numpy_program=front_end is not None and front_end.lowered_any,
+        assumptions=tuple(
+            (a, b)
+            for a, b in (front_end.size_equalities() if front_end is not None else ())
+            if (a.variables | b.variables) <= set(parameters)
+        ),
         ctx=ctx,
     )
 

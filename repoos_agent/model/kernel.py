@@ -340,6 +340,15 @@ class Kernel:
     returns_tuple: bool = False  # `return a, b`: the function returns a tuple even of one value
     allocations: tuple[Allocation, ...] = ()
     numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
+    assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
+
+    @cached_property
+    def assumed(self) -> isl.Set:
+        """The parameter values a call may have: the `assumptions` hold (NumPy would raise otherwise). The
+        generated code is built for these alone, and its entry checks them before anything else."""
+        space = "[" + ", ".join(self.parameters) + "]"
+        equal = " and ".join(f"{a} = {b}" for a, b in self.assumptions)
+        return isl.Set.read_from_str(self.ctx, f"{space} -> {{ : {equal or 'true'} }}")
 
     @property
     def c_arguments(self) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """Translation validation: Z3 proves the generated loop nest computes what the source computes.
 
-Independently of isl's dependence analysis, for all parameter values:
+Independently of isl's dependence analysis, for all parameter values the kernel assumes (the sizes
+NumPy's broadcasting requires equal; the generated entry refuses any other call):
 (a) every statement instance of the source runs exactly once (none spurious, none
     repeated, none lost), (b) whenever two instances touch the same element and one
     writes, they run in the source's order, and (c) no two iterations of a parallel
@@ -30,6 +31,7 @@ from repoos_agent.schedule import LoweredSchedule
 from repoos_agent.verify.privatization import stale_read
 from repoos_agent.verify.smt import (
     Execution,
+    Occurrence,
     in_domain,
     instance_env,
     instantiate,
@@ -141,6 +143,8 @@ class _Checker:
         self.occurrences = occurrences(nest.root)
         self.locals = {a.name for a in kernel.arrays if a.rank == 0}
         self.queries = 0
+        self._instances: dict[tuple[int, int], Execution] = {}
+        self.assumed = isl_set(kernel.assumed, [], self.params)  # the entry refuses other sizes
 
     def run(self) -> None:
         for statement in self.kernel.statements:
@@ -154,15 +158,23 @@ class _Checker:
     def _solve(self, formula: z3.BoolRef) -> z3.ModelRef | None:
         solver = z3.Solver()
         solver.set(timeout=QUERY_TIMEOUT_MS)
-        solver.add(formula)
+        solver.add(self.assumed, formula)
         self.queries += 1
         result = solver.check()
         if result == z3.unknown:
             raise _Unknown(solver.reason_unknown())
         return solver.model() if result == z3.sat else None
 
-    def _executions(self, statement: Statement) -> list[Execution]:
-        return [instantiate(o, self.params) for o in self.occurrences if o.statement == statement.name]
+    def _executions(self, statement: Statement, side: int = 0) -> list[Execution]:
+        return [self._instance(o, side) for o in self.occurrences if o.statement == statement.name]
+
+    def _instance(self, occurrence: Occurrence, side: int) -> Execution:
+        """An occurrence's variables and constraints, built once per side: a query pairs side 0 with side 1, so
+        two instances of one occurrence stay distinct, and every query (a solver of its own) reuses them."""
+        key = (id(occurrence), side)
+        if key not in self._instances:
+            self._instances[key] = instantiate(occurrence, self.params)
+        return self._instances[key]
 
     def _describe(self, model: z3.ModelRef, *instances: tuple[Statement, list]) -> str:
         params = ", ".join(f"{name}={model.eval(var, model_completion=True)}" for name, var in self.params.items())
@@ -185,7 +197,7 @@ class _Checker:
                     self._describe(model, (statement, execution.instance)),
                 )
         for first_index, first in enumerate(executions):
-            for second in self._executions(statement)[first_index:]:
+            for second in self._executions(statement, side=1)[first_index:]:
                 if first.occurrence is second.occurrence:
                     different = (
                         z3.Or([first.iterators[n] != second.iterators[n] for n in first.iterators])
@@ -272,7 +284,7 @@ class _Checker:
             return
         cases = []
         for first in self._executions(source):
-            for second in self._executions(sink):
+            for second in self._executions(sink, side=1):
                 cases.append(
                     (
                         first,
@@ -317,8 +329,8 @@ class _Checker:
                     sink = self.kernel.statement(second_occurrence.statement)
                     if not self._conflicting(source, sink, private):
                         continue
-                    first = instantiate(first_occurrence, self.params)
-                    second = instantiate(second_occurrence, self.params)
+                    first = self._instance(first_occurrence, 0)
+                    second = self._instance(second_occurrence, 1)
                     cut = first.parallel_prefix[id(loop)]
                     same_outer = [a == b for a, b in zip(first.time[:cut], second.time[:cut], strict=True)]
                     different = first.iterators[loop.iterator] != second.iterators[loop.iterator]
@@ -354,7 +366,7 @@ class _Checker:
                         f"touches `{accumulator}` in the same loop",
                         f"{other.statement} would see a partial sum",
                     )
-            first, second = instantiate(occurrence, self.params), instantiate(occurrence, self.params)
+            first, second = self._instance(occurrence, 0), self._instance(occurrence, 1)
             cut = first.parallel_prefix[id(loop)]
             x_env = instance_env(statement, first.instance, self.params)
             y_env = instance_env(statement, second.instance, self.params)
