@@ -20,6 +20,7 @@ import islpy as isl
 from repoos_agent.agent.machine import Machine, this_machine
 from repoos_agent.backends.cc import engine_work
 from repoos_agent.legality import LegalityVerdict, analyze, prove_legal
+from repoos_agent.legality.dependences import dependences
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule, ScheduleError, ScheduleState, parse_schedule
@@ -145,6 +146,7 @@ class HeuristicProposer:
         if not parallel:
             candidates += self._wavefronts()  # only where no loop is free as written: skewing costs locality
         candidates += self._time_tilings()
+        candidates += self._sweep_fusions()
         candidates += self._fusions()
         candidates += self._one_pass_reads()
         candidates += self._blas_calls()
@@ -627,6 +629,45 @@ class HeuristicProposer:
                 return ideas
         return []
 
+    def _sweep_fusions(self) -> list[Idea]:
+        """Stencil sweeps in nests of their own, each reading its neighbours' results (hdiff's Laplacian,
+        fluxes and update). Each sweep is shifted by the fewest rows and columns that let it run in the
+        first sweep's nest, read off the dependences' distances, so every temporary's row is used while in
+        cache; then the plane is tiled and its tiles run as a wavefront on all cores."""
+        sweeps = [s for s in self.kernel.statements if s.loops]
+        depth = len(sweeps[0].loops) if sweeps else 0
+        if (
+            not self.kernel.numpy_program
+            or not 1 < len(sweeps) <= MAX_FUSED_STATEMENTS
+            or depth < 2
+            or any(len(s.loops) != depth or s.is_reduction for s in sweeps)
+            or any(_share_outer_loop(a, b) for a, b in itertools.pairwise(sweeps))
+        ):
+            return []
+        shifts = _sweep_shifts(self.kernel, sweeps, depth)
+        if shifts is None or not any(any(offsets) for offsets in shifts.values()):
+            return []  # no neighbour is read: the plain fusions cover it
+        steps = [
+            f"shift({s.name}.{s.loops[d].name}, {offset})" for s in sweeps for d, offset in enumerate(shifts[s.name]) if offset
+        ]
+        steps += [f"fuse({a.name}, {b.name}, {depth})" for a, b in itertools.pairwise(sweeps)]
+        fused = _joined(*steps)
+        if not self._legal(fused):
+            return []
+        first = sweeps[0]
+        row, column = (f"{first.name}.{loop.name}" for loop in first.loops[:2])
+        ideas = [Idea(fused, 1.2, "stencil sweeps shifted and fused into one nest: each temporary's rows used while in cache")]
+        for size in (32, 64):
+            tiled = _joined(
+                fused,
+                f"tile({row}, {column}, {size}, {size}); skew({row}_t, {column}_t, 1)",
+                f"interchange({row}_t, {column}_t); parallelize({row}_t)",
+            )
+            if self._legal(tiled):
+                reason = f"stencil sweeps shifted and fused, in {size} x {size} tiles run as a wavefront on all cores"
+                ideas.append(Idea(tiled, 3.9 - size / 640, reason))
+        return ideas
+
     def _wavefronts(self) -> list[Idea]:
         """Where the outer loops all carry dependences: skew so a loop becomes parallel."""
         ideas = []
@@ -704,6 +745,30 @@ def _share_outer_loop(first: Statement, second: Statement) -> bool:
         second.positions[0],
         second.loops[0].name,
     )
+
+
+def _sweep_shifts(kernel: Kernel, sweeps: list[Statement], depth: int) -> dict[str, tuple[int, ...]] | None:
+    """Per sweep, how far to delay it in each loop so that, in one nest, it runs no earlier in any loop than
+    the sweeps it depends on: a source at `i + 1` delays the sink by 1 more than the source's own delay.
+    None where a distance depends on the sizes (not a stencil)."""
+    shifts = {sweeps[0].name: (0,) * depth}
+    order = {s.name: n for n, s in enumerate(sweeps)}
+    with isl_lock(kernel):
+        for sink in sweeps[1:]:
+            delay = [0] * depth
+            for dependence in dependences(kernel):
+                if dependence.sink is not sink or order.get(dependence.source.name, len(sweeps)) >= order[sink.name]:
+                    continue
+                relation = dependence.relation.set_tuple_name(isl.dim_type.in_, "x").set_tuple_name(isl.dim_type.out, "x")
+                distances = relation.deltas()
+                for d in range(depth):
+                    pieces = [aff.gist(where) for where, aff in distances.dim_min(d).get_pieces()]
+                    if not all(aff.is_cst() for aff in pieces):
+                        return None
+                    nearest = min(aff.get_constant_val().to_python() for aff in pieces)
+                    delay[d] = max(delay[d], shifts[dependence.source.name][d] - nearest)
+            shifts[sink.name] = tuple(delay)
+    return shifts
 
 
 def _joined(*parts: str) -> str:
