@@ -620,7 +620,7 @@ class HeuristicProposer:
                 tiled = _joined(
                     text,
                     f"skew({time}, {row}, {factor}); tile({time}, {row}, {time_steps}, {rows})",
-                    f"skew({time}_t, {row}_t, 1); interchange({time}_t, {row}_t); parallelize({time}_t)",
+                    _tiles_as_wavefront(time, row),
                 )
                 if self._legal(tiled):
                     reason = f"time tiles of {time_steps} steps x {rows} rows, sweeps fused, run as a wavefront on all cores"
@@ -658,11 +658,7 @@ class HeuristicProposer:
         row, column = (f"{first.name}.{loop.name}" for loop in first.loops[:2])
         ideas = [Idea(fused, 1.2, "stencil sweeps shifted and fused into one nest: each temporary's rows used while in cache")]
         for size in (32, 64):
-            tiled = _joined(
-                fused,
-                f"tile({row}, {column}, {size}, {size}); skew({row}_t, {column}_t, 1)",
-                f"interchange({row}_t, {column}_t); parallelize({row}_t)",
-            )
+            tiled = _joined(fused, f"tile({row}, {column}, {size}, {size})", _tiles_as_wavefront(row, column))
             if self._legal(tiled):
                 reason = f"stencil sweeps shifted and fused, in {size} x {size} tiles run as a wavefront on all cores"
                 ideas.append(Idea(tiled, 3.9 - size / 640, reason))
@@ -769,6 +765,12 @@ def _sweep_shifts(kernel: Kernel, sweeps: list[Statement], depth: int) -> dict[s
                     delay[d] = max(delay[d], shifts[dependence.source.name][d] - nearest)
             shifts[sink.name] = tuple(delay)
     return shifts
+
+
+def _tiles_as_wavefront(outer: str, inner: str) -> str:
+    """The tile loops of `outer` and `inner` skewed so the tiles of one anti-diagonal run in parallel: legal
+    where every dependence's distance is non-negative in both loops."""
+    return f"skew({outer}_t, {inner}_t, 1); interchange({outer}_t, {inner}_t); parallelize({outer}_t)"
 
 
 def _joined(*parts: str) -> str:
