@@ -249,26 +249,15 @@ def _shape_ranks(walk: Walk, body: Node) -> None:
     """`n, m = A.shape` says `A` has rank 2: NumPy code often never indexes an array element by element.
     `n = A.shape[0]` and `n = len(A)` say only that `A` is an array, of a rank the call's values tell."""
     for node in body.named_children:
-        if node.type != "expression_statement" or node.named_children[0].type != "assignment":
+        if node.type != "expression_statement" or not _is_shape_definition(node):
             continue
         left, right = node.named_children[0].child_by_field_name("left"), node.named_children[0].child_by_field_name("right")
-        if (
-            right is not None
-            and right.type == "attribute"
-            and text(right).endswith(".shape")
-            and left.type in ("pattern_list", "tuple_pattern")
-        ):
-            array = text(right)[: -len(".shape")]
-            if array in walk.arguments:
-                walk.ranks.setdefault(array, len(left.named_children))
-                walk.arrays.add(array)
-        elif right is not None and _is_shape_definition(node):
-            read = right.child_by_field_name("value") if right.type == "subscript" else right
-            array = text(read)[: -len(".shape")] if right.type == "subscript" else ""
-            if right.type == "call" and len(right.child_by_field_name("arguments").named_children) == 1:
-                array = text(right.child_by_field_name("arguments").named_children[0])
-            if array in walk.arguments:
-                walk.arrays.add(array)
+        array = _shape_read_array(right)
+        if array not in walk.arguments:
+            continue
+        walk.arrays.add(array)
+        if right.type == "attribute" and left.type in ("pattern_list", "tuple_pattern"):
+            walk.ranks.setdefault(array, len(left.named_children))
 
 
 def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
@@ -319,13 +308,20 @@ def _is_shape_definition(node: Node) -> bool:
     if assignment.type != "assignment":
         return False
     right = assignment.child_by_field_name("right")
-    if right is None:
-        return False
-    if right.type == "call":
-        return text(right.child_by_field_name("function")) == "len"
-    if right.type == "subscript":
-        return text(right.child_by_field_name("value")).endswith(".shape")
-    return right.type == "attribute" and text(right).endswith(".shape")
+    return right is not None and _shape_read_array(right) is not None
+
+
+def _shape_read_array(node: Node) -> str | None:
+    """The array whose shape `len(A)`, `A.shape[k]` or `A.shape` reads (empty for a `len()` of no argument);
+    None for anything else."""
+    if node.type == "call" and text(node.child_by_field_name("function")) == "len":
+        arguments = node.child_by_field_name("arguments").named_children
+        return text(arguments[0]) if arguments else ""
+    if _is_shape_subscript(node):
+        return text(node.child_by_field_name("value"))[: -len(".shape")]
+    if node.type == "attribute" and text(node).endswith(".shape"):
+        return text(node)[: -len(".shape")]
+    return None
 
 
 def _is_size_alias(walk: Walk, node: Node) -> bool:
@@ -343,9 +339,8 @@ def _is_size_alias(walk: Walk, node: Node) -> bool:
     while stack:
         current = stack.pop()
         kind = current.type
-        is_len = kind == "call" and text(current.child_by_field_name("function")) == "len"
         integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//")
-        if _is_shape_subscript(current) or is_len or (kind == "identifier" and text(current) in sizes):
+        if _shape_read_array(current) is not None or (kind == "identifier" and text(current) in sizes):
             reads_size = True
         elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
             stack.extend(current.named_children)
@@ -381,19 +376,18 @@ def _take_shape_definition(walk: Walk, node: Node) -> None:
     targets = [left] if left.type == "identifier" else list(left.named_children)
     if any(t.type != "identifier" for t in targets):
         raise Refusal(left, f"`{text(left)}`: sizes must be plain names")
-    if right.type == "call" and text(right.child_by_field_name("function")) == "len":
-        args = right.child_by_field_name("arguments").named_children
-        array, dims = (text(args[0]) if args else ""), [0]
-    elif right.type == "subscript" and text(right.child_by_field_name("value")).endswith(".shape"):
-        array = text(right.child_by_field_name("value"))[: -len(".shape")]
+    array = _shape_read_array(right)
+    if array is None:
+        raise Refusal(right, f"`{text(right)}` is not a size (expected `A.shape[k]`, `A.shape` or `len(A)`)")
+    if right.type == "call":
+        dims = [0]
+    elif right.type == "subscript":
         index = right.child_by_field_name("subscript")
         if index is None or index.type != "integer":
             raise Refusal(right, f"`{text(right)}`: the shape index must be an integer")
         dims = [int(text(index))]
-    elif right.type == "attribute" and text(right).endswith(".shape"):
-        array, dims = text(right)[: -len(".shape")], list(range(len(targets)))
     else:
-        raise Refusal(right, f"`{text(right)}` is not a size (expected `A.shape[k]`, `A.shape` or `len(A)`)")
+        dims = list(range(len(targets)))
     if array not in walk.arguments:
         raise Refusal(right, f"`{array}` is not an array argument of the function")
     if len(dims) != len(targets):
