@@ -29,6 +29,7 @@ from repoos_agent.ingest.scop import (
     Walk,
     affine_index,
     affine_value,
+    shape_read,
     unparenthesised,
 )
 from repoos_agent.model.affine import AffineExpr, Bound
@@ -46,8 +47,8 @@ FLOATING_CALLS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "
 REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
 CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
+ARRAY_CONVERSIONS = frozenset({"asarray", "asanyarray", "ascontiguousarray", "array"})
 CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
-NUMPY = ("np", "numpy")
 REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
 """What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
 RANK_HINT = (
@@ -119,6 +120,7 @@ class ArrayLowering:
     statement: Node | None = None  # the source statement being lowered: what its element statements cite
     owned: dict[tuple[tuple[str, ...], str], str] = field(default_factory=dict)  # local -> the allocation it owns
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
+    read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     emitted: int = 0  # element statements this front-end emitted
@@ -154,7 +156,7 @@ class ArrayLowering:
             kind = current.type
             if kind == "identifier" and text(current) in self.locals:
                 return True
-            if kind in ("slice", "ellipsis", "none", "keyword_argument") or (
+            if kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern") or (
                 kind == "binary_operator" and "@" in _operator(current)
             ):
                 return True
@@ -186,7 +188,35 @@ class ArrayLowering:
         if op not in ("=", "+=", "-=", "*=", "/="):
             raise Refusal(node, f"`{op}` assignments are not modelled (use =, +=, -=, *= or /=)")
         if left.type in ("pattern_list", "tuple_pattern"):
-            raise Refusal(left, f"`{text(left)}`: unpacking into several names is not modelled; assign each value on its own line")
+            self._unpack(left, right, op, place, node)
+            return
+        self._assign(left, op, right, place, node)
+
+    def _unpack(self, left: Node, right: Node, op: str, place: Place, node: Node) -> None:
+        """`a, b = x, y`: every value first, then every binding, as Python does (`a, b = b, a + b` swaps). Scalars
+        are copied into fresh locals before any is bound; arrays are rebound, not copied, as in Python."""
+        targets = left.named_children
+        values = right.named_children if right.type in ("expression_list", "tuple") else []
+        if op != "=" or len(values) != len(targets):
+            raise Refusal(left, f"`{text(left)} = {text(right)[:40]}`: unpacking is modelled for as many values as names")
+        if not _reads_any(values, targets):
+            for target, value in zip(targets, values, strict=True):
+                self._assign(target, op, value, place, node)
+            return
+        if any(target.type != "identifier" for target in targets):
+            raise Refusal(left, f"`{text(left)}`: swapping elements is not modelled; assign each on its own line")
+        computed = [self.value(value, place) for value in values]
+        if any(result.rank for result in computed):
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}` swaps arrays: write the steps with the roles exchanged instead "
+                "(`b[...] = f(a)` then `a[...] = f(b)`)",
+            )
+        computed = [self.materialize(result, "swap", place, node) for result in computed]
+        for target, value, result in zip(targets, values, computed, strict=True):
+            self._bind(text(target), value, place, node, result)
+
+    def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
         if left.type == "identifier" and op == "=":
             self._bind(text(left), right, place, node)
             return
@@ -201,6 +231,7 @@ class ArrayLowering:
     def store(self, target: Value, op: str, right: Node, place: Place, node: Node) -> None:
         """Write `right` into the target's view, element by element, with NumPy's right-side-first semantics."""
         assert target.view is not None
+        self._writable(target, node)
         whole = unparenthesised(right)
         if op == "=" and self._is_product_or_reduction(whole):
             produced = self._produce(whole, place, node, into=target)
@@ -214,6 +245,7 @@ class ArrayLowering:
     def write(self, target: Value, op: str, value: Value, right: Node, place: Place, node: Node) -> None:
         """Store a computed value into the target's view (through a temporary if it reads what it overwrites)."""
         assert target.view is not None
+        self._writable(target, node)
         if value.boolean:
             raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
         mapper = _broadcast_to(value, target.shape, right)
@@ -228,10 +260,21 @@ class ArrayLowering:
 
         self.emit(target.shape, op, body, place, node)
 
-    def _bind(self, name: str, right: Node, place: Place, node: Node) -> None:
-        """`name = value`. A name that already owns an allocation of the same shape is rebound by writing
-        into it: a value carried round a loop (`x = f(x)` in its body) must live in the same memory in
-        every iteration. A rebinding in a deeper loop that cannot do that is refused."""
+    def _writable(self, target: Value, node: Node) -> None:
+        assert target.view is not None
+        conversion = self.read_only.get(target.view.array)
+        if conversion is not None:
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}` writes the result of `{conversion}`, which is the argument itself when it has "
+                "that type already: write into a `.copy()`, or leave out `dtype=`",
+            )
+
+    def _bind(self, name: str, right: Node, place: Place, node: Node, computed: Value | None = None) -> None:
+        """`name = value` (`computed`, when the value was computed before). A name that already owns an allocation
+        of the same shape is rebound by writing into it: a value carried round a loop (`x = f(x)` in its body)
+        must live in the same memory in every iteration. A rebinding in a deeper loop that cannot do that is
+        refused."""
         if name in place.scope:
             raise Refusal(node, f"assignment to loop variable `{name}`")
         if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
@@ -239,7 +282,9 @@ class ArrayLowering:
         key = (self.inlining, name)
         whole = unparenthesised(right)
         before = len(self.allocations)
-        if self._is_product_or_reduction(whole) or _is_creation(whole):
+        if computed is not None:
+            value = computed
+        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
             value = self._produce(whole, place, node, into=None, name=name)
         else:
             value = self.value(right, place)
@@ -256,6 +301,7 @@ class ArrayLowering:
             existing is not None
             and owned is not None
             and owned not in self.shared
+            and owned not in self.read_only
             and self._same_shape(existing.shape, value.shape)
         ):
             if not (value.view is not None and value.view.array == owned and _is_whole(value)):
@@ -344,7 +390,7 @@ class ArrayLowering:
             value = self.locals[text(whole)]
             if value.view is not None and self._is_array_argument(value.view.array) and _is_whole(value):
                 return ReturnValue(value.view.array)
-        elif self._is_product_or_reduction(whole) or _is_creation(whole):
+        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
             produced = self._produce(whole, place, node, into=None, name="result")
             assert produced is not None
             value = produced
@@ -570,7 +616,7 @@ class ArrayLowering:
             return Value((), lambda index: Number(1 if kind == "true" else 0), DtypeRule(("<int>",)), boolean=True)
         if kind == "identifier":
             return self._name(node, place)
-        if _is_size(node):
+        if self._is_size(node):
             size = self._integer(node, place)
             return Value((), lambda index: affine_value(size), DtypeRule(("<int>",)))
         if kind == "attribute":
@@ -632,9 +678,18 @@ class ArrayLowering:
             if name in self.walk.arrays:
                 raise Refusal(node, f"the rank of array `{name}` is not known here: unpack its shape first (`n, m = {name}.shape`)")
             return Value((), lambda index: Name(name), DtypeRule((name,)))
-        if name in NUMPY:
+        module, _, attribute = self.walk.names.canonical(name).rpartition(".")
+        if module in ("np", "math") and attribute in CONSTANTS:
+            number = CONSTANTS[attribute]
+            return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
+        if self.walk.names.is_numpy(name):
             raise Refusal(node, f"`{name}` used as a value")
         raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
+
+    def _is_size(self, node: Node) -> bool:
+        """`A.shape[k]`, `len(A)`, `len(A[0])` or `s[k]` with `s = A.shape`: an integer size, not an array."""
+        read = shape_read(node, self.walk.stored_shapes)
+        return read is not None and read[1] is not None
 
     def _is_array_argument(self, name: str) -> bool:
         return name in self.walk.arguments and self.walk.ranks.get(name, 0) > 0
@@ -654,19 +709,31 @@ class ArrayLowering:
 
     def _attribute(self, node: Node, place: Place) -> Value:
         base, attribute = node.child_by_field_name("object"), text(node.child_by_field_name("attribute"))
-        if text(base) in NUMPY:
+        module = self.walk.names.canonical(text(base))
+        if module == "np":
             if attribute in CONSTANTS:
                 number = CONSTANTS[attribute]
                 return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
             if attribute == "newaxis":
                 raise Refusal(node, "`np.newaxis` is only modelled inside a subscript")
             raise Refusal(node, f"`{text(node)}` is not modelled")
-        if text(base) == "math" and attribute in CONSTANTS:
+        if module == "math" and attribute in CONSTANTS:
             number = CONSTANTS[attribute]
             return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
         value = self.value(base, place)
         if attribute == "T":
             return _transposed(value, node)
+        if attribute == "ndim" and value.view is not None:
+            rank = value.rank
+            return Value((), lambda index: Number(rank), DtypeRule(("<int>",)))
+        if attribute == "size" and value.view is not None:
+            if any(extent.divisor != 1 for extent in value.shape):
+                raise Refusal(node, f"`{text(node)}` of a strided slice is not modelled: take the size of the whole array")
+            factors = [affine_value(extent.size) for extent in value.shape] or [Number(1)]
+            count = factors[0]
+            for factor in factors[1:]:  # a product of sizes: a value, never a bound, so it need not be affine
+                count = Binary("*", count, factor)
+            return Value((), lambda index: count, DtypeRule(("<int>",)))
         if attribute in ("real", "imag"):
             raise Refusal(node, f"`.{attribute}`: complex numbers are not modelled (real float and integer arrays are)")
         raise Refusal(node, f"attribute `.{attribute}` is not modelled on arrays (known: .T, and .shape in sizes)")
@@ -828,10 +895,23 @@ class ArrayLowering:
         }
         if any(a.type in ("list_splat", "dictionary_splat") for a in arguments):
             raise Refusal(node, f"`{text(node)[:60]}`: `*args` and `**kwargs` in calls are not modelled")
+        if callee.type == "identifier" and text(callee) in self.helpers:
+            return self._inline(text(callee), positional, keywords, place, node)
+        dotted = self.walk.names.canonical(text(callee))
+        module, _, method = dotted.rpartition(".")
+        if module == "np":
+            return self._numpy(method, positional, keywords, place, node)
+        if module == "math":
+            if method in ELEMENTWISE or method == "pow":
+                return self._numpy("power" if method == "pow" else method, positional, keywords, place, node)
+            raise Refusal(node, f"`math.{method}` is not modelled")
+        if module == "np.linalg":
+            raise Refusal(
+                node,
+                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
+            )
         if callee.type == "identifier":
             name = text(callee)
-            if name in self.helpers:
-                return self._inline(name, positional, keywords, place, node)
             if name in ("abs", "min", "max", "float", "int"):
                 return self._builtin(name, positional, place, node)
             if name == "len":
@@ -839,21 +919,10 @@ class ArrayLowering:
             raise Refusal(node, f"call `{name}(...)`: not a function of this module, nor a NumPy or math function")
         if callee.type != "attribute":
             raise Refusal(node, f"call `{text(callee)[:40]}` is not modelled")
-        owner, method = callee.child_by_field_name("object"), text(callee.child_by_field_name("attribute"))
-        if text(owner) in NUMPY:
-            return self._numpy(method, positional, keywords, place, node)
-        if text(owner) == "math":
-            if method in ELEMENTWISE or method == "pow":
-                return self._numpy("power" if method == "pow" else method, positional, keywords, place, node)
-            raise Refusal(node, f"`math.{method}` is not modelled")
+        owner = callee.child_by_field_name("object")
         root = owner
         while root.type == "attribute":
             root = root.child_by_field_name("object")
-        if text(owner) in (f"{np}.linalg" for np in NUMPY):
-            raise Refusal(
-                node,
-                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
-            )
         if root.type == "identifier" and text(root) not in self.locals and text(root) not in self.walk.arguments:
             raise Refusal(
                 node,
@@ -895,6 +964,8 @@ class ArrayLowering:
             raise Refusal(node, UNSUPPORTED[function])
         if function == "arange":
             return self._arange(positional, keywords, place, node)
+        if function in ARRAY_CONVERSIONS:
+            return self._converted(function, positional, keywords, place, node)
         if function in ELEMENTWISE:
             values = self._positional(function, positional, 1, place, node)
             value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
@@ -971,10 +1042,36 @@ class ArrayLowering:
         extent = Extent(stop - start, step) if step > 0 else Extent(start - stop, -step)
         return Value((extent,), lambda index: affine_value(start + index[0].scaled(step)), DtypeRule(fixed="int64"))
 
+    def _converted(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
+        """`np.asarray(x)` of an array is `x` itself, and `np.array(x)` a copy of it, as NumPy's are. With `dtype=`,
+        NumPy returns `x` itself when it has that type already and a converted copy otherwise: the two agree while
+        nothing writes the result, so it is a copy no statement may write (`write` refuses)."""
+        unknown = set(keywords) - {"dtype", "order"} - ({"copy"} if function == "array" else set())
+        if len(positional) != 1 or unknown:
+            raise Refusal(node, f"`np.{function}` is modelled with one array and `dtype=` only")
+        value = self.value(positional[0], place)
+        if value.rank == 0:
+            raise Refusal(node, f"`np.{function}` of a scalar is not modelled: use the scalar itself")
+        dtype = self._dtype_rule(keywords["dtype"], place) if "dtype" in keywords else value.dtype
+        copied = function == "array" and text(keywords.get("copy", node)) != "False"
+        if not copied and "dtype" not in keywords:
+            return value
+        converted = self.materialize(Value(value.shape, value.element, dtype), function, place, node)
+        if not copied:
+            assert converted.view is not None
+            self.read_only[converted.view.array] = f"np.{function}({text(positional[0])}, dtype=...)"
+        return converted
+
     def _positional(self, function: str, nodes: list[Node], wanted: int, place: Place, node: Node) -> list[Value]:
         if len(nodes) != wanted:
             raise Refusal(node, f"`np.{function}` takes {wanted} positional argument(s) here, got {len(nodes)}")
         return [self.value(n, place) for n in nodes]
+
+    def _dtype_rule(self, node: Node, place: Place) -> DtypeRule:
+        """A `dtype=` argument: a type's name, or another array's type (`dtype=x.dtype`)."""
+        if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "dtype":
+            return self.value(node.child_by_field_name("object"), place).dtype
+        return DtypeRule(fixed=self._dtype(node))
 
     def _dtype(self, node: Node) -> str:
         name = text(node).rpartition(".")[2].strip("'\"")
@@ -1030,7 +1127,7 @@ class ArrayLowering:
             raise Refusal(function, f"`{name}` is inlined: it must end with `return value`")
         returned = body[-1].named_children[0]
         whole = unparenthesised(returned)
-        if self._is_product_or_reduction(whole) or _is_creation(whole):
+        if self._is_product_or_reduction(whole) or self._is_creation(whole):
             value = self._produce(whole, place, whole, into=None, name=f"{name}_out")
             assert value is not None
             return value
@@ -1043,19 +1140,24 @@ class ArrayLowering:
             return True
         if node.type != "call":
             return False
-        callee = node.child_by_field_name("function")
-        if callee.type != "attribute":
-            return False
-        owner, method = text(callee.child_by_field_name("object")), text(callee.child_by_field_name("attribute"))
-        if owner in NUMPY:
+        module, method = self._callee_name(node)
+        if module == "np":
             return method in REDUCTIONS or method in ("dot", "matmul")
-        return method in REDUCTIONS or method == "dot"
+        return bool(module) and (method in REDUCTIONS or method == "dot")
+
+    def _callee_name(self, node: Node) -> tuple[str, str]:
+        """A call's module (`np` for NumPy's own, however imported; the receiver for a method) and function."""
+        module, _, method = self.walk.names.canonical(text(node.child_by_field_name("function"))).rpartition(".")
+        return module, method
+
+    def _is_creation(self, node: Node) -> bool:
+        return node.type == "call" and self._callee_name(node)[0] == "np" and self._callee_name(node)[1] in CREATIONS
 
     def _produce(self, node: Node, place: Place, statement: Node, into: Value | None, name: str = "") -> Value | None:
         """Lower a product, reduction or creation into `into` (a stored target), or into a new
         allocation whose value is returned. Returns None when it wrote `into` itself."""
         node = unparenthesised(node)
-        if _is_creation(node):
+        if self._is_creation(node):
             return self._creation(node, place, statement, name)
         if node.type == "binary_operator":
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)
@@ -1066,9 +1168,9 @@ class ArrayLowering:
         keywords = {
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
-        owner, method = callee.child_by_field_name("object"), text(callee.child_by_field_name("attribute"))
-        if text(owner) not in NUMPY:
-            positional = [owner, *positional]
+        module, method = self._callee_name(node)
+        if module != "np":
+            positional = [callee.child_by_field_name("object"), *positional]
         if method in ("dot", "matmul"):
             if len(positional) != 2:
                 raise Refusal(node, f"`{method}` takes two arrays")
@@ -1262,7 +1364,7 @@ class ArrayLowering:
         return self.materialize(operand, "operand", place, node)
 
     def _creation(self, node: Node, place: Place, statement: Node, name: str) -> Value:
-        function = text(node.child_by_field_name("function")).rpartition(".")[2]
+        function = self._callee_name(node)[1]
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         positional = [a for a in arguments if a.type != "keyword_argument"]
         keywords = {
@@ -1276,7 +1378,7 @@ class ArrayLowering:
         else:
             shape, dtype = self._shape(positional[0], place), DtypeRule(fixed="float64")
         if "dtype" in keywords:
-            dtype = DtypeRule(fixed=self._dtype(keywords["dtype"]))
+            dtype = self._dtype_rule(keywords["dtype"], place)
         fill: Value | None = None
         if function.startswith("full"):
             if len(positional) < 2 and "fill_value" not in keywords:
@@ -1334,6 +1436,18 @@ def _scaled_read(expr: Expr) -> bool:
     return False
 
 
+def _reads_any(values: list[Node], targets: list[Node]) -> bool:
+    """Whether any of `values` reads an array or name that one of `targets` writes."""
+    written = {text(t.child_by_field_name("value") if t.type == "subscript" else t) for t in targets}
+    stack = list(values)
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and text(current) in written:
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
 def _is_subscripted(node: Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type == "subscript" and parent.child_by_field_name("value") == node
@@ -1370,27 +1484,8 @@ def _subscript_base(node: Node) -> str:
     return text(node) if node.type == "identifier" else ""
 
 
-def _is_size(node: Node) -> bool:
-    """`A.shape[k]` or `len(A)`: an integer size, not an array."""
-    if node.type == "subscript":
-        base = node.child_by_field_name("value")
-        return base.type == "attribute" and text(base.child_by_field_name("attribute")) == "shape"
-    return node.type == "call" and text(node.child_by_field_name("function")) == "len"
-
-
 def _is_newaxis(node: Node) -> bool:
     return node.type == "none" or text(node) in ("np.newaxis", "numpy.newaxis")
-
-
-def _is_creation(node: Node) -> bool:
-    if node.type != "call":
-        return False
-    callee = node.child_by_field_name("function")
-    return (
-        callee.type == "attribute"
-        and text(callee.child_by_field_name("object")) in NUMPY
-        and text(callee.child_by_field_name("attribute")) in CREATIONS
-    )
 
 
 def _is_whole(value: Value) -> bool:
