@@ -161,3 +161,35 @@ def test_dtype_of_another_array(dtype):
 def test_a_counter_assigned_again_stays_a_scalar():
     x = rng.random(12)
     _same(_native(as_written.counter_stays_a_scalar)(x), as_written.counter_stays_a_scalar(x))
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 2), (30, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_masked_assignment_writes_where_the_mask_holds(shape, dtype):
+    a = (rng.random(shape) * 2).astype(dtype)
+    _same(_native(as_written.zero_negatives)(a), as_written.zero_negatives(a), dtype)
+    got, want = a.copy(), a.copy()
+    _native(as_written.clamp_between)(got, 0.5, 1.5)
+    as_written.clamp_between(want, 0.5, 1.5)
+    _same(got, want, dtype)
+    b = (rng.random(shape) * 2).astype(dtype)
+    got, want = a.copy(), a.copy()
+    _native(as_written.copy_where)(got, b)
+    as_written.copy_where(want, b)
+    _same(got, want, dtype)
+
+
+@pytest.mark.parametrize("n", [1, 2, 500])
+def test_masked_sums_and_counts_of_boolean_arrays(n):
+    x = rng.random(n) * 2
+    got, want = _native(as_written.masked_sum_and_count)(x), as_written.masked_sum_and_count(x)
+    for ours, theirs in zip(got, want, strict=True):
+        _same(ours, theirs)
+    assert np.asarray(got[1]).dtype == np.asarray(want[1]).dtype
+
+
+def test_a_compacting_read_is_refused_with_what_to_write_instead():
+    assert _reason("compacted", {"x": 1}).endswith(
+        "`x[x > 0]` compacts the elements the mask selects, a number the data decides: reduce them "
+        "(`np.sum(x[x > 0])`) or keep the shape (`np.where(mask, x, 0)`)"
+    )

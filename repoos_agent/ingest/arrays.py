@@ -192,6 +192,48 @@ class ArrayLowering:
             return
         self._assign(left, op, right, place, node)
 
+    def _masked_store(self, base_node: Node, mask_node: Node, op: str, right: Node, place: Place, node: Node) -> None:
+        """`a[mask] = v` (or `op=`): a statement over all of `a` that writes where the mask holds and keeps the old
+        element elsewhere. `v` is a scalar, or the same mask applied to an array of `a`'s shape (`a[m] = b[m]`)."""
+        target, mask = self.value(base_node, place), self.value(mask_node, place)
+        if target.view is None:
+            raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
+        if not mask.boolean or not self._same_shape(mask.shape, target.shape):
+            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        same_mask = _masked(right)
+        if same_mask and text(same_mask[1]) == text(mask_node):
+            new = self.value(same_mask[0], place)
+            if not self._same_shape(new.shape, target.shape):
+                raise Refusal(right, f"`{text(right)}`: the masked array must have `{text(base_node)}`'s shape")
+        else:
+            new = self.value(right, place)
+            if new.rank:
+                raise Refusal(
+                    right, f"`{text(right)[:60]}`: a masked assignment takes a scalar, or the same mask on the right (`b[m]`)"
+                )
+        binary = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}.get(op)
+
+        def element(index: Index) -> Expr:
+            old = target.element(index)
+            written = new.element(index if new.rank else ())
+            return Choice(mask.element(index), Binary(binary, old, written) if binary else written, old)
+
+        value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
+        self.write(target, "=", value, right, place, node)
+
+    def _masked_operand(self, base_node: Node, mask_node: Node, method: str, place: Place) -> Value:
+        """`x[mask]` reduced: a sum adds zeros where the mask fails; other reductions depend on how many it keeps."""
+        if method != "sum":
+            raise Refusal(
+                base_node.parent,
+                f"`{text(base_node.parent)}`: a {method} of a masked selection is not modelled (a sum is: "
+                f"np.sum(x[m]); or use np.where(m, x, ...))",
+            )
+        base, mask = self.value(base_node, place), self.value(mask_node, place)
+        if not mask.boolean or not self._same_shape(mask.shape, base.shape):
+            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        return Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype)
+
     def _unpack(self, left: Node, right: Node, op: str, place: Place, node: Node) -> None:
         """`a, b = x, y`: every value first, then every binding, as Python does (`a, b = b, a + b` swaps). Scalars
         are copied into fresh locals before any is bound; arrays are rebound, not copied, as in Python."""
@@ -217,6 +259,10 @@ class ArrayLowering:
             self._bind(text(target), value, place, node, result)
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
+        masked = _masked(left)
+        if masked:
+            self._masked_store(*masked, op, right, place, node)
+            return
         if left.type == "identifier" and op == "=":
             self._bind(text(left), right, place, node)
             return
@@ -525,6 +571,11 @@ class ArrayLowering:
         self.walk.ranks[name] = len(shape)
         return name
 
+    def _fresh_local(self, hint: str) -> str:
+        """A new scalar local's name, taken by no argument, local, size or allocation."""
+        taken = set(self.walk.arguments) | set(self.walk.assigned) | {a.name for a in self.allocations}
+        return next(name for name in (self._scalar_name(f"{hint}_{next(self._fresh)}") for _ in count()) if name not in taken)
+
     def _allocation_name(self, hint: str) -> str:
         base = "_".join((*self.inlining, hint)) if hint else "tmp"
         taken = (
@@ -541,7 +592,7 @@ class ArrayLowering:
     def materialize(self, value: Value, hint: str, place: Place, node: Node) -> Value:
         """Store a value into a new allocation (or a local scalar when it has rank 0)."""
         if value.rank == 0:
-            local = self._scalar_name(f"{hint}_{next(self._fresh)}")
+            local = self._fresh_local(hint)
             self.walk.assigned.setdefault(local, node)
             self.emit((), "=", lambda index: (Name(local), value.element(())), place, node)
             return Value((), lambda index: Name(local), value.dtype)
@@ -622,13 +673,21 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
+            if _masked(node):
+                raise Refusal(
+                    node,
+                    f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
+                    f"(`np.sum({text(node)})`) or keep the shape (`np.where(mask, x, 0)`)",
+                )
             base = self.value(node.child_by_field_name("value"), place)
             return self._index(base, list(node.children_by_field_name("subscript")), place, node)
         if kind == "unary_operator":
             op = text(node.child_by_field_name("operator"))
+            operand = self.value(node.child_by_field_name("argument"), place)
+            if op == "~" and operand.boolean:
+                return self._elementwise([operand], lambda a: Unary("not", a), node, boolean=True)
             if op not in "-+":
                 raise Refusal(node, f"operator `{op}` is not modelled on arrays")
-            operand = self.value(node.child_by_field_name("argument"), place)
             if op == "+":
                 return operand
             return Value(operand.shape, lambda index: Unary("-", operand.element(index)), operand.dtype)
@@ -851,6 +910,12 @@ class ArrayLowering:
         left_node, right_node = node.child_by_field_name("left"), node.child_by_field_name("right")
         if op == "@":
             return self._produce(node, place, node, into=None) or self._unreachable(node)
+        if op in ("&", "|"):
+            left, right = self.value(left_node, place), self.value(right_node, place)
+            if not (left.boolean and right.boolean):
+                raise Refusal(node, f"`{op}` of integers (bitwise) is not modelled; of boolean masks it is")
+            logical = "and" if op == "&" else "or"
+            return self._elementwise([left, right], lambda a, b: Binary(logical, a, b), node, boolean=True)
         if op not in ARRAY_OPERATORS:
             raise Refusal(node, f"operator `{op}` is not modelled on arrays (known: {' '.join(ARRAY_OPERATORS)} @)")
         left, right = self.value(left_node, place), self.value(right_node, place)
@@ -1178,8 +1243,11 @@ class ArrayLowering:
             return self._matmul(left, right, place, statement, into, name, node)
         if not positional:
             raise Refusal(node, f"`{method}` needs an array")
-        operand = self.value(positional[0], place)
+        masked = _masked(positional[0])
+        operand = self._masked_operand(*masked, method, place) if masked else self.value(positional[0], place)
         axis_node = keywords.get("axis", positional[1] if len(positional) > 1 else None)
+        if masked and axis_node is not None and text(axis_node) not in ("None", "0"):
+            raise Refusal(node, f"`{text(node)[:60]}`: a masked selection is one flat array; reduce it whole")
         keepdims_node = keywords.get("keepdims")
         unknown = set(keywords) - {"axis", "keepdims"}
         if unknown or len(positional) > 2:
@@ -1221,7 +1289,7 @@ class ArrayLowering:
         if into is not None and into.view is not None and into.view.array not in reads and into.rank == len(shape):
             return into, True
         if not shape:
-            local = self._scalar_name(f"{name or 'acc'}_{next(self._fresh)}")
+            local = self._fresh_local(name or "acc")
             self.walk.assigned.setdefault(local, node)
             return Value((), lambda index: Name(local), dtype), False
         allocation = self.allocate(name or "tmp", shape, dtype, node, place=place)
@@ -1239,8 +1307,11 @@ class ArrayLowering:
         name: str,
         node: Node,
     ) -> Value | None:
-        if operand.boolean:
-            raise Refusal(node, f"`{text(node)[:60]}`: reductions of boolean arrays are not modelled")
+        if operand.boolean and kind in ("sum", "mean"):  # NumPy counts: True is 1 (an int64 sum, a float64 mean)
+            counted, counts = operand, DtypeRule(fixed="int64" if kind == "sum" else "float64")
+            operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
+        elif operand.boolean:
+            raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
         kept = [d for d in range(operand.rank) if d not in axes]
         out_shape = (
             tuple(Extent(AffineExpr.of_constant(1)) if d in axes else operand.shape[d] for d in range(operand.rank))
@@ -1434,6 +1505,18 @@ def _scaled_read(expr: Expr) -> bool:
             return _scaled_read(expr.right)
         return not right and _scaled_read(expr.left)
     return False
+
+
+def _masked(node: Node) -> tuple[Node, Node] | None:
+    """(`x`, `mask`) for `x[mask]` with a boolean-valued subscript written in place (`x > 0`, `(a < b) & c`, `~m`)."""
+    node = unparenthesised(node)
+    if node.type != "subscript" or _subscript_count(node) != 1:
+        return None
+    item = unparenthesised(node.child_by_field_name("subscript"))
+    boolean = item.type in ("comparison_operator", "not_operator") or (
+        item.type in ("binary_operator", "unary_operator") and text(item.child_by_field_name("operator")) in ("&", "|", "^", "~")
+    )
+    return (node.child_by_field_name("value"), item) if boolean else None
 
 
 def _reads_any(values: list[Node], targets: list[Node]) -> bool:
