@@ -193,3 +193,35 @@ def test_a_compacting_read_is_refused_with_what_to_write_instead():
         "`x[x > 0]` compacts the elements the mask selects, a number the data decides: reduce them "
         "(`np.sum(x[x > 0])`) or keep the shape (`np.where(mask, x, 0)`)"
     )
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (20, 30)])
+def test_a_helper_called_as_a_statement_writes_the_callers_arrays(shape):
+    u = rng.random(shape)
+    want = as_written.smooth_with_a_procedure(u.copy(), 3)
+    _same(_native(as_written.smooth_with_a_procedure)(u.copy(), 3), want)
+
+
+@pytest.mark.parametrize("n", [1, 2, 17])
+def test_a_helper_with_loops_takes_the_callers_sizes_and_its_defaults(n):
+    got, want = rng.random((n + 2, n + 2)), None
+    want = got.copy()
+    as_written.edges_from_a_loop_procedure(want)
+    _native(as_written.edges_from_a_loop_procedure)(got)
+    _same(got, want)
+
+
+def test_functions_and_lambdas_defined_in_the_function_are_inlined_as_closures():
+    x = rng.random(64)
+    _same(_native(as_written.closures_and_lambdas)(x, 0.5), as_written.closures_and_lambdas(x, 0.5))
+
+
+def test_a_helper_that_calls_itself_is_refused():
+    assert _reason("calls_itself", {"x": 1}).endswith("`_recursive` calls itself; recursion is not modelled")
+
+
+@pytest.mark.parametrize("n", [1, 2, 300])
+def test_pythons_own_sum_adds_along_the_first_axis(n):
+    x, m = rng.random(n), rng.random((n, 3))
+    for ours, theirs in zip(_native(as_written.builtin_sums)(x, m), as_written.builtin_sums(x, m), strict=True):
+        _same(ours, theirs)

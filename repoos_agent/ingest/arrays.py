@@ -121,6 +121,7 @@ class ArrayLowering:
     owned: dict[tuple[tuple[str, ...], str], str] = field(default_factory=dict)  # local -> the allocation it owns
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
+    closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     emitted: int = 0  # element statements this front-end emitted
@@ -414,6 +415,17 @@ class ArrayLowering:
         self.walk.assigned.setdefault(local, node)
         self.locals.pop(name, None)
         self.emit((), op, lambda index: (Name(local), value.element(())), place, node)
+
+    def _visible_local(self, name: str) -> str | None:
+        """The scalar local `name` reads: this frame's, else, inside a closure, the enclosing frames'."""
+        depth = len(self.inlining)
+        while True:
+            local = "_".join((*self.inlining[:depth], name))
+            if local in self.walk.assigned:
+                return local
+            if depth == 0 or self.inlining[depth - 1] not in self.closures:
+                return None
+            depth -= 1
 
     def _scalar_name(self, name: str) -> str:
         return "_".join((*self.inlining, name))
@@ -730,8 +742,8 @@ class ArrayLowering:
             rank = self.walk.ranks[name]
             shape = tuple(Extent(self.size(name, d, node)) for d in range(rank))
             return Value(shape, lambda index: ArrayRef(name, index), DtypeRule((name,)), View(name, lambda index: index))
-        local = self._scalar_name(name)
-        if local in self.walk.assigned:
+        local = self._visible_local(name)
+        if local is not None:
             return Value((), lambda index: Name(local), DtypeRule(("<float>",)))
         if name in self.walk.arguments:
             if name in self.walk.arrays:
@@ -979,6 +991,8 @@ class ArrayLowering:
             name = text(callee)
             if name in ("abs", "min", "max", "float", "int"):
                 return self._builtin(name, positional, place, node)
+            if name == "sum":
+                return self._builtin_sum(positional, keywords, place, node)
             if name == "len":
                 raise Refusal(node, "`len(...)` is a size: use it in a bound, an index or a slice")
             raise Refusal(node, f"call `{name}(...)`: not a function of this module, nor a NumPy or math function")
@@ -1008,6 +1022,19 @@ class ArrayLowering:
         if method == "transpose":
             return _transposed(value, node)
         raise Refusal(node, f"method `.{method}()` is not modelled (known: .sum .max .min .mean .prod .copy .astype .dot .T)")
+
+    def _builtin_sum(self, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
+        """Python's `sum(x)` of an array: its items along the first axis added in order, from 0."""
+        if len(positional) != 1 or keywords:
+            raise Refusal(node, "`sum(...)` is modelled with one array and no start value")
+        if positional[0].type == "generator_expression":
+            raise Refusal(node, "`sum(... for ...)` is not modelled: write the loop (`s = 0.0`, then `s += ...` in it)")
+        operand = self.value(positional[0], place)
+        if operand.rank == 0:
+            raise Refusal(node, f"`sum({text(positional[0])})`: the argument is not an array")
+        result = self._reduce("sum", operand, (0,), False, place, node, None, "sums", node, in_order=True)
+        assert result is not None
+        return result
 
     def _builtin(self, name: str, positional: list[Node], place: Place, node: Node) -> Value:
         values = [self.value(a, place) for a in positional]
@@ -1145,44 +1172,98 @@ class ArrayLowering:
         return DTYPES[name]
 
     def _inline(self, name: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        """A call to a function of the same module: its body, with its parameters bound to the values passed."""
+        """A call to a function of the same module (or one defined in the function, or a lambda): its body, with its
+        parameters bound to the values passed. A function defined inside reads the caller's locals, as a closure."""
         if name in self.inlining:
             raise Refusal(node, f"`{name}` calls itself; recursion is not modelled")
         function = self.helpers[name]
-        parameters = [p for p in function.child_by_field_name("parameters").named_children if p.type != "comment"]
-        names = []
-        for parameter in parameters:
-            identifier = (
-                parameter
-                if parameter.type == "identifier"
-                else parameter.child_by_field_name("name") or parameter.named_children[0]
-            )
-            if identifier.type != "identifier":
-                raise Refusal(parameter, f"`{name}`'s parameter `{text(parameter)}` is not a plain name")
-            names.append(text(identifier))
-        bound: dict[str, Value] = {}
-        for parameter_name, argument in zip(names, positional, strict=False):
-            bound[parameter_name] = self.value(argument, place)
-        for keyword, argument in keywords.items():
-            if keyword not in names:
-                raise Refusal(argument, f"`{name}` has no parameter `{keyword}`")
-            bound[keyword] = self.value(argument, place)
-        missing = [n for n in names if n not in bound]
-        if missing:
-            raise Refusal(node, f"call of `{name}` gives no value for {', '.join(missing)}")
+        given = self._arguments(name, function, positional, keywords, node)
+        bound = {parameter: self.value(argument, place) for parameter, argument in given.items()}
         outer_locals = self.locals
-        self.locals = {key: value for key, value in bound.items()}
+        self.locals = {**outer_locals, **bound} if name in self.closures else bound
         self.inlining = (*self.inlining, name)
         try:
+            if function.type == "lambda":
+                return self.value(function.child_by_field_name("body"), place)
             return self._inline_body(name, function, place)
         finally:
             self.locals = outer_locals
             self.inlining = self.inlining[:-1]
 
+    def inline_procedure(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None:
+        """`helper(n, x)` as a statement: the helper's body walked in place, its array parameters the caller's arrays
+        (so its writes land in them, as in Python) and the parameters it loops or indexes with the caller's sizes."""
+        from repoos_agent.ingest.scop import walk_statement  # the walk calls this front end, which walks bodies in turn
+
+        callee = node.child_by_field_name("function")
+        name = text(callee)
+        if name in self.inlining:
+            raise Refusal(node, f"`{name}` calls itself; recursion is not modelled")
+        function = self.helpers[name]
+        if function.type == "lambda":
+            raise Refusal(node, f"`{text(node)[:60]}`: a lambda called as a statement computes nothing")
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        positional = [a for a in arguments if a.type != "keyword_argument"]
+        keywords = {
+            text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
+        }
+        given = self._arguments(name, function, positional, keywords, node)
+        place = Place(loops, guards, positions, counter)
+        sizes = _integer_uses(function.child_by_field_name("body"))
+        bound = {parameter: self.value(argument, place) for parameter, argument in given.items()}
+        aliases = {
+            parameter: affine_index(self.walk, argument, place.scope)
+            for parameter, argument in given.items()
+            if parameter in sizes and bound[parameter].rank == 0
+        }
+        saved_aliases = {parameter: self.walk.size_aliases.get(parameter) for parameter in aliases}
+        outer_locals = self.locals
+        self.locals = {p: v for p, v in bound.items() if p not in aliases}
+        if name in self.closures:
+            self.locals = {**outer_locals, **self.locals}
+        self.walk.size_aliases.update(aliases)
+        self.inlining = (*self.inlining, name)
+        try:
+            for statement in _body_statements(function):
+                if statement.type == "return_statement" and not statement.named_children:
+                    continue
+                walk_statement(self.walk, statement, loops, guards, positions, counter)
+        finally:
+            self.locals = outer_locals
+            self.inlining = self.inlining[:-1]
+            for parameter, before in saved_aliases.items():
+                if before is None:
+                    self.walk.size_aliases.pop(parameter, None)
+                else:
+                    self.walk.size_aliases[parameter] = before
+
+    def _arguments(
+        self, name: str, function: Node, positional: list[Node], keywords: dict[str, Node], node: Node
+    ) -> dict[str, Node]:
+        """Each parameter of a helper and the expression it is bound to: the call's, else its literal default."""
+        parameters = _parameters(name, function)
+        names = [parameter for parameter, _ in parameters]
+        if len(positional) > len(names):
+            raise Refusal(node, f"call of `{name}` passes {len(positional)} values for {len(names)} parameters")
+        given = dict(zip(names, positional, strict=False))
+        for keyword, argument in keywords.items():
+            if keyword not in names:
+                raise Refusal(argument, f"`{name}` has no parameter `{keyword}`")
+            given[keyword] = argument
+        missing = [parameter for parameter, default in parameters if parameter not in given and default is None]
+        if missing:
+            raise Refusal(node, f"call of `{name}` gives no value for {', '.join(missing)}")
+        for parameter, default in parameters:
+            if parameter not in given and default is not None:
+                if not _is_literal(default):
+                    raise Refusal(default, f"`{name}`'s default `{parameter}={text(default)}` is not a literal number")
+                given[parameter] = default
+        return given
+
     def _inline_body(self, name: str, function: Node, place: Place) -> Value:
-        body = [c for c in function.child_by_field_name("body").named_children if c.type != "comment"]
-        if body and body[0].type == "expression_statement" and body[0].named_children[0].type == "string":
-            body = body[1:]
+        body = _body_statements(function)
         for statement in body[:-1]:
             inner = statement.named_children[0] if statement.type == "expression_statement" else statement
             if inner.type not in ("assignment", "augmented_assignment"):
@@ -1306,7 +1387,10 @@ class ArrayLowering:
         into: Value | None,
         name: str,
         node: Node,
+        in_order: bool = False,
     ) -> Value | None:
+        """`kind` over the `axes` of `operand`. NumPy adds pairwise; `in_order` adds in the source's order, as
+        Python's own `sum` does."""
         if operand.boolean and kind in ("sum", "mean"):  # NumPy counts: True is 1 (an int64 sum, a float64 mean)
             counted, counts = operand, DtypeRule(fixed="int64" if kind == "sum" else "float64")
             operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
@@ -1371,7 +1455,7 @@ class ArrayLowering:
             statement,
             tuple(reduced),
             _reduction_order(unit_dims, operand.rank, axes, out_positions),
-            pairwise=kind in ("sum", "mean"),
+            pairwise=kind in ("sum", "mean") and not in_order,
         )
         if kind == "mean":
             count_expr = affine_value(_product_of([operand.shape[d].size for d in axes], node))
@@ -1505,6 +1589,65 @@ def _scaled_read(expr: Expr) -> bool:
             return _scaled_read(expr.right)
         return not right and _scaled_read(expr.left)
     return False
+
+
+def _parameters(name: str, function: Node) -> list[tuple[str, Node | None]]:
+    """(name, default or None) for each parameter of a function or a lambda."""
+    holder = function.child_by_field_name("parameters")
+    found: list[tuple[str, Node | None]] = []
+    for parameter in holder.named_children if holder is not None else []:
+        if parameter.type == "comment":
+            continue
+        default = parameter.child_by_field_name("value") if "default" in parameter.type else None
+        identifier = (
+            parameter if parameter.type == "identifier" else parameter.child_by_field_name("name") or parameter.named_children[0]
+        )
+        if identifier.type != "identifier":
+            raise Refusal(parameter, f"`{name}`'s parameter `{text(parameter)}` is not a plain name")
+        found.append((text(identifier), default))
+    return found
+
+
+def _body_statements(function: Node) -> list[Node]:
+    """A function's statements, without comments and its docstring."""
+    body = [c for c in function.child_by_field_name("body").named_children if c.type != "comment"]
+    if body and body[0].type == "expression_statement" and body[0].named_children[0].type == "string":
+        body = body[1:]
+    return body
+
+
+def _is_literal(node: Node) -> bool:
+    node = unparenthesised(node)
+    if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
+        node = node.child_by_field_name("argument")
+    return node.type in ("integer", "float", "true", "false")
+
+
+def _integer_uses(body: Node) -> set[str]:
+    """Names a body uses as integers: in `range(...)` and in subscripts. A helper's parameter used so is bound to
+    the caller's size, which the loops it bounds need; others are values."""
+    found: set[str] = set()
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        integer = current.type == "subscript" or (
+            current.type == "call" and text(current.child_by_field_name("function")) in ("range", "reversed")
+        )
+        if integer:
+            parts = (
+                list(current.children_by_field_name("subscript"))
+                if current.type == "subscript"
+                else [current.child_by_field_name("arguments")]
+            )
+            for part in parts:
+                inner = [part]
+                while inner:
+                    item = inner.pop()
+                    if item.type == "identifier":
+                        found.add(text(item))
+                    inner.extend(item.named_children)
+        stack.extend(current.named_children)
+    return found
 
 
 def _masked(node: Node) -> tuple[Node, Node] | None:

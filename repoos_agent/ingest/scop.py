@@ -148,6 +148,12 @@ class ArrayFrontEnd(Protocol):
     allocations: list
     returns: list[ReturnValue]
     returns_tuple: bool
+    helpers: dict[str, Node]  # functions a call inlines: the module's, and those defined in the function
+    closures: set[str]  # of them, those defined in the function, which see its locals
+
+    def inline_procedure(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None: ...
 
     @property
     def lowered_any(self) -> bool: ...
@@ -302,6 +308,8 @@ def _walk_function_body(walk: Walk, body: Node) -> None:
         try:
             if node.type in ("import_statement", "import_from_statement"):
                 continue  # `walk.names` holds what they bind
+            if _defines_a_function(walk, node):
+                continue
             if _is_entry_check(node):
                 if not at_entry:
                     raise Refusal(
@@ -323,7 +331,7 @@ def _walk_function_body(walk: Walk, body: Node) -> None:
                         _take_size_alias(walk, left, right)
             else:
                 at_entry = at_entry and _is_conversion(node, walk.names)
-                _walk_statement(walk, node, (), (), (), counter)
+                walk_statement(walk, node, (), (), (), counter)
         except Refusal as refusal:
             walk.refuse(refusal)
     if walk.entry_checks:
@@ -357,6 +365,30 @@ def _defines_sizes(walk: Walk, node: Node, body: Node) -> bool:
     return bool(pairs) and all(
         _is_shape_definition(walk, right) or _is_size_alias(walk, left, right, body) for left, right in pairs or ()
     )
+
+
+def _defines_a_function(walk: Walk, node: Node) -> bool:
+    """`def helper(...)` or `helper = lambda ...` in the function's body: a helper its calls inline, reading the
+    function's locals as a closure does. Without the array front end, nothing inlines it: it is not taken."""
+    if walk.front_end is None:
+        return False
+    if node.type == "function_definition":
+        function, name = node, text(node.child_by_field_name("name"))
+    elif node.type == "decorated_definition":
+        raise Refusal(node, "a decorated function inside the function is not modelled; define it without decorators")
+    elif (
+        node.type == "expression_statement"
+        and node.named_children[0].type == "assignment"
+        and node.named_children[0].child_by_field_name("left").type == "identifier"
+        and getattr(node.named_children[0].child_by_field_name("right"), "type", "") == "lambda"
+    ):
+        assignment = node.named_children[0]
+        function, name = assignment.child_by_field_name("right"), text(assignment.child_by_field_name("left"))
+    else:
+        return False
+    walk.front_end.helpers = {**walk.front_end.helpers, name: function}
+    walk.front_end.closures.add(name)
+    return True
 
 
 def _read_through(statements: list[Node], names: ModuleNames) -> list[Node]:
@@ -588,7 +620,7 @@ def _take_return(walk: Walk, node: Node, is_last: bool) -> None:
     walk.returns = value
 
 
-def _walk_statement(
+def walk_statement(
     walk: Walk,
     node: Node,
     loops: tuple[Loop, ...],
@@ -609,7 +641,7 @@ def _walk_statement(
         counter[0] += 1
         for child in node.child_by_field_name("body").named_children:
             try:
-                _walk_statement(walk, child, loops + (loop,), guards, place, inner_counter)
+                walk_statement(walk, child, loops + (loop,), guards, place, inner_counter)
             except Refusal as refusal:
                 walk.refuse(refusal)
         return
@@ -625,18 +657,22 @@ def _walk_statement(
         condition = _conditions(walk, node.child_by_field_name("condition"), loops)
         for child in node.child_by_field_name("consequence").named_children:
             try:
-                _walk_statement(walk, child, loops, guards + condition, positions, counter)
+                walk_statement(walk, child, loops, guards + condition, positions, counter)
             except Refusal as refusal:
                 walk.refuse(refusal)
         return
     if node.type == "with_statement" and _is_errstate(node, walk.names):
         for child in _read_through([node], walk.names):
-            _walk_statement(walk, child, loops, guards, positions, counter)
+            walk_statement(walk, child, loops, guards, positions, counter)
         return
     if node.type == "expression_statement":
         inner = node.named_children[0]
         if inner.type in ("assignment", "augmented_assignment"):
             _take_any_assignment(walk, inner, loops, guards, positions, counter)
+            return
+        if _is_procedure_call(walk, inner):
+            assert walk.front_end is not None
+            walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
             return
         if inner.type == "string":
             return
@@ -652,6 +688,14 @@ def _walk_statement(
         "statement)",
     }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
     raise Refusal(node, what)
+
+
+def _is_procedure_call(walk: Walk, node: Node) -> bool:
+    """`helper(n, x)` as a statement, with `helper` a function of the module or of the function."""
+    if node.type != "call" or walk.front_end is None:
+        return False
+    callee = node.child_by_field_name("function")
+    return callee.type == "identifier" and text(callee) in walk.front_end.helpers
 
 
 def _bounds_read_arrays(walk: Walk, node: Node) -> bool:
@@ -680,7 +724,7 @@ def _walk_dynamic_loop(
         )
     walk.dynamic.append(loop)
     try:
-        _walk_statement(walk, body[0], loops, guards, positions, counter)
+        walk_statement(walk, body[0], loops, guards, positions, counter)
     finally:
         walk.dynamic.pop()
 
