@@ -71,6 +71,10 @@ ISL_RESERVED = frozenset(
     ]
 )
 """Words isl's parser reads as keywords: a loop, size, array or local with such a name is refused."""
+RANGE_CALLS = frozenset({"range", "prange", "numba.prange", "nb.prange"})
+"""What a modelled loop iterates over. Numba's `prange` is `range` whose iterations Numba may run in parallel (its
+users keep them independent but for reductions): read as `range`, the loop keeps the meaning it has run in order,
+and legality proves for itself which loops may run in parallel."""
 VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
@@ -569,7 +573,7 @@ def _range_header(walk: Walk, node: Node, enclosing: set[str]) -> tuple[str, lis
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
     if name in walk.arguments or name in walk.shape_parameters:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
-    if iterable.type != "call" or text(iterable.child_by_field_name("function")) != "range":
+    if iterable.type != "call" or text(iterable.child_by_field_name("function")) not in RANGE_CALLS:
         raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
     args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
     if not 1 <= len(args) <= 3 or any(a.type == "keyword_argument" for a in args):
