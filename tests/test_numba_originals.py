@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import numba
+import numpy as np
 import pytest
 
+import repoos_agent
 from repoos_agent import check
 from repoos_agent.backends import build_baseline
 from repoos_agent.check import check_baseline
@@ -22,6 +25,7 @@ from repoos_agent.measure.original import NumpyOriginal, TeamSizedCall, module_a
 from repoos_agent.model import Signature
 from repoos_agent.runtime import bench_leg
 from repoos_agent.runtime.bench import BenchRequest
+from repoos_agent.runtime.swap import SwapFallbackWarning
 from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
@@ -130,3 +134,16 @@ def test_a_numba_original_is_raced_after_an_untimed_call_that_compiles_it(fresh)
     checked_run_start = result.timed[0][0]
     assert [compiled for start, compiled in calls if start < checked_run_start] == [0]  # one untimed call compiled it
     assert {compiled for start, compiled in calls if start >= checked_run_start} == {1}
+
+
+def test_a_numba_function_accelerated_runs_its_native_build_and_equals_the_numba_function():
+    compiled = _target("row_sums").python_function()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SwapFallbackWarning)
+        accelerated = repoos_agent.accelerate(graph=str(ROOT / "tests" / "no-such-store.sqlite"))(compiled)
+        a = np.random.default_rng(4).standard_normal((30, 20))
+        want, got = np.zeros(30), np.zeros(30)
+        compiled(a, want, 30, 20)
+        accelerated(a, got, 30, 20)
+    assert accelerated.route == "baseline build (source order)"
+    np.testing.assert_allclose(got, want, rtol=1e-12)
