@@ -206,7 +206,7 @@ def literal_default(name: str, value: Node) -> Default | None:
     A tuple default is refused: it is neither an array of some rank nor a number the native code can take."""
     try:
         default = ast.literal_eval(text(value))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    except (ValueError, SyntaxError, TypeError, RecursionError):  # not a literal: a name, a call, an expression
         return None
     if isinstance(default, tuple):
         items = [item for item in default if isinstance(item, (int, float))]
