@@ -19,6 +19,7 @@ from types import ModuleType
 
 from threadpoolctl import ThreadpoolController
 
+from repoos_agent.backends.cc import engine_work
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.model.kernel import ReturnValue, named_results
@@ -47,7 +48,8 @@ def warm_up(function: Callable[..., object], arguments: Mapping[str, object]) ->
     """Call `function` once on a copy of `arguments` (by name) when it compiles at its first call, before any
     timing of it: the original is timed warm, as the user's program runs it after its first call."""
     if compiles_at_first_call(function):
-        function(**fresh_copy(arguments))
+        with engine_work():  # Numba's compiler is a compiler: never beside another process's timed run
+            function(**fresh_copy(arguments))
 
 
 def by_name(function: Callable[..., object], order: list[str]) -> Callable[[dict[str, object]], object]:
