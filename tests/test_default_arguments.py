@@ -47,6 +47,10 @@ def test_a_defaulted_size_sizes_the_arrays_that_name_it():
     assert values["n"] == 8 and values["y"].shape == (8,)
 
 
+def test_an_inlined_helper_takes_the_default_its_call_leaves_out():
+    assert check_baseline(_target("softened_twice", "x=f64[40]")).correct
+
+
 @pytest.fixture
 def native():
     """`accelerate` on the baseline build (no store), with no fallback to Python allowed."""

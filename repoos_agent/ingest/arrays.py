@@ -29,6 +29,7 @@ from repoos_agent.ingest.scop import (
     Walk,
     affine_index,
     affine_value,
+    literal_default,
     unparenthesised,
 )
 from repoos_agent.model.affine import AffineExpr, Bound
@@ -1005,6 +1006,10 @@ class ArrayLowering:
             if keyword not in names:
                 raise Refusal(argument, f"`{name}` has no parameter `{keyword}`")
             bound[keyword] = self.value(argument, place)
+        for parameter, parameter_name in zip(parameters, names, strict=True):
+            default = parameter.child_by_field_name("value")
+            if parameter_name not in bound and default is not None and literal_default(parameter_name, default) is not None:
+                bound[parameter_name] = self.value(default, place)  # the literal default, as the call leaves it out
         missing = [n for n in names if n not in bound]
         if missing:
             raise Refusal(node, f"call of `{name}` gives no value for {', '.join(missing)}")
