@@ -14,6 +14,7 @@ from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure import compare_outputs, time_runs
 from repoos_agent.measure.layout import fresh_copy
+from repoos_agent.measure.original import warm_up
 from repoos_agent.model.kernel import named_results
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
@@ -54,16 +55,20 @@ def written_arrays(target: Target) -> list[str]:
 
 
 def run_python(target: Target, values: dict[str, object]) -> float:
-    """Run the original once, in place; what it returns joins `values` under the native results' names.
+    """Run the original once, in place and warm (a Numba function is compiled by an untimed call first); what it
+    returns joins `values` under the native results' names.
 
     A failure in the user's code is reported, not raised raw."""
     kernel = target.kernel
-    start = time.perf_counter()
+    function = target.python_function()
+    arguments = {name: values[name] for name in kernel.arguments}
     try:
-        result = target.function(**{name: values[name] for name in kernel.arguments})
+        warm_up(function, arguments)
+        start = time.perf_counter()
+        result = function(**arguments)
+        elapsed = time.perf_counter() - start
     except Exception as exc:  # the user's own code failing is a finding, not an engine crash
         raise RepoosError(f"the Python original `{target.label}` raised {type(exc).__name__}: {exc}") from None
-    elapsed = time.perf_counter() - start
     try:
         values.update(named_results(kernel.returns, kernel.returns_tuple, result))
     except ValueError as error:

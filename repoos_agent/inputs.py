@@ -100,9 +100,10 @@ def _spec_error(text: str, reason: str) -> InputError:
 
 
 def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str, object]:
-    """Values for every argument of `kernel`: numbers as given, arrays random in [0.5, 1.5) (or 1..99)."""
-    by_name = {spec.name: spec for spec in specs}
-    unknown = [name for name in by_name if name not in kernel.arguments]
+    """Values for every argument of `kernel`: numbers as given, arrays random in [0.5, 1.5) (or 1..99), and an
+    argument left out its default (`eps=1.0`), as a call that leaves it out passes it."""
+    by_name = {name: ArgSpec(name, number=value) for name, value in kernel.defaults} | {spec.name: spec for spec in specs}
+    unknown = [spec.name for spec in specs if spec.name not in kernel.arguments]
     if unknown:
         names, arguments = ", ".join(unknown), ", ".join(kernel.arguments)
         raise InputError(lambda fields: f"{fields.entry} {names}: `{kernel.name}` has no such argument ({arguments})")

@@ -48,6 +48,10 @@ class Target:
             raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
         return wanted
 
+    def python_function(self) -> Callable[..., object]:
+        """The Python original itself, as the user's program calls it (a user's module is imported now)."""
+        return self.function.imported() if isinstance(self.function, ModuleFunction) else self.function
+
     def python_source(self) -> tuple[Path, str] | None:
         """The file and function name of the Python original, for a race that imports it afresh."""
         if self.bundled is not None:

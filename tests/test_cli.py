@@ -48,6 +48,13 @@ def test_check_user_kernel_with_arg_specs(repoos_command):
     assert json.loads(result.stdout)["correct"] is True
 
 
+def test_check_leaves_an_argument_the_user_left_out_to_its_default(repoos_command):
+    target = f"{ROOT / 'tests' / 'fixtures' / 'default_arguments.py'}:softened"
+    result = run(repoos_command, "check", target, "--arg", "x=f64[64]", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["correct"] is True
+
+
 def test_check_records_a_file_whose_other_functions_read_sizes_of_arrays_of_unknown_rank(repoos_command, tmp_path):
     source = tmp_path / "app.py"
     source.write_text("def scaled(x):\n    n = x.shape[0]\n    return x * n\n\n\ndef doubled(x):\n    return x * 2.0\n")

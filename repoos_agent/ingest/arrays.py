@@ -29,6 +29,7 @@ from repoos_agent.ingest.scop import (
     Walk,
     affine_index,
     affine_value,
+    literal_default,
     shape_read,
     unparenthesised,
 )
@@ -1257,7 +1258,7 @@ class ArrayLowering:
             raise Refusal(node, f"call of `{name}` gives no value for {', '.join(missing)}")
         for parameter, default in parameters:
             if parameter not in given and default is not None:
-                if not _is_literal(default):
+                if literal_default(parameter, default) is None:
                     raise Refusal(default, f"`{name}`'s default `{parameter}={text(default)}` is not a literal number")
                 given[parameter] = default
         return given
@@ -1614,13 +1615,6 @@ def _body_statements(function: Node) -> list[Node]:
     if body and body[0].type == "expression_statement" and body[0].named_children[0].type == "string":
         body = body[1:]
     return body
-
-
-def _is_literal(node: Node) -> bool:
-    node = unparenthesised(node)
-    if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
-        node = node.child_by_field_name("argument")
-    return node.type in ("integer", "float", "true", "false")
 
 
 def _integer_uses(body: Node) -> set[str]:

@@ -8,6 +8,7 @@ the column and the reason; a function with any diagnostic is never modelled.
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from repoos_agent.model.kernel import (
     Access,
     Array,
     Condition,
+    Default,
     DynamicLoop,
     Kernel,
     Loop,
@@ -73,6 +75,10 @@ ISL_RESERVED = frozenset(
     ]
 )
 """Words isl's parser reads as keywords: a loop, size, array or local with such a name is refused."""
+RANGE_CALLS = frozenset({"range", "prange", "numba.prange", "nb.prange"})
+"""What a modelled loop iterates over. Numba's `prange` is `range` whose iterations Numba may run in parallel (its
+users keep them independent but for reductions): read as `range`, the loop keeps the meaning it has run in order,
+and legality proves for itself which loops may run in parallel."""
 VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
@@ -120,6 +126,7 @@ class Walk:
     path: str
     arguments: tuple[str, ...]
     arrays: set[str]
+    defaults: dict[str, Default] = field(default_factory=dict)  # what a call that leaves an argument out passes
     parameters: dict[str, None] = field(default_factory=dict)  # ordered set
     shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
     size_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `m = n - 1`: a name for an affine size
@@ -169,9 +176,11 @@ class ArrayFrontEnd(Protocol):
     def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]: ...
 
 
-def function_arguments(function: Node) -> tuple[list[str], list[Diagnostic]]:
-    """The names of a function's parameters, refusing `*args` and `**kwargs`."""
+def function_arguments(function: Node) -> tuple[list[str], dict[str, Default], list[Diagnostic]]:
+    """The names of a function's parameters and the literal defaults a call may leave out, refusing `*args`,
+    `**kwargs` and tuple defaults."""
     names_found: list[str] = []
+    defaults: dict[str, Default] = {}
     diagnostics: list[Diagnostic] = []
     parameters = function.child_by_field_name("parameters")
     for child in parameters.named_children if parameters else []:
@@ -182,14 +191,46 @@ def function_arguments(function: Node) -> tuple[list[str], list[Diagnostic]]:
             if name.type != "identifier":
                 row, column = child.start_point
                 diagnostics.append(Diagnostic(row + 1, column + 1, f"parameter `{text(child)}` is not a plain name"))
-            else:
-                names_found.append(text(name))
+                continue
+            names_found.append(text(name))
+            value = child.child_by_field_name("value")
+            if value is None:
+                continue
+            try:
+                default = literal_default(text(name), value)
+            except Refusal as refusal:
+                row, column = refusal.node.start_point
+                diagnostics.append(Diagnostic(row + 1, column + 1, refusal.message))
+                continue
+            if default is not None:
+                defaults[text(name)] = default
         elif child.type not in ("comment",):
             row, column = child.start_point
             diagnostics.append(
                 Diagnostic(row + 1, column + 1, f"parameter `{text(child)}`: only plain named parameters are modelled")
             )
-    return names_found, diagnostics
+    return names_found, defaults, diagnostics
+
+
+def literal_default(name: str, value: Node) -> Default | None:
+    """A parameter's default when it is a number or a bool written as a literal (`1.0`, `-3`, `1e-6`, `True`), for
+    a call that leaves the parameter out; None for any other default (`None`, a name), which the caller must give.
+
+    A tuple default is refused: it is neither an array of some rank nor a number the native code can take."""
+    try:
+        default = ast.literal_eval(text(value))
+    except (ValueError, SyntaxError, TypeError, RecursionError):  # not a literal: a name, a call, an expression
+        return None
+    if isinstance(default, tuple):
+        items = [item for item in default if isinstance(item, (int, float))]
+        kind = "integer " if all(isinstance(item, int) for item in items) else ""
+        separate = ", ".join(f"{name}_{index}={item!r}" for index, item in enumerate(items)) or f"{name}_0=..."
+        raise Refusal(
+            value,
+            f"parameter `{name}` defaults to the tuple `{text(value)}`: a tuple argument is not modelled; "
+            f"pass its items as separate {kind}parameters (`{separate}`)",
+        )
+    return default if isinstance(default, (bool, int, float)) else None
 
 
 def subscripted_names(node: Node) -> set[str]:
@@ -222,10 +263,10 @@ def extract_kernel(
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
     arrays as wholes, so the source alone may not say); `front_end` lowers array statements; `names` are what
     the module's imports bind (the function's own imports are added to them)."""
-    arguments, diagnostics = function_arguments(function)
+    arguments, defaults, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
-    walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
+    walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"}, defaults=defaults)
     walk.names = (names or ModuleNames()).with_imports(body.named_children)
     walk.diagnostics.extend(diagnostics)
     for argument, rank in (ranks or {}).items():
@@ -793,7 +834,7 @@ def _range_header(walk: Walk, node: Node, enclosing: set[str]) -> tuple[str, lis
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
     if name in walk.arguments or name in walk.shape_parameters:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
-    if iterable.type != "call" or text(iterable.child_by_field_name("function")) != "range":
+    if iterable.type != "call" or text(iterable.child_by_field_name("function")) not in RANGE_CALLS:
         raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
     args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
     if not 1 <= len(args) <= 3 or any(a.type == "keyword_argument" for a in args):
@@ -1171,6 +1212,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         line=row + 1,
         source=text(function),
         arguments=walk.arguments,
+        defaults=tuple(walk.defaults.items()),
         parameters=parameters,
         shape_parameters=shape_parameters,
         scalars=scalars,

@@ -11,7 +11,7 @@ import hashlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -19,7 +19,9 @@ from types import ModuleType
 
 from threadpoolctl import ThreadpoolController
 
+from repoos_agent.backends.cc import engine_work
 from repoos_agent.errors import RepoosError
+from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.model.kernel import ReturnValue, named_results
 
 RETURNED = "returned"
@@ -33,6 +35,21 @@ def returned_values(result: object) -> dict[str, object]:
     if isinstance(result, tuple):
         return {f"{RETURNED}[{index}]": item for index, item in enumerate(result)}
     return {RETURNED: result}
+
+
+def compiles_at_first_call(function: object) -> bool:
+    """Whether `function` is compiled for its arguments' types at its first call (Numba's `@njit`, `@jit`): that
+    call is mostly the compiler's, which a user's program pays once, so no timing of the original may include it."""
+    dispatcher = sys.modules.get("numba.core.dispatcher")  # a process that never imported Numba holds no dispatcher
+    return dispatcher is not None and isinstance(function, dispatcher.Dispatcher)
+
+
+def warm_up(function: Callable[..., object], arguments: Mapping[str, object]) -> None:
+    """Call `function` once on a copy of `arguments` (by name) when it compiles at its first call, before any
+    timing of it: the original is timed warm, as the user's program runs it after its first call."""
+    if compiles_at_first_call(function):
+        with engine_work():  # Numba's compiler is a compiler: never beside another process's timed run
+            function(**fresh_copy(arguments))
 
 
 def by_name(function: Callable[..., object], order: list[str]) -> Callable[[dict[str, object]], object]:
@@ -70,6 +87,7 @@ class TeamSizedCall:
 
     call: Callable[[dict[str, object]], object]
     team_setters: tuple[Callable[[int], None], ...] = ()
+    compiled_at_first_call: bool = False  # a JIT (Numba): the race calls it once, untimed, before its checked run
 
     def __call__(self, values: dict[str, object]) -> object:
         return self.call(values)
@@ -97,9 +115,10 @@ class NumpyOriginal:
     returns_tuple: bool = False
 
     def load(self) -> TeamSizedCall:
-        call = by_name(getattr(module_at(self.path, "numpy"), self.function), parameters_of(self.path, self.function))
+        function = getattr(module_at(self.path, "numpy"), self.function)
+        call, jit = by_name(function, parameters_of(self.path, self.function)), compiles_at_first_call(function)
         if not self.results:
-            return TeamSizedCall(call, _blas_team())
+            return TeamSizedCall(call, _blas_team(), jit)
         returns = tuple(ReturnValue(name, scalar) for name, scalar in self.results)
 
         def named(values: dict[str, object]) -> object:
@@ -109,4 +128,4 @@ class NumpyOriginal:
             values.update(named_results(returns, self.returns_tuple, result))
             return result
 
-        return TeamSizedCall(named, _blas_team())
+        return TeamSizedCall(named, _blas_team(), jit)

@@ -321,6 +321,10 @@ class ShapeParameter:
     dim: int
 
 
+Default = int | float
+"""A parameter's literal default (`eps=1.0`, `n=64`, `flag=True`): what a call that leaves it out passes."""
+
+
 @dataclass(frozen=True, eq=False)
 class Kernel:
     """A modelled Python function: parameters, arrays, statements, and their isl context."""
@@ -338,6 +342,7 @@ class Kernel:
     returns: tuple[ReturnValue, ...]
     ctx: isl.Context = field(repr=False)
     returns_tuple: bool = False  # `return a, b`: the function returns a tuple even of one value
+    defaults: tuple[tuple[str, Default], ...] = ()  # `eps=1.0`: the literal defaults a call may leave out
     allocations: tuple[Allocation, ...] = ()
     numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal

@@ -22,9 +22,10 @@ from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import fresh_copy
 from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.measure.original import warm_up
 from repoos_agent.runtime.bench import BenchRequest, LegResult
 from repoos_agent.runtime.swap import Accelerated
-from repoos_agent.target import ModuleFunction, resolve_target
+from repoos_agent.target import resolve_target
 
 
 def _inputs(request: BenchRequest, target) -> dict[str, object]:
@@ -41,9 +42,11 @@ def _inputs(request: BenchRequest, target) -> dict[str, object]:
 def run_leg(request: BenchRequest, leg: str, output: str) -> LegResult:
     target = resolve_target(f"{request.script}:{request.function}", [parse_arg_spec(a) for a in request.args])
     values = _inputs(request, target)
-    function = target.function.imported() if isinstance(target.function, ModuleFunction) else target.function
+    function = target.python_function()
     route = "Python"
-    if leg == "swapped":
+    if leg == "python":
+        warm_up(function, values)  # untimed, as the swapped leg's first call is: a Numba original compiles now
+    else:
         accelerated = Accelerated(function, request.graph)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -30,7 +30,10 @@ def function_texts(source: str, path: str) -> dict[str, str]:
 
 
 def live_identity(func: Callable[..., object]) -> tuple[str, str] | None:
-    """(key, source hash) of a live Python function, or None when its source cannot be found."""
+    """(key, source hash) of a live Python function, or None when its source cannot be found.
+
+    A Numba-compiled function (`@njit`) is the Python function it holds as `py_func`, whose source it runs."""
+    func = getattr(func, "py_func", func)
     try:
         path = inspect.getsourcefile(func)
         lines = inspect.getsource(func)

@@ -110,7 +110,8 @@ class NumbaPeer:
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         call = by_name(getattr(module, self.function), parameters_of(self.path, self.function))
         # Numba's pool has NUMBA_NUM_THREADS threads (a core each unless set); a team cannot outgrow it.
-        return TeamSizedCall(call, (lambda threads: numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS)),))
+        team = (lambda threads: numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS)),)
+        return TeamSizedCall(call, team, compiled_at_first_call=True)
 
 
 @dataclass(frozen=True)
