@@ -30,6 +30,7 @@ from repoos_agent.ingest.scop import (
     Walk,
     affine_index,
     affine_value,
+    index_tuple_refusal,
     loop_variable,
     range_arguments,
     shape_read,
@@ -676,7 +677,7 @@ class ArrayLowering:
             position = self.walk.index_aliases[name]
             return Value((), lambda index: affine_value(position), DtypeRule(("<int>",)))
         if name in self.walk.index_tuples:
-            affine_index(self.walk, node, place.scope)  # refuses, saying how an index tuple is used
+            raise index_tuple_refusal(node)
         if name in self.walk.size_aliases:
             size = self.walk.size_aliases[name]
             self.walk.parameters.update(dict.fromkeys(sorted(size.variables)))
@@ -1456,6 +1457,8 @@ class ArrayLowering:
                 return self._enumerated_range(index, target, iterable, start, place, node)
         if callee == "zip":
             sources = [self._iterated(argument, place) for argument in _call_arguments(iterable)]
+            if not sources:
+                raise Refusal(iterable, f"`{text(iterable)}` runs over nothing: give it the arrays to pair")
             if len({source.rank for source in sources}) > 1:
                 ranks = " and ".join(str(source.rank) for source in sources)
                 raise Refusal(
@@ -1574,7 +1577,8 @@ class ArrayLowering:
         return LoopHeader((loop,), indices={value: first + (AffineExpr.of_variable(name) - offset).scaled(step.constant)})
 
     def _ndindex(self, target: Node, iterable: Node, place: Place, node: Node) -> LoopHeader:
-        """`for i, j in np.ndindex(n, m)` or `for idx in np.ndindex(A.shape)`: one loop per extent, in C order."""
+        """`for i, j in np.ndindex(n, m)` or `for idx in np.ndindex(A.shape)`: one loop per extent, in C order.
+        A negative extent runs no iteration here, where NumPy raises, as `np.zeros(n - 2)` allocates nothing."""
         arguments = _call_arguments(iterable)
         if not arguments:
             raise Refusal(iterable, f"`{text(iterable)}`: np.ndindex needs the extents it runs over")

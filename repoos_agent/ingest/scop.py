@@ -903,11 +903,7 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
         if name in walk.index_aliases:
             return walk.index_aliases[name]
         if name in walk.index_tuples:
-            raise Refusal(
-                node,
-                f"`{name}` is a tuple of indices (from `np.ndindex`): subscript an array with it alone (`A[{name}]`), "
-                "or unpack it in the loop header (`for i, j in np.ndindex(...)`)",
-            )
+            raise index_tuple_refusal(node)
         if name in walk.size_aliases:
             walk.parameters.update(dict.fromkeys(sorted(walk.size_aliases[name].variables)))
             return walk.size_aliases[name]
@@ -934,6 +930,16 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
             return right.scaled(left.constant) if left.is_constant else left.scaled(right.constant)
         raise Refusal(node, f"`{text(node)}` is not affine (`{op}` of loop variables or parameters)")
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+
+
+def index_tuple_refusal(node: Node) -> Refusal:
+    """An index tuple of `np.ndindex` used as anything but a whole subscript."""
+    name = text(node)
+    return Refusal(
+        node,
+        f"`{name}` is a tuple of indices (from `np.ndindex`): subscript an array with it alone (`A[{name}]`), "
+        "or unpack it in the loop header (`for i, j in np.ndindex(...)`)",
+    )
 
 
 def affine_value(expr: AffineExpr) -> Expr:
