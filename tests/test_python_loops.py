@@ -15,11 +15,13 @@ from hypothesis import HealthCheck, given, settings
 import repoos_agent
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import fresh_copy
+from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.ingest import ingest_source, load_kernel
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.measure import compare_outputs
 from repoos_agent.model import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
+from repoos_agent.verify import verify_loop_nest
 
 from .conftest import ROOT
 from .fixtures import python_loops
@@ -178,6 +180,23 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name):
     deepest = max(kernel.statements, key=lambda statement: len(statement.loops))
     same_output(f"unroll({deepest.name}.{deepest.iterators[-1]}, 3)")
     assert legal, f"no legal schedule of {name} was drawn"
+
+
+@pytest.mark.parametrize(
+    ("name", "ranks", "schedule"),
+    [
+        ("upward_and_downward", {"x": 1, "out": 1}, ""),
+        ("pair_products", {"x": 1, "y": 1, "out": 1}, "tile(S0.i, 4)"),
+        ("laplacian", {"A": 2, "out": 2}, "interchange(S0.i, S0.j)"),
+        ("take_and_clear", {"x": 1, "y": 1}, "parallelize(i)"),
+    ],
+)
+def test_z3_proves_the_generated_loops_run_each_instance_once_in_dependence_order(name, ranks, schedule):
+    kernel = load_kernel(FIXTURE, name, ranks)
+    verdict = prove_legal(kernel, schedule, explain=False)
+    assert verdict.legal, verdict.feedback
+    verification = verify_loop_nest(kernel, verdict.lowered, build_loop_nest(kernel, verdict.lowered))
+    assert verification.verified, verification.reason
 
 
 def test_reversing_the_downward_solve_is_illegal():
