@@ -68,6 +68,7 @@ INPUTS = {
     "grid": lambda n, shape, dtype, rng: {"A": _matrix(shape, dtype, rng), "out": np.zeros(shape, dtype)},
     "upward_and_downward": lambda n, shape, dtype, rng: {"x": _vector(n, dtype, rng), "out": _vector(n, dtype, rng)},
     "doubled_copies": lambda n, shape, dtype, rng: {"x": _vector(n, dtype, rng), "out": np.zeros(1, dtype)},
+    "transpose_into": lambda n, shape, dtype, rng: {"A": _matrix(shape, dtype, rng), "out": np.zeros(shape[::-1], dtype)},
 }
 FLOAT_ONLY = {"back_substitution", "back_substitution_numpy", "normalize_rows"}  # divisions NumPy refuses in place on ints
 

@@ -1445,14 +1445,14 @@ class ArrayLowering:
         write its array, and then it is copied into a local there. `zip` runs to the shortest argument."""
         target, iterable = node.child_by_field_name("left"), unparenthesised(node.child_by_field_name("right"))
         place = Place(loops, guards, positions, counter)
-        callee = text(iterable.child_by_field_name("function")) if iterable.type == "call" else ""
-        if callee in ("np.ndindex", "numpy.ndindex"):
+        callee = self._callee(iterable)
+        if callee == "np.ndindex":
             return self._ndindex(target, iterable, place, node)
         index, start = None, 0
         if callee == "enumerate":
             index, target = _unpacked(target, 2, iterable)
             iterable, start = _enumerated(iterable)
-            callee = text(iterable.child_by_field_name("function")) if iterable.type == "call" else ""
+            callee = self._callee(iterable)
             if callee == "range":
                 return self._enumerated_range(index, target, iterable, start, place, node)
         if callee == "zip":
@@ -1470,6 +1470,10 @@ class ArrayLowering:
         else:
             sources, targets = [self._iterated(iterable, place)], [target]
         return self._over_arrays(index, targets, sources, start, place, node)
+
+    def _callee(self, node: Node) -> str:
+        """What a call calls, as the front ends spell it (`np.ndindex` for `from numpy import ndindex`)."""
+        return self.walk.names.canonical(text(node.child_by_field_name("function"))) if node.type == "call" else ""
 
     def release(self, header: LoopHeader) -> None:
         """The elements and rows a loop header bound go out of scope with its body; an element copied into a
@@ -1582,9 +1586,13 @@ class ArrayLowering:
         arguments = _call_arguments(iterable)
         if not arguments:
             raise Refusal(iterable, f"`{text(iterable)}`: np.ndindex needs the extents it runs over")
-        extents = (
-            self._shape(arguments[0], place) if len(arguments) == 1 else tuple(Extent(self._integer(a, place)) for a in arguments)
-        )
+        read = shape_read(arguments[0], self.walk.stored_shapes) if len(arguments) == 1 else None
+        if read is not None and read[1] is None:  # `A.shape`, `np.shape(A)` or `s` with `s = A.shape`
+            extents = self._whole_shape(read[0], iterable)
+        elif len(arguments) == 1:
+            extents = self._shape(arguments[0], place)
+        else:
+            extents = tuple(Extent(self._integer(argument, place)) for argument in arguments)
         if any(extent.divisor != 1 for extent in extents):
             raise Refusal(iterable, f"`{text(iterable)}`: the shape of a strided slice is not modelled here; pass its sizes")
         tuples: dict[str, tuple[AffineExpr, ...]] = {}
@@ -1604,6 +1612,14 @@ class ArrayLowering:
             self._register(extent.size, node, place)
         loops = tuple(Loop(name, zero, Bound((extent.size,), "min"), 1, line) for name, extent in zip(names, extents, strict=True))
         return LoopHeader(loops, tuples=tuples)
+
+    def _whole_shape(self, array: str, node: Node) -> tuple[Extent, ...]:
+        """The extents of a local or an argument, named by `array`."""
+        if array in self.locals:
+            return self.locals[array].shape
+        if not self._is_array_argument(array):
+            raise Refusal(node, f"`{text(node)[:60]}`: the rank of `{array}` is not known here" + RANK_HINT)
+        return tuple(Extent(self.size(array, dim, node)) for dim in range(self.walk.ranks[array]))
 
     def _iterated(self, node: Node, place: Place) -> Value:
         """The array a loop runs over: stored memory (an argument, a local, a slice of one), whose rows it binds."""
