@@ -241,6 +241,12 @@ REFUSALS = [
         "`reversed(range(0, n, 2))`: the last value of a range with step 2 is not affine; "
         "write the downward range itself (`range(last, first - 1, -step)`)",
     ),
+    (  # the loop runs over the array `t` named when it started: rebinding `t` must not write into it
+        "def f(x, out):\n    t = x * 1.0\n    for v in t:\n        t = t * 2.0\n        out[0] += v\n",
+        {"x": 1, "out": 1},
+        "`t` is rebound inside a loop to an array it cannot share memory with (another shape, or a view); "
+        "assign into `t[...]` instead",
+    ),
     (
         "def f(x, y):\n    for pair in zip(x, y):\n        y[0] = 1.0\n",
         {"x": 1, "y": 1},

@@ -1639,6 +1639,8 @@ class ArrayLowering:
             raise Refusal(node, f"`{text(node)[:60]}`: iterating a computed array is not modelled; assign it to a name first")
         if value.shape[0].divisor != 1:
             raise Refusal(node, f"`{text(node)}`: iterating a strided slice is not modelled; loop over `range(start, stop, step)`")
+        if value.view.array not in self.walk.arguments:  # the loop holds the array: a rebinding must not write into it
+            self.shared.add(value.view.array)
         return value
 
     def _fresh_loop_names(self, wanted: int, place: Place, node: Node) -> list[str]:
