@@ -224,7 +224,7 @@ def test_implicit_loops_are_named_by_role_and_shown():
     ("source", "line", "fragment"),
     [
         (numpy_programs.GATHER, 5, "index arrays and boolean masks are not modelled in array statements"),
-        ("import numpy as np\n\n\ndef f(a):\n    return a[a > 0]\n", 5, "compacts the elements the mask selects, a number the data decides"),
+        ("import numpy as np\n\n\ndef f(a):\n    return a[a > 0]\n", 5, "compacts the elements the mask selects"),
         ("def f(a):\n    n = a.shape[0]\n    while n > 1:\n        n = n - 1\n    a[0] = 1.0\n", 3, "a `for` loop over a fixed"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled (real float"),
         ("import scipy.special\n\n\ndef f(a):\n    a[:] = scipy.special.erf(a)\n", 5, "module `scipy.special` is unknown"),

@@ -15,7 +15,7 @@ Implicit loops are named by role: the output's dimensions take `i, j, k, ...` in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import count
 
 import islpy as isl
@@ -24,12 +24,16 @@ from tree_sitter import Node
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import (
     ISL_RESERVED,
+    LoopHeader,
     RawStatement,
     Refusal,
     Walk,
     affine_index,
     affine_value,
+    index_tuple_refusal,
     literal_default,
+    loop_variable,
+    range_arguments,
     shape_read,
     unparenthesised,
 )
@@ -125,6 +129,7 @@ class ArrayLowering:
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
+    loop_elements: dict[str, tuple[tuple[Loop, ...], tuple[Condition, ...]]] = field(default_factory=dict)  # `v`, `row`: their body
     emitted: int = 0  # element statements this front-end emitted
     _fresh: count = field(default_factory=count)
 
@@ -156,7 +161,7 @@ class ArrayLowering:
         while stack:
             current = stack.pop()
             kind = current.type
-            if kind == "identifier" and text(current) in self.locals:
+            if kind == "identifier" and (text(current) in self.locals or text(current) in self.walk.index_tuples):
                 return True
             if kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern") or (
                 kind == "binary_operator" and "@" in _operator(current)
@@ -268,6 +273,12 @@ class ArrayLowering:
         if left.type == "identifier" and op == "=":
             self._bind(text(left), right, place, node)
             return
+        if left.type == "identifier" and op != "=" and text(left) in self.loop_elements and text(left) in self.locals:
+            element = self.locals[text(left)]
+            if element.rank == 0:  # `v += w` rebinds `v` to a new number: it starts from the element, as a local
+                self._rebinding_element(text(left), place, node)
+                self.locals.pop(text(left))
+                self._assign_scalar(text(left), "=", element, place, node)
         if left.type == "identifier" and text(left) not in self.locals and not self._is_array_argument(text(left)):
             self._scalar_update(text(left), op, right, place, node)
             return
@@ -323,10 +334,11 @@ class ArrayLowering:
         of the same shape is rebound by writing into it: a value carried round a loop (`x = f(x)` in its body)
         must live in the same memory in every iteration. A rebinding in a deeper loop that cannot do that is
         refused."""
-        if name in place.scope:
+        if name in place.scope or name in self.walk.index_aliases or name in self.walk.index_tuples:
             raise Refusal(node, f"assignment to loop variable `{name}`")
         if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
             raise Refusal(node, f"assignment to `{name}`, which is used as a loop bound or subscript")
+        self._rebinding_element(name, place, node)
         key = (self.inlining, name)
         whole = unparenthesised(right)
         before = len(self.allocations)
@@ -408,6 +420,8 @@ class ArrayLowering:
         self._assign_scalar(name, op, value, place, node)
 
     def _assign_scalar(self, name: str, op: str, value: Value, place: Place, node: Node) -> None:
+        if name in place.scope or name in self.walk.index_aliases or name in self.walk.index_tuples:
+            raise Refusal(node, f"assignment to loop variable `{name}`")
         if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
             raise Refusal(node, f"assignment to `{name}`, which is used as a loop bound or subscript")
         local = self._scalar_name(name)
@@ -731,6 +745,11 @@ class ArrayLowering:
         name = text(node)
         if name in self.locals:
             return self.locals[name]
+        if name in self.walk.index_aliases:
+            position = self.walk.index_aliases[name]
+            return Value((), lambda index: affine_value(position), DtypeRule(("<int>",)))
+        if name in self.walk.index_tuples:
+            raise index_tuple_refusal(node)
         if name in self.walk.size_aliases:
             size = self.walk.size_aliases[name]
             self.walk.parameters.update(dict.fromkeys(sorted(size.variables)))
@@ -815,6 +834,13 @@ class ArrayLowering:
         items: list[Node] = []
         for item in subscripts:
             items.extend(item.named_children if item.type == "expression_list" else [item])
+        if len(items) == 1 and items[0].type == "identifier" and text(items[0]) in self.walk.index_tuples:
+            positions = self.walk.index_tuples[text(items[0])]
+            if len(positions) > base.rank:
+                raise Refusal(node, f"`{text(node)}` indexes {len(positions)} dimensions of an array of rank {base.rank}")
+            for position in positions:
+                base = _row(base, position)
+            return base
         if sum(1 for item in items if item.type == "ellipsis") > 1:
             raise Refusal(node, f"`{text(node)}`: at most one `...` in a subscript")
         consumed = sum(1 for item in items if not _is_newaxis(item) and item.type != "ellipsis")
@@ -1563,8 +1589,289 @@ class ArrayLowering:
             extents.append(Extent(self._integer(item, place)))
         return tuple(extents)
 
+    # ---- Python loop forms -------------------------------------------------------------
+
+    def loop_header(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> LoopHeader:
+        """A `for` over `enumerate`, `zip`, `np.ndindex` or an array, as range loops over indices.
+
+        A row is the view `A[i]`, so writes through it write `A` (NumPy's semantics). An element of a vector
+        is a copy Python takes at the top of each iteration: it is read where it is used, unless the body may
+        write its array, and then it is copied into a local there. `zip` runs to the shortest argument."""
+        target, iterable = node.child_by_field_name("left"), unparenthesised(node.child_by_field_name("right"))
+        place = Place(loops, guards, positions, counter)
+        callee = self._callee(iterable)
+        if callee == "np.ndindex":
+            return self._ndindex(target, iterable, place, node)
+        index, start = None, 0
+        if callee == "enumerate":
+            index, target = _unpacked(target, 2, iterable)
+            iterable, start = _enumerated(iterable)
+            callee = self._callee(iterable)
+            if callee == "range":
+                return self._enumerated_range(index, target, iterable, start, place, node)
+        if callee == "zip":
+            sources = [self._iterated(argument, place) for argument in _call_arguments(iterable)]
+            if not sources:
+                raise Refusal(iterable, f"`{text(iterable)}` runs over nothing: give it the arrays to pair")
+            if len({source.rank for source in sources}) > 1:
+                ranks = " and ".join(str(source.rank) for source in sources)
+                raise Refusal(
+                    iterable,
+                    f"`{text(iterable)}`: zip of arrays of ranks {ranks} is not modelled; "
+                    "loop over `range(len(...))` and index each array",
+                )
+            targets = _unpacked(target, len(sources), iterable)
+        else:
+            sources, targets = [self._iterated(iterable, place)], [target]
+        return self._over_arrays(index, targets, sources, start, place, node)
+
+    def _callee(self, node: Node) -> str:
+        """What a call calls, as the front ends spell it (`np.ndindex` for `from numpy import ndindex`)."""
+        return self.walk.names.canonical(text(node.child_by_field_name("function"))) if node.type == "call" else ""
+
+    def release(self, header: LoopHeader) -> None:
+        """The elements and rows a loop header bound go out of scope with its body; an element copied into a
+        local stays one, holding the last iteration's value, as the Python name does."""
+        for name in header.elements:
+            if self.loop_elements.pop(name, None) is not None:
+                self.locals.pop(name, None)
+                key = (self.inlining, name)
+                self.depth.pop(key, None)
+                self.owned.pop(key, None)
+
+    def _over_arrays(
+        self, index: Node | None, targets: list[Node], sources: list[Value], start: int, place: Place, node: Node
+    ) -> LoopHeader:
+        """One loop over the first dimension of `sources` (to the shortest, as `zip` stops), binding each target
+        to its source's row at the position; `index` names the loop variable, which counts from `start`."""
+        name = loop_variable(self.walk, index, place.scope) if index is not None else self._fresh_loop_names(1, place, node)[0]
+        offset = AffineExpr.of_constant(start)
+        lengths = tuple(dict.fromkeys(source.shape[0].size + offset for source in sources))
+        for length in lengths:
+            self._register(length, node, place)
+        loop = Loop(name, Bound((offset,), "max"), Bound(lengths, "min"), 1, node.start_point[0] + 1)
+        body = Place((*place.loops, loop), place.guards, place.positions, place.counter)
+        position = AffineExpr.of_variable(name) - offset
+        names = tuple(
+            self._bind_element(target, source, position, body, node) for target, source in zip(targets, sources, strict=True)
+        )
+        return LoopHeader((loop,), elements=names)
+
+    def _bind_element(self, target: Node, source: Value, position: AffineExpr, body: Place, node: Node) -> str:
+        """Bind a loop's target to `source[position]`: a row stays a view; an element of a vector is read where it
+        is used, or copied into a local at the top of the body when the body may write `source`'s array."""
+        name = loop_variable(self.walk, target, body.scope)
+        if name in self.locals or name in self.walk.size_aliases:
+            raise Refusal(target, f"loop variable `{name}` reuses the name of an array or size the function assigned before")
+        element = _row(source, position)
+        assert source.view is not None
+        copied = self._scalar_name(name) in self.walk.assigned or self._may_write(node, source.view.array)
+        if element.rank == 0 and copied:
+            self._assign_scalar(name, "=", element, body, target)
+            return name
+        if element.rank > 0 and self._scalar_name(name) in self.walk.assigned:
+            raise Refusal(target, f"loop variable `{name}` reuses the name of a scalar the function assigned before")
+        self.locals[name] = element if element.rank else replace(element, view=None)  # an element is a copy
+        self.depth[(self.inlining, name)] = len(body.loops)
+        self.loop_elements[name] = (body.loops, body.guards)
+        return name
+
+    def _rebinding_element(self, name: str, place: Place, node: Node) -> None:
+        """A loop's element or row rebound in its own body holds the new value for the rest of that iteration
+        only; under an `if` or in an inner loop, the next statements could not tell which one they read."""
+        body = self.loop_elements.get(name)
+        if body is not None and body != (place.loops, place.guards):
+            raise Refusal(
+                node,
+                f"`{name}` is the loop's element: rebind it directly in the loop's body, "
+                "not under an `if` or in an inner loop (use a new name there)",
+            )
+
+    def _may_write(self, loop: Node, array: str) -> bool:
+        """Whether a loop's body may write `array`: by its name, a local viewing it, or an array made in the body
+        (which might view it)."""
+        stack = [loop.child_by_field_name("body")]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.children)
+            if current.type not in ("assignment", "augmented_assignment"):
+                continue
+            left = current.child_by_field_name("left")
+            base = left
+            while base.type in ("subscript", "attribute"):
+                base = base.child_by_field_name("value" if base.type == "subscript" else "object")
+            name = text(base)
+            held = self.locals.get(name)
+            if (
+                base.type != "identifier"
+                or name == array
+                or (held is not None and held.view is not None and held.view.array == array)
+            ):
+                return True
+            if left.type != "identifier" and held is None and not self._is_array_argument(name):
+                return True
+        return False
+
+    def _enumerated_range(self, index: Node, target: Node, iterable: Node, start: int, place: Place, node: Node) -> LoopHeader:
+        """`for i, k in enumerate(range(a, b))`: a loop over the index `i`, with `k = a + (i - start) * step`."""
+        args = range_arguments(iterable)
+        first = affine_index(self.walk, args[0], place.scope) if len(args) > 1 else AffineExpr.of_constant(0)
+        stop = affine_index(self.walk, args[1] if len(args) > 1 else args[0], place.scope)
+        step = affine_index(self.walk, args[2], place.scope) if len(args) == 3 else AffineExpr.of_constant(1)
+        if step not in (AffineExpr.of_constant(1), AffineExpr.of_constant(-1)):
+            raise Refusal(
+                iterable,
+                f"`enumerate({text(iterable)})`: only ranges of step 1 or -1 are enumerated; loop over the range "
+                "and count the index yourself",
+            )
+        name = loop_variable(self.walk, index, place.scope)
+        value = loop_variable(self.walk, target, place.scope | {name})
+        if value in self.locals or self._scalar_name(value) in self.walk.assigned:
+            raise Refusal(target, f"loop variable `{value}` reuses the name of a local the function assigned before")
+        offset = AffineExpr.of_constant(start)
+        count = (stop - first).scaled(step.constant)
+        self._register(count, node, place)
+        loop = Loop(name, Bound((offset,), "max"), Bound((count + offset,), "min"), 1, node.start_point[0] + 1)
+        return LoopHeader((loop,), indices={value: first + (AffineExpr.of_variable(name) - offset).scaled(step.constant)})
+
+    def _ndindex(self, target: Node, iterable: Node, place: Place, node: Node) -> LoopHeader:
+        """`for i, j in np.ndindex(n, m)` or `for idx in np.ndindex(A.shape)`: one loop per extent, in C order.
+        A negative extent runs no iteration here, where NumPy raises, as `np.zeros(n - 2)` allocates nothing."""
+        arguments = _call_arguments(iterable)
+        if not arguments:
+            raise Refusal(iterable, f"`{text(iterable)}`: np.ndindex needs the extents it runs over")
+        read = shape_read(arguments[0], self.walk.stored_shapes) if len(arguments) == 1 else None
+        if read is not None and read[1] is None:  # `A.shape`, `np.shape(A)` or `s` with `s = A.shape`
+            extents = self._whole_shape(read[0], iterable)
+        elif len(arguments) == 1:
+            extents = self._shape(arguments[0], place)
+        else:
+            extents = tuple(Extent(self._integer(argument, place)) for argument in arguments)
+        if any(extent.divisor != 1 for extent in extents):
+            raise Refusal(iterable, f"`{text(iterable)}`: the shape of a strided slice is not modelled here; pass its sizes")
+        tuples: dict[str, tuple[AffineExpr, ...]] = {}
+        if target.type == "identifier":
+            tuple_name = loop_variable(self.walk, target, place.scope)
+            if tuple_name in self.locals or self._scalar_name(tuple_name) in self.walk.assigned:
+                raise Refusal(target, f"loop variable `{tuple_name}` reuses the name of a local the function assigned before")
+            names = self._fresh_loop_names(len(extents), place, node)
+            tuples[tuple_name] = tuple(AffineExpr.of_variable(name) for name in names)
+        else:
+            names = []
+            for part in _unpacked(target, len(extents), iterable):
+                names.append(loop_variable(self.walk, part, place.scope | set(names)))
+        line = node.start_point[0] + 1
+        zero = Bound((AffineExpr.of_constant(0),), "max")
+        for extent in extents:
+            self._register(extent.size, node, place)
+        loops = tuple(Loop(name, zero, Bound((extent.size,), "min"), 1, line) for name, extent in zip(names, extents, strict=True))
+        return LoopHeader(loops, tuples=tuples)
+
+    def _whole_shape(self, array: str, node: Node) -> tuple[Extent, ...]:
+        """The extents of a local or an argument, named by `array`."""
+        if array in self.locals:
+            return self.locals[array].shape
+        if not self._is_array_argument(array):
+            raise Refusal(node, f"`{text(node)[:60]}`: the rank of `{array}` is not known here" + RANK_HINT)
+        return tuple(Extent(self.size(array, dim, node)) for dim in range(self.walk.ranks[array]))
+
+    def _iterated(self, node: Node, place: Place) -> Value:
+        """The array a loop runs over: stored memory (an argument, a local, a slice of one), whose rows it binds."""
+        node = unparenthesised(node)
+        if node.type not in ("identifier", "subscript", "attribute"):
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}`: only loops over `range(...)`, `reversed(range(...))`, `enumerate(...)`, "
+                "`zip(...)`, `np.ndindex(...)` and arrays are modelled",
+            )
+        if node.type == "identifier" and text(node) in self.walk.arguments and not self._is_array_argument(text(node)):
+            raise Refusal(node, f"`{text(node)}` is iterated, but it is not an array whose rank is known here" + RANK_HINT)
+        value = self.value(node, place)
+        if value.rank == 0:
+            raise Refusal(node, f"`{text(node)}` is a scalar, not an array: it cannot be iterated")
+        if value.view is None:
+            raise Refusal(node, f"`{text(node)[:60]}`: iterating a computed array is not modelled; assign it to a name first")
+        if value.shape[0].divisor != 1:
+            raise Refusal(node, f"`{text(node)}`: iterating a strided slice is not modelled; loop over `range(start, stop, step)`")
+        if value.view.array not in self.walk.arguments:  # the loop holds the array: a rebinding must not write into it
+            self.shared.add(value.view.array)
+        return value
+
+    def _fresh_loop_names(self, wanted: int, place: Place, node: Node) -> list[str]:
+        """Names for loops the source does not name (`for row in A`): none the function uses anywhere, so that
+        neither a loop inside nor a name read in the body can be taken for them."""
+        function = node
+        while function.parent is not None and function.type != "function_definition":
+            function = function.parent
+        used = set()
+        stack = [function]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.children)
+            if current.type == "identifier":
+                used.add(text(current))
+        names = [name for name in self._loop_names(wanted + len(used), place) if name not in used]
+        return names[:wanted]
+
 
 # ---- pure helpers --------------------------------------------------------------------------
+
+
+def _row(value: Value, position: AffineExpr) -> Value:
+    """`value[position]`: its row (its element for a vector), a view of the same memory where `value` is one."""
+
+    def whole(index: Index) -> Index:
+        return (position, *index)
+
+    source = value.view
+    view = View(source.array, lambda index: source.index(whole(index))) if source is not None else None
+    return Value(value.shape[1:], lambda index: value.element(whole(index)), value.dtype, view, value.boolean)
+
+
+def _call_arguments(call: Node) -> list[Node]:
+    """A call's positional arguments; keyword arguments and splats are refused."""
+    arguments = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in arguments):
+        raise Refusal(call, f"`{text(call)[:60]}`: only positional arguments are modelled here")
+    return arguments
+
+
+def _unpacked(target: Node, wanted: int, iterable: Node) -> list[Node]:
+    """The parts of a loop target that unpacks `wanted` values: `i, v` or `(i, v)`."""
+    parts = [part for part in target.named_children if part.type != "comment"]
+    if target.type not in ("pattern_list", "tuple_pattern") or len(parts) != wanted:
+        raise Refusal(
+            target,
+            f"`for {text(target)} in {text(iterable)[:60]}`: each item holds {wanted} values; unpack them into {wanted} names",
+        )
+    return parts
+
+
+def _enumerated(iterable: Node) -> tuple[Node, int]:
+    """`enumerate(x)`, `enumerate(x, 1)` or `enumerate(x, start=1)`: what it runs over, and the first index."""
+    arguments = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
+    positional = [a for a in arguments if a.type != "keyword_argument"]
+    keywords = {
+        text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
+    }
+    if not 1 <= len(positional) <= 2 or set(keywords) - {"start"} or (len(positional) == 2 and keywords):
+        raise Refusal(iterable, f"`{text(iterable)[:60]}`: enumerate takes what it runs over and an optional start")
+    start = positional[1] if len(positional) == 2 else keywords.get("start")
+    if start is None:
+        return positional[0], 0
+    value = unparenthesised(start)
+    negative = value.type == "unary_operator" and text(value.child_by_field_name("operator")) == "-"
+    number = value.child_by_field_name("argument") if negative else value
+    if number.type != "integer":
+        raise Refusal(
+            start,
+            f"`{text(iterable)[:60]}`: the start of enumerate must be an integer constant; "
+            f"add `{text(start)}` to the index where you use it",
+        )
+    constant = int(text(number).replace("_", ""), 0)
+    return positional[0], -constant if negative else constant
 
 
 def _ignoring_nan(function: str, a: Expr, b: Expr) -> Expr:

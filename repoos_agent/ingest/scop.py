@@ -143,10 +143,24 @@ class Walk:
     entry_checks: list[Node] = field(default_factory=list)  # `assert`s and `if ...: raise` at entry, run in Python
     entry_code: str = ""  # the function's entry up to its last check, dedented
     stored_shapes: dict[str, str] = field(default_factory=dict)  # `s = A.shape`: s -> A
+    index_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `k` of `enumerate(range(1, n))` in its loop
+    index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
         self.diagnostics.append(Diagnostic(where.line, where.column, refusal.message))
+
+
+@dataclass(frozen=True)
+class LoopHeader:
+    """What one `for` statement binds: range loops, outermost first (`np.ndindex(n, m)` makes two), and names
+    standing for values of their variables while its body runs: affine indices (`k` of `enumerate(range(1, n))`),
+    index tuples (`idx` of `np.ndindex(...)`), and array elements or rows the array front-end keeps (`v`, `row`)."""
+
+    loops: tuple[Loop, ...]
+    indices: Mapping[str, AffineExpr] = field(default_factory=dict)
+    tuples: Mapping[str, tuple[AffineExpr, ...]] = field(default_factory=dict)
+    elements: tuple[str, ...] = ()
 
 
 class ArrayFrontEnd(Protocol):
@@ -172,6 +186,12 @@ class ArrayFrontEnd(Protocol):
     ) -> None: ...
 
     def lower_return(self, node: Node, counter: list[int]) -> None: ...
+
+    def loop_header(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> LoopHeader: ...
+
+    def release(self, header: LoopHeader) -> None: ...
 
     def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]: ...
 
@@ -675,16 +695,26 @@ def walk_statement(
         _walk_dynamic_loop(walk, node, loops, guards, positions, counter)
         return
     if node.type == "for_statement":
-        loop = _take_loop(walk, node, loops)
         inner_counter = [0]
-        walk.loop_count += 1
         place = positions + (counter[0],)
+        header = _take_header(walk, node, loops, guards, place, inner_counter)
+        walk.loop_count += 1
         counter[0] += 1
-        for child in node.child_by_field_name("body").named_children:
-            try:
-                walk_statement(walk, child, loops + (loop,), guards, place, inner_counter)
-            except Refusal as refusal:
-                walk.refuse(refusal)
+        walk.index_aliases.update(header.indices)
+        walk.index_tuples.update(header.tuples)
+        inner_place = place + (0,) * (len(header.loops) - 1)  # the loops of one header nest, each alone in its body
+        try:
+            for child in node.child_by_field_name("body").named_children:
+                try:
+                    walk_statement(walk, child, loops + header.loops, guards, inner_place, inner_counter)
+                except Refusal as refusal:
+                    walk.refuse(refusal)
+        finally:
+            for name in (*header.indices, *header.tuples):
+                walk.index_aliases.pop(name, None)
+                walk.index_tuples.pop(name, None)
+            if walk.front_end is not None:
+                walk.front_end.release(header)
         return
     if node.type == "if_statement":
         if walk.dynamic:
@@ -740,8 +770,15 @@ def _is_procedure_call(walk: Walk, node: Node) -> bool:
 
 
 def _bounds_read_arrays(walk: Walk, node: Node) -> bool:
+    """`for k in range(rowptr[i], rowptr[i + 1])`; a loop over an array's elements (`zip(x[1:], x[:-1])`) reads
+    them as values, not as bounds."""
     iterable = node.child_by_field_name("right")
-    return iterable is not None and bool(subscripted_names(iterable) & walk.arrays)
+    return (
+        iterable is not None
+        and iterable.type == "call"
+        and text(iterable.child_by_field_name("function")) in RANGE_CALLS
+        and bool(subscripted_names(iterable) & walk.arrays)
+    )
 
 
 def _walk_dynamic_loop(
@@ -825,26 +862,60 @@ def _range_header(walk: Walk, node: Node, enclosing: set[str]) -> tuple[str, lis
     variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
     if node.child_by_field_name("alternative") is not None:
         raise Refusal(node, "`for ... else` is not modelled")
-    if variable.type != "identifier":
-        raise Refusal(variable, f"loop target `{text(variable)}` must be one name")
+    name = loop_variable(walk, variable, enclosing)
+    if iterable.type != "call" or text(iterable.child_by_field_name("function")) not in RANGE_CALLS:
+        raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
+    return name, range_arguments(iterable)
+
+
+def loop_variable(walk: Walk, variable: Node, enclosing: set[str]) -> str:
+    """A name a loop header binds to a loop variable, checked against the names it could hide."""
     name = text(variable)
+    if variable.type != "identifier":
+        raise Refusal(variable, f"loop target `{name}` must be one name")
     if name in ISL_RESERVED:
         raise Refusal(variable, f"loop variable `{name}` is a reserved word of the polyhedral library; rename it")
-    if name in enclosing:
+    if name in enclosing or name in walk.index_aliases or name in walk.index_tuples:
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
     if name in walk.arguments or name in walk.shape_parameters:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
-    if iterable.type != "call" or text(iterable.child_by_field_name("function")) not in RANGE_CALLS:
-        raise Refusal(iterable, f"`{text(iterable)}`: only loops over `range(...)` are modelled")
+    return name
+
+
+def range_arguments(iterable: Node) -> list[Node]:
+    """The arguments of a `range(...)` call: one to three, positional."""
     args = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
     if not 1 <= len(args) <= 3 or any(a.type == "keyword_argument" for a in args):
         raise Refusal(iterable, f"`{text(iterable)}`: range takes one to three positional arguments")
-    return name, args
+    return args
+
+
+def _take_header(
+    walk: Walk, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], place: tuple[int, ...], counter: list[int]
+) -> LoopHeader:
+    """The loops of a `for` header: a `range` (downward ones included) here; `enumerate`, `zip`, `np.ndindex`
+    and an array's rows in the array front-end, which knows the arrays' ranks, extents and views."""
+    iterable = unparenthesised(node.child_by_field_name("right"))
+    callee = text(iterable.child_by_field_name("function")) if iterable.type == "call" else ""
+    if callee in RANGE_CALLS or walk.front_end is None:
+        return LoopHeader((_take_loop(walk, node, loops),))
+    if node.child_by_field_name("alternative") is not None:
+        raise Refusal(node, "`for ... else` is not modelled")
+    if callee == "reversed":
+        return LoopHeader((_take_reversed_loop(walk, node, loops),))
+    return walk.front_end.loop_header(node, loops, guards, place, counter)
 
 
 def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
     scope = {loop.name for loop in loops}
     name, args = _range_header(walk, node, scope)
+    start, stop, step = _range_bounds(walk, args, scope)
+    row, _ = node.start_point
+    return Loop(name=name, start=start, stop=stop, step=step, line=row + 1)
+
+
+def _range_bounds(walk: Walk, args: list[Node], scope: set[str]) -> tuple[Bound, Bound, int]:
+    """`range(...)`'s start, stop and step."""
     if len(args) == 1:
         start, stop = Bound((AffineExpr.of_constant(0),), "max"), _bound(walk, args[0], scope)
     else:
@@ -857,8 +928,36 @@ def _take_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
         step = step_expr.constant
         if abs(step) != 1 and len(start.pieces) != 1:
             raise Refusal(args[0], f"range start `{text(args[0])}` with step {step} must be one affine expression")
+    return start, stop, step
+
+
+def _take_reversed_loop(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> Loop:
+    """`for i in reversed(range(a, b))`: the same values, downward, as `range(b - 1, a - 1, -1)` runs them. The
+    loop keeps its step's direction, so the source order (and every dependence it carries) is the downward one."""
+    scope = {loop.name for loop in loops}
+    name = loop_variable(walk, node.child_by_field_name("left"), scope)
+    iterable = unparenthesised(node.child_by_field_name("right"))
+    inner = [a for a in iterable.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if len(inner) != 1 or inner[0].type != "call" or text(inner[0].child_by_field_name("function")) != "range":
+        raise Refusal(
+            iterable,
+            f"`{text(iterable)}`: only `reversed(range(...))` is modelled; iterate an array backwards as `x[::-1]`",
+        )
+    start, stop, step = _range_bounds(walk, range_arguments(inner[0]), scope)
+    if abs(step) != 1:
+        raise Refusal(
+            iterable,
+            f"`{text(iterable)}`: the last value of a range with step {step} is not affine; "
+            "write the downward range itself (`range(last, first - 1, -step)`)",
+        )
+    # reversed(range(a, b, 1)) runs b - 1 down to a; reversed(range(a, b, -1)) runs b + 1 up to a.
+    last, before_first = (_shifted(stop, -step), _shifted(start, -step))
     row, _ = node.start_point
-    return Loop(name=name, start=start, stop=stop, step=step, line=row + 1)
+    return Loop(name=name, start=last, stop=before_first, step=-step, line=row + 1)
+
+
+def _shifted(bound: Bound, offset: int) -> Bound:
+    return Bound(tuple(piece + AffineExpr.of_constant(offset) for piece in bound.pieces), bound.combine)
 
 
 def _bound(walk: Walk, node: Node, scope: set[str]) -> Bound:
@@ -886,6 +985,10 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
         name = text(node)
         if name in scope:
             return AffineExpr.of_variable(name)
+        if name in walk.index_aliases:
+            return walk.index_aliases[name]
+        if name in walk.index_tuples:
+            raise index_tuple_refusal(node)
         if name in walk.size_aliases:
             walk.parameters.update(dict.fromkeys(sorted(walk.size_aliases[name].variables)))
             return walk.size_aliases[name]
@@ -912,6 +1015,16 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
             return right.scaled(left.constant) if left.is_constant else left.scaled(right.constant)
         raise Refusal(node, f"`{text(node)}` is not affine (`{op}` of loop variables or parameters)")
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+
+
+def index_tuple_refusal(node: Node) -> Refusal:
+    """An index tuple of `np.ndindex` used as anything but a whole subscript."""
+    name = text(node)
+    return Refusal(
+        node,
+        f"`{name}` is a tuple of indices (from `np.ndindex`): subscript an array with it alone (`A[{name}]`), "
+        "or unpack it in the loop header (`for i, j in np.ndindex(...)`)",
+    )
 
 
 def affine_value(expr: AffineExpr) -> Expr:
@@ -1002,7 +1115,7 @@ def _take_assignment(
         target = element_ref(walk, left, scope)
     elif left.type == "identifier":
         name = text(left)
-        if name in scope:
+        if name in scope or name in walk.index_aliases:
             raise Refusal(left, f"assignment to loop variable `{name}`")
         if name in walk.parameters or name in walk.shape_parameters or name in walk.size_aliases:
             raise Refusal(left, f"assignment to `{name}`, which is used as a loop bound or subscript")
@@ -1073,6 +1186,8 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
         return Number(1 if kind == "true" else 0)
     if kind == "identifier":
         name = text(node)
+        if name in walk.index_aliases:
+            return affine_value(walk.index_aliases[name])
         if name in walk.arrays:
             raise Refusal(node, f"array `{name}` used without a subscript")
         if name in walk.size_aliases:
