@@ -15,8 +15,15 @@ import numpy as np
 import pytest
 
 import repoos_agent
+from repoos_agent.backends import build_native
+from repoos_agent.check import check_baseline
 from repoos_agent.ingest import load_kernel
+from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.measure.compare import TOLERANCES
+from repoos_agent.model import Signature
+from repoos_agent.model.kernel import returned_value
 from repoos_agent.runtime.swap import SwapFallbackWarning
+from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
 from .fixtures import numpy_dtypes
@@ -56,6 +63,15 @@ def test_the_angstrom_exponent_takes_its_log_in_float32_and_divides_in_float64(n
     _same(got, want, rtol=FLOAT32_LOG)
     numerator = got * np.log(0.5 / 0.875)  # the float32 log, up to the float64 division's rounding
     np.testing.assert_allclose(numerator, numerator.astype(np.float32), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("compiler", ["c", "mlir"])
+def test_check_finds_the_angstrom_exponent_correct_at_the_float32_tolerance(compiler):
+    """Its result is float64, but its log is NumPy's float32 one, a few float32 ulps from the C library's."""
+    specs = [parse_arg_spec(text) for text in ("aod1=f32[300]", "aod2=f32[300]", "lambda1=0.5", "lambda2=0.875")]
+    report = check_baseline(resolve_target(f"{PROGRAMS}:angstrom", specs), compiler=compiler)
+    assert report.correct, report.max_rel_error
+    assert report.tolerance == TOLERANCES["float32"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -127,3 +143,15 @@ def test_int_truncates(native, dtype):
 def test_the_kernel_shows_each_conversion():
     (statement,) = load_kernel(PROGRAMS, "converted", {"x": 1}).statements
     assert statement.text.startswith("result[i] = (np.float32(x[i]) * 0.1) + (np.float64(x[i]) * 0.3)")
+
+
+@pytest.mark.parametrize("name", ["numpy_scalar_scale", "converted", "where_constants", "indices_times", "truncated"])
+def test_the_mlir_backend_rounds_where_numpy_does(name):
+    """The MLIR printer reads the same conversions: float32 data through each fixture equals NumPy bit for bit."""
+    function = getattr(numpy_dtypes, name)
+    x = _floats(np.float32) - 1.5
+    values = {"x": x} if name != "truncated" else {"x": x, "a": 2.7}
+    kernel = load_kernel(PROGRAMS, name, {"x": 1})
+    got = dict(values)
+    build_native(kernel, Signature.of_values(kernel, values), backend="mlir")(got)
+    _same(returned_value(kernel.returns, kernel.returns_tuple, got), function(**values))
