@@ -956,9 +956,38 @@ class ArrayLowering:
             raise Refusal(node, UNSUPPORTED[function])
         if function == "arange":
             return self._arange(positional, keywords, place, node)
-        elementwise = self._numpy_elementwise(function, positional, place, node)
-        if elementwise is not None:
-            return self._numpy_result(elementwise)
+        if function in ELEMENTWISE:
+            values = self._positional(function, positional, 1, place, node)
+            value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
+            floating = function in FLOATING_CALLS
+            rule = DtypeRule(value.dtype.sources, value.dtype.floating or floating, value.dtype.fixed)
+            return self._numpy_result(Value(value.shape, value.element, rule))
+        if function in ("maximum", "minimum", "fmax", "fmin"):
+            values = self._positional(function, positional, 2, place, node)
+            call = "max" if function in ("maximum", "fmax") else "min"
+            if function in ("fmax", "fmin"):
+                return self._numpy_result(self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node))
+            return self._numpy_result(self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node))
+        if function in ("arctan2", "atan2"):
+            values = self._positional(function, positional, 2, place, node)
+            value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
+            return self._numpy_result(Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed)))
+        if function in ("power",):
+            values = self._positional(function, positional, 2, place, node)
+            return self._numpy_result(self._elementwise(values, lambda a, b: Binary("**", a, b), node))
+        if function == "square":
+            values = self._positional(function, positional, 1, place, node)
+            return self._numpy_result(self._elementwise(values, lambda a: Binary("*", a, a), node))
+        if function == "negative":
+            values = self._positional(function, positional, 1, place, node)
+            return self._numpy_result(self._elementwise(values, lambda a: Unary("-", a), node))
+        if function == "where":
+            values = self._positional(function, positional, 3, place, node)
+            return self._numpy_result(self._elementwise(values, lambda c, a, b: Choice(c, a, b), node))
+        if function == "clip":
+            values = self._positional(function, positional, 3, place, node)
+            clipped = self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
+            return self._numpy_result(clipped)
         if function in REDUCTIONS or function in ("dot", "matmul", "outer"):
             if function == "outer":
                 left, right = self._positional(function, positional, 2, place, node)
@@ -983,42 +1012,6 @@ class ArrayLowering:
             raise Refusal(node, f"`np.{function}` is not modelled yet")
         raise Refusal(node, f"`np.{function}` is not modelled")
 
-    def _numpy_elementwise(self, function: str, positional: list[Node], place: Place, node: Node) -> Value | None:
-        """A NumPy ufunc (or a function built of them) applied elementwise, or None for other functions."""
-        if function in ELEMENTWISE:
-            values = self._positional(function, positional, 1, place, node)
-            value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
-            floating = function in FLOATING_CALLS
-            return Value(
-                value.shape, value.element, DtypeRule(value.dtype.sources, value.dtype.floating or floating, value.dtype.fixed)
-            )
-        if function in ("maximum", "minimum", "fmax", "fmin"):
-            values = self._positional(function, positional, 2, place, node)
-            call = "max" if function in ("maximum", "fmax") else "min"
-            if function in ("fmax", "fmin"):
-                return self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node)
-            return self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node)
-        if function in ("arctan2", "atan2"):
-            values = self._positional(function, positional, 2, place, node)
-            value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
-            return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed))
-        if function in ("power",):
-            values = self._positional(function, positional, 2, place, node)
-            return self._elementwise(values, lambda a, b: Binary("**", a, b), node)
-        if function == "square":
-            values = self._positional(function, positional, 1, place, node)
-            return self._elementwise(values, lambda a: Binary("*", a, a), node)
-        if function == "negative":
-            values = self._positional(function, positional, 1, place, node)
-            return self._elementwise(values, lambda a: Unary("-", a), node)
-        if function == "where":
-            values = self._positional(function, positional, 3, place, node)
-            return self._elementwise(values, lambda c, a, b: Choice(c, a, b), node)
-        if function == "clip":
-            values = self._positional(function, positional, 3, place, node)
-            return self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
-        return None
-
     def _numpy_result(self, value: Value) -> Value:
         """What a NumPy function returns: an array or a NumPy scalar, never a Python number. Made of Python
         numbers alone (`np.log(2.0)`, `np.where(m, 1.0, 0.0)`), its type is NEP 50's strong default (float64,
@@ -1026,7 +1019,7 @@ class ArrayLowering:
         the `!` sources to the allocation's rule. A value that reads an array or has a fixed type is strong
         already and stays as it is."""
         rule = value.dtype
-        if rule.fixed or any(s.startswith("!") or self._is_array_argument(s) for s in rule.sources):
+        if rule.fixed or any(s.startswith(("!", "=")) or self._is_array_argument(s) for s in rule.sources):
             return value
         return Value(value.shape, lambda index: Cast("strong", value.element(index)), _strong(rule), None, value.boolean)
 
