@@ -54,10 +54,12 @@ def engine_digest() -> str:
 
 
 def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
-    """Everything that decides a build's bytes: engine, source, types, schedule, backend, compiler, flags, CPU."""
+    """Everything that decides a build's bytes: engine, source, ranks, types, schedule, backend, compiler, flags, CPU.
+    The ranks too: one NumPy function called with a vector and with a matrix is two kernels of one source."""
     digest = hashlib.sha256()
+    ranks = repr([(array.name, array.rank) for array in kernel.arrays])
     parts = (
-        engine_digest(), kernel.source, repr(signature), _schedule_text(schedule), backend,
+        engine_digest(), kernel.source, ranks, repr(signature), _schedule_text(schedule), backend,
         toolchain.command, toolchain.version, *toolchain.flags, cpu_model(),
     )  # fmt: skip
     for part in parts:

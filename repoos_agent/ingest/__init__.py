@@ -12,6 +12,7 @@ import islpy as isl
 from repoos_agent.errors import NotAnalyzableError, SourceError
 from repoos_agent.ingest.arrays import ArrayLowering
 from repoos_agent.ingest.classify import fsm_reason, tabular_reason
+from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.ingest.scop import Diagnostic, extract_kernel
 from repoos_agent.model.kernel import Kernel
@@ -49,6 +50,7 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
     tree = parse_source(source, path)
     reports = []
     module_functions = {text(f.child_by_field_name("name")): f for f in functions(tree)}
+    names = ModuleNames().with_imports(tree.root_node.named_children)
     for function in functions(tree):
         name = text(function.child_by_field_name("name"))
         helpers = {other: node for other, node in module_functions.items() if other != name}
@@ -59,7 +61,7 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
             continue
         front_end = partial(ArrayLowering, helpers=helpers)
         known = (ranks or {}).get(name)
-        kernel, diagnostics = extract_kernel(function, source, path, isl.Context(), known, front_end)
+        kernel, diagnostics = extract_kernel(function, source, path, isl.Context(), known, front_end, names)
         if kernel is not None:
             reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
             reports.append(FunctionReport(name, line, "affine", reason, kernel, ()))

@@ -29,6 +29,7 @@ from repoos_agent.ingest.scop import (
     Walk,
     affine_index,
     affine_value,
+    shape_read,
     unparenthesised,
 )
 from repoos_agent.model.affine import AffineExpr, Bound
@@ -60,8 +61,8 @@ FLOATING_CALLS = frozenset(
 REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
 CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
+ARRAY_CONVERSIONS = frozenset({"asarray", "asanyarray", "ascontiguousarray", "array"})
 CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
-NUMPY = ("np", "numpy")
 REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
 """What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
 RANK_HINT = (
@@ -133,6 +134,7 @@ class ArrayLowering:
     statement: Node | None = None  # the source statement being lowered: what its element statements cite
     owned: dict[tuple[tuple[str, ...], str], str] = field(default_factory=dict)  # local -> the allocation it owns
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
+    read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     emitted: int = 0  # element statements this front-end emitted
@@ -168,7 +170,7 @@ class ArrayLowering:
             kind = current.type
             if kind == "identifier" and text(current) in self.locals:
                 return True
-            if kind in ("slice", "ellipsis", "none", "keyword_argument") or (
+            if kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern") or (
                 kind == "binary_operator" and "@" in _operator(current)
             ):
                 return True
@@ -200,7 +202,81 @@ class ArrayLowering:
         if op not in ("=", "+=", "-=", "*=", "/="):
             raise Refusal(node, f"`{op}` assignments are not modelled (use =, +=, -=, *= or /=)")
         if left.type in ("pattern_list", "tuple_pattern"):
-            raise Refusal(left, f"`{text(left)}`: unpacking into several names is not modelled; assign each value on its own line")
+            self._unpack(left, right, op, place, node)
+            return
+        self._assign(left, op, right, place, node)
+
+    def _masked_store(self, base_node: Node, mask_node: Node, op: str, right: Node, place: Place, node: Node) -> None:
+        """`a[mask] = v` (or `op=`): a statement over all of `a` that writes where the mask holds and keeps the old
+        element elsewhere. `v` is a scalar, or the same mask applied to an array of `a`'s shape (`a[m] = b[m]`)."""
+        target, mask = self.value(base_node, place), self.value(mask_node, place)
+        if target.view is None:
+            raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
+        if not mask.boolean or not self._same_shape(mask.shape, target.shape):
+            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        same_mask = _masked(right)
+        if same_mask and text(same_mask[1]) == text(mask_node):
+            new = self.value(same_mask[0], place)
+            if not self._same_shape(new.shape, target.shape):
+                raise Refusal(right, f"`{text(right)}`: the masked array must have `{text(base_node)}`'s shape")
+        else:
+            new = self.value(right, place)
+            if new.rank:
+                raise Refusal(
+                    right, f"`{text(right)[:60]}`: a masked assignment takes a scalar, or the same mask on the right (`b[m]`)"
+                )
+        binary = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}.get(op)
+
+        def element(index: Index) -> Expr:
+            old = target.element(index)
+            written = new.element(index if new.rank else ())
+            return Choice(mask.element(index), Binary(binary, old, written) if binary else written, old)
+
+        value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
+        self.write(target, "=", value, right, place, node)
+
+    def _masked_operand(self, base_node: Node, mask_node: Node, method: str, place: Place) -> Value:
+        """`x[mask]` reduced: a sum adds zeros where the mask fails; other reductions depend on how many it keeps."""
+        if method != "sum":
+            raise Refusal(
+                base_node.parent,
+                f"`{text(base_node.parent)}`: a {method} of a masked selection is not modelled (a sum is: "
+                f"np.sum(x[m]); or use np.where(m, x, ...))",
+            )
+        base, mask = self.value(base_node, place), self.value(mask_node, place)
+        if not mask.boolean or not self._same_shape(mask.shape, base.shape):
+            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        return Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype)
+
+    def _unpack(self, left: Node, right: Node, op: str, place: Place, node: Node) -> None:
+        """`a, b = x, y`: every value first, then every binding, as Python does (`a, b = b, a + b` swaps). Scalars
+        are copied into fresh locals before any is bound; arrays are rebound, not copied, as in Python."""
+        targets = left.named_children
+        values = right.named_children if right.type in ("expression_list", "tuple") else []
+        if op != "=" or len(values) != len(targets):
+            raise Refusal(left, f"`{text(left)} = {text(right)[:40]}`: unpacking is modelled for as many values as names")
+        if not _reads_any(values, targets):
+            for target, value in zip(targets, values, strict=True):
+                self._assign(target, op, value, place, node)
+            return
+        if any(target.type != "identifier" for target in targets):
+            raise Refusal(left, f"`{text(left)}`: swapping elements is not modelled; assign each on its own line")
+        computed = [self.value(value, place) for value in values]
+        if any(result.rank for result in computed):
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}` swaps arrays: write the steps with the roles exchanged instead "
+                "(`b[...] = f(a)` then `a[...] = f(b)`)",
+            )
+        computed = [self.materialize(result, "swap", place, node) for result in computed]
+        for target, value, result in zip(targets, values, computed, strict=True):
+            self._bind(text(target), value, place, node, result)
+
+    def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
+        masked = _masked(left)
+        if masked:
+            self._masked_store(*masked, op, right, place, node)
+            return
         if left.type == "identifier" and op == "=":
             self._bind(text(left), right, place, node)
             return
@@ -215,6 +291,7 @@ class ArrayLowering:
     def store(self, target: Value, op: str, right: Node, place: Place, node: Node) -> None:
         """Write `right` into the target's view, element by element, with NumPy's right-side-first semantics."""
         assert target.view is not None
+        self._writable(target, node)
         whole = unparenthesised(right)
         if op == "=" and self._is_product_or_reduction(whole):
             produced = self._produce(whole, place, node, into=target)
@@ -228,6 +305,7 @@ class ArrayLowering:
     def write(self, target: Value, op: str, value: Value, right: Node, place: Place, node: Node) -> None:
         """Store a computed value into the target's view (through a temporary if it reads what it overwrites)."""
         assert target.view is not None
+        self._writable(target, node)
         if value.boolean:
             raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
         mapper = _broadcast_to(value, target.shape, right)
@@ -242,10 +320,21 @@ class ArrayLowering:
 
         self.emit(target.shape, op, body, place, node)
 
-    def _bind(self, name: str, right: Node, place: Place, node: Node) -> None:
-        """`name = value`. A name that already owns an allocation of the same shape is rebound by writing
-        into it: a value carried round a loop (`x = f(x)` in its body) must live in the same memory in
-        every iteration. A rebinding in a deeper loop that cannot do that is refused."""
+    def _writable(self, target: Value, node: Node) -> None:
+        assert target.view is not None
+        conversion = self.read_only.get(target.view.array)
+        if conversion is not None:
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}` writes the result of `{conversion}`, which is the argument itself when it has "
+                "that type already: write into a `.copy()`, or leave out `dtype=`",
+            )
+
+    def _bind(self, name: str, right: Node, place: Place, node: Node, computed: Value | None = None) -> None:
+        """`name = value` (`computed`, when the value was computed before). A name that already owns an allocation
+        of the same shape is rebound by writing into it: a value carried round a loop (`x = f(x)` in its body)
+        must live in the same memory in every iteration. A rebinding in a deeper loop that cannot do that is
+        refused."""
         if name in place.scope:
             raise Refusal(node, f"assignment to loop variable `{name}`")
         if name in self.walk.parameters or name in self.walk.shape_parameters or name in self.walk.size_aliases:
@@ -253,7 +342,9 @@ class ArrayLowering:
         key = (self.inlining, name)
         whole = unparenthesised(right)
         before = len(self.allocations)
-        if self._is_product_or_reduction(whole) or _is_creation(whole):
+        if computed is not None:
+            value = computed
+        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
             value = self._produce(whole, place, node, into=None, name=name)
         else:
             value = self.value(right, place)
@@ -270,6 +361,7 @@ class ArrayLowering:
             existing is not None
             and owned is not None
             and owned not in self.shared
+            and owned not in self.read_only
             and self._same_shape(existing.shape, value.shape)
         ):
             if not (value.view is not None and value.view.array == owned and _is_whole(value)):
@@ -358,7 +450,7 @@ class ArrayLowering:
             value = self.locals[text(whole)]
             if value.view is not None and self._is_array_argument(value.view.array) and _is_whole(value):
                 return ReturnValue(value.view.array)
-        elif self._is_product_or_reduction(whole) or _is_creation(whole):
+        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
             produced = self._produce(whole, place, node, into=None, name="result")
             assert produced is not None
             value = produced
@@ -493,6 +585,11 @@ class ArrayLowering:
         self.walk.ranks[name] = len(shape)
         return name
 
+    def _fresh_local(self, hint: str) -> str:
+        """A new scalar local's name, taken by no argument, local, size or allocation."""
+        taken = set(self.walk.arguments) | set(self.walk.assigned) | {a.name for a in self.allocations}
+        return next(name for name in (self._scalar_name(f"{hint}_{next(self._fresh)}") for _ in count()) if name not in taken)
+
     def _allocation_name(self, hint: str) -> str:
         base = "_".join((*self.inlining, hint)) if hint else "tmp"
         taken = (
@@ -509,7 +606,7 @@ class ArrayLowering:
     def materialize(self, value: Value, hint: str, place: Place, node: Node) -> Value:
         """Store a value into a new allocation (or a local scalar when it has rank 0)."""
         if value.rank == 0:
-            local = self._scalar_name(f"{hint}_{next(self._fresh)}")
+            local = self._fresh_local(hint)
             self.walk.assigned.setdefault(local, node)
             self.emit((), "=", lambda index: (Name(local), value.element(())), place, node)
             return Value((), lambda index: Name(local), value.dtype)
@@ -584,19 +681,27 @@ class ArrayLowering:
             return Value((), lambda index: Number(1 if kind == "true" else 0), DtypeRule(("<int>",)), boolean=True)
         if kind == "identifier":
             return self._name(node, place)
-        if _is_size(node):
+        if self._is_size(node):
             size = self._integer(node, place)
             return Value((), lambda index: affine_value(size), DtypeRule(("<int>",)))
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
+            if _masked(node):
+                raise Refusal(
+                    node,
+                    f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
+                    f"(`np.sum({text(node)})`) or keep the shape (`np.where(mask, x, 0)`)",
+                )
             base = self.value(node.child_by_field_name("value"), place)
             return self._index(base, list(node.children_by_field_name("subscript")), place, node)
         if kind == "unary_operator":
             op = text(node.child_by_field_name("operator"))
+            operand = self.value(node.child_by_field_name("argument"), place)
+            if op == "~" and operand.boolean:
+                return self._elementwise([operand], lambda a: Unary("not", a), node, boolean=True)
             if op not in "-+":
                 raise Refusal(node, f"operator `{op}` is not modelled on arrays")
-            operand = self.value(node.child_by_field_name("argument"), place)
             if op == "+":
                 return operand
             return Value(operand.shape, lambda index: Unary("-", operand.element(index)), operand.dtype)
@@ -646,7 +751,11 @@ class ArrayLowering:
             if name in self.walk.arrays:
                 raise Refusal(node, f"the rank of array `{name}` is not known here: unpack its shape first (`n, m = {name}.shape`)")
             return Value((), lambda index: Name(name), DtypeRule((name,)))
-        if name in NUMPY:
+        module, _, attribute = self.walk.names.canonical(name).rpartition(".")
+        if module in ("np", "math") and attribute in CONSTANTS:
+            number = CONSTANTS[attribute]
+            return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
+        if self.walk.names.is_numpy(name):
             raise Refusal(node, f"`{name}` used as a value")
         raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
 
@@ -698,6 +807,11 @@ class ArrayLowering:
             return _strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
         return rule
 
+    def _is_size(self, node: Node) -> bool:
+        """`A.shape[k]`, `len(A)`, `len(A[0])` or `s[k]` with `s = A.shape`: an integer size, not an array."""
+        read = shape_read(node, self.walk.stored_shapes)
+        return read is not None and read[1] is not None
+
     def _is_array_argument(self, name: str) -> bool:
         return name in self.walk.arguments and self.walk.ranks.get(name, 0) > 0
 
@@ -716,19 +830,31 @@ class ArrayLowering:
 
     def _attribute(self, node: Node, place: Place) -> Value:
         base, attribute = node.child_by_field_name("object"), text(node.child_by_field_name("attribute"))
-        if text(base) in NUMPY:
+        module = self.walk.names.canonical(text(base))
+        if module == "np":
             if attribute in CONSTANTS:
                 number = CONSTANTS[attribute]
                 return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
             if attribute == "newaxis":
                 raise Refusal(node, "`np.newaxis` is only modelled inside a subscript")
             raise Refusal(node, f"`{text(node)}` is not modelled")
-        if text(base) == "math" and attribute in CONSTANTS:
+        if module == "math" and attribute in CONSTANTS:
             number = CONSTANTS[attribute]
             return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
         value = self.value(base, place)
         if attribute == "T":
             return _transposed(value, node)
+        if attribute == "ndim" and value.view is not None:
+            rank = value.rank
+            return Value((), lambda index: Number(rank), DtypeRule(("<int>",)))
+        if attribute == "size" and value.view is not None:
+            if any(extent.divisor != 1 for extent in value.shape):
+                raise Refusal(node, f"`{text(node)}` of a strided slice is not modelled: take the size of the whole array")
+            factors = [affine_value(extent.size) for extent in value.shape] or [Number(1)]
+            count = factors[0]
+            for factor in factors[1:]:  # a product of sizes: a value, never a bound, so it need not be affine
+                count = Binary("*", count, factor)
+            return Value((), lambda index: count, DtypeRule(("<int>",)))
         if attribute in ("real", "imag"):
             raise Refusal(node, f"`.{attribute}`: complex numbers are not modelled (real float and integer arrays are)")
         raise Refusal(node, f"attribute `.{attribute}` is not modelled on arrays (known: .T, and .shape in sizes)")
@@ -846,6 +972,12 @@ class ArrayLowering:
         left_node, right_node = node.child_by_field_name("left"), node.child_by_field_name("right")
         if op == "@":
             return self._produce(node, place, node, into=None) or self._unreachable(node)
+        if op in ("&", "|"):
+            left, right = self.value(left_node, place), self.value(right_node, place)
+            if not (left.boolean and right.boolean):
+                raise Refusal(node, f"`{op}` of integers (bitwise) is not modelled; of boolean masks it is")
+            logical = "and" if op == "&" else "or"
+            return self._elementwise([left, right], lambda a, b: Binary(logical, a, b), node, boolean=True)
         if op not in ARRAY_OPERATORS:
             raise Refusal(node, f"operator `{op}` is not modelled on arrays (known: {' '.join(ARRAY_OPERATORS)} @)")
         left, right = self.value(left_node, place), self.value(right_node, place)
@@ -890,10 +1022,21 @@ class ArrayLowering:
         }
         if any(a.type in ("list_splat", "dictionary_splat") for a in arguments):
             raise Refusal(node, f"`{text(node)[:60]}`: `*args` and `**kwargs` in calls are not modelled")
+        if callee.type == "identifier" and text(callee) in self.helpers:
+            return self._inline(text(callee), positional, keywords, place, node)
+        dotted = self.walk.names.canonical(text(callee))
+        module, _, method = dotted.rpartition(".")
+        if module == "np":
+            return self._numpy(method, positional, keywords, place, node)
+        if module == "math":
+            return self._math(method, positional, place, node)
+        if module == "np.linalg":
+            raise Refusal(
+                node,
+                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
+            )
         if callee.type == "identifier":
             name = text(callee)
-            if name in self.helpers:
-                return self._inline(name, positional, keywords, place, node)
             if name in ("abs", "min", "max", "float", "int"):
                 return self._builtin(name, positional, place, node)
             if name == "len":
@@ -901,19 +1044,10 @@ class ArrayLowering:
             raise Refusal(node, f"call `{name}(...)`: not a function of this module, nor a NumPy or math function")
         if callee.type != "attribute":
             raise Refusal(node, f"call `{text(callee)[:40]}` is not modelled")
-        owner, method = callee.child_by_field_name("object"), text(callee.child_by_field_name("attribute"))
-        if text(owner) in NUMPY:
-            return self._numpy(method, positional, keywords, place, node)
-        if text(owner) == "math":
-            return self._math(method, positional, place, node)
+        owner = callee.child_by_field_name("object")
         root = owner
         while root.type == "attribute":
             root = root.child_by_field_name("object")
-        if text(owner) in (f"{np}.linalg" for np in NUMPY):
-            raise Refusal(
-                node,
-                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
-            )
         if root.type == "identifier" and text(root) not in self.locals and text(root) not in self.walk.arguments:
             raise Refusal(
                 node,
@@ -956,6 +1090,8 @@ class ArrayLowering:
             raise Refusal(node, UNSUPPORTED[function])
         if function == "arange":
             return self._arange(positional, keywords, place, node)
+        if function in ARRAY_CONVERSIONS:
+            return self._converted(function, positional, keywords, place, node)
         if function in ELEMENTWISE:
             values = self._positional(function, positional, 1, place, node)
             value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
@@ -1062,10 +1198,36 @@ class ArrayLowering:
         extent = Extent(stop - start, step) if step > 0 else Extent(start - stop, -step)
         return Value((extent,), lambda index: Cast("int64", affine_value(start + index[0].scaled(step))), DtypeRule(fixed="int64"))
 
+    def _converted(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
+        """`np.asarray(x)` of an array is `x` itself, and `np.array(x)` a copy of it, as NumPy's are. With `dtype=`,
+        NumPy returns `x` itself when it has that type already and a converted copy otherwise: the two agree while
+        nothing writes the result, so it is a copy no statement may write (`write` refuses)."""
+        unknown = set(keywords) - {"dtype", "order"} - ({"copy"} if function == "array" else set())
+        if len(positional) != 1 or unknown:
+            raise Refusal(node, f"`np.{function}` is modelled with one array and `dtype=` only")
+        value = self.value(positional[0], place)
+        if value.rank == 0:
+            raise Refusal(node, f"`np.{function}` of a scalar is not modelled: use the scalar itself")
+        dtype = self._dtype_rule(keywords["dtype"], place) if "dtype" in keywords else value.dtype
+        copied = function == "array" and text(keywords.get("copy", node)) != "False"
+        if not copied and "dtype" not in keywords:
+            return value
+        converted = self.materialize(Value(value.shape, value.element, dtype), function, place, node)
+        if not copied:
+            assert converted.view is not None
+            self.read_only[converted.view.array] = f"np.{function}({text(positional[0])}, dtype=...)"
+        return converted
+
     def _positional(self, function: str, nodes: list[Node], wanted: int, place: Place, node: Node) -> list[Value]:
         if len(nodes) != wanted:
             raise Refusal(node, f"`np.{function}` takes {wanted} positional argument(s) here, got {len(nodes)}")
         return [self.value(n, place) for n in nodes]
+
+    def _dtype_rule(self, node: Node, place: Place) -> DtypeRule:
+        """A `dtype=` argument: a type's name, or another array's type (`dtype=x.dtype`)."""
+        if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "dtype":
+            return self.value(node.child_by_field_name("object"), place).dtype
+        return DtypeRule(fixed=self._dtype(node))
 
     def _dtype(self, node: Node) -> str:
         name = text(node).rpartition(".")[2].strip("'\"")
@@ -1121,7 +1283,7 @@ class ArrayLowering:
             raise Refusal(function, f"`{name}` is inlined: it must end with `return value`")
         returned = body[-1].named_children[0]
         whole = unparenthesised(returned)
-        if self._is_product_or_reduction(whole) or _is_creation(whole):
+        if self._is_product_or_reduction(whole) or self._is_creation(whole):
             value = self._produce(whole, place, whole, into=None, name=f"{name}_out")
             assert value is not None
             return value
@@ -1134,19 +1296,24 @@ class ArrayLowering:
             return True
         if node.type != "call":
             return False
-        callee = node.child_by_field_name("function")
-        if callee.type != "attribute":
-            return False
-        owner, method = text(callee.child_by_field_name("object")), text(callee.child_by_field_name("attribute"))
-        if owner in NUMPY:
+        module, method = self._callee_name(node)
+        if module == "np":
             return method in REDUCTIONS or method in ("dot", "matmul")
-        return method in REDUCTIONS or method == "dot"
+        return bool(module) and (method in REDUCTIONS or method == "dot")
+
+    def _callee_name(self, node: Node) -> tuple[str, str]:
+        """A call's module (`np` for NumPy's own, however imported; the receiver for a method) and function."""
+        module, _, method = self.walk.names.canonical(text(node.child_by_field_name("function"))).rpartition(".")
+        return module, method
+
+    def _is_creation(self, node: Node) -> bool:
+        return node.type == "call" and self._callee_name(node)[0] == "np" and self._callee_name(node)[1] in CREATIONS
 
     def _produce(self, node: Node, place: Place, statement: Node, into: Value | None, name: str = "") -> Value | None:
         """Lower a product, reduction or creation into `into` (a stored target), or into a new
         allocation whose value is returned. Returns None when it wrote `into` itself."""
         node = unparenthesised(node)
-        if _is_creation(node):
+        if self._is_creation(node):
             return self._creation(node, place, statement, name)
         if node.type == "binary_operator":
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)
@@ -1157,9 +1324,9 @@ class ArrayLowering:
         keywords = {
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
-        owner, method = callee.child_by_field_name("object"), text(callee.child_by_field_name("attribute"))
-        if text(owner) not in NUMPY:
-            positional = [owner, *positional]
+        module, method = self._callee_name(node)
+        if module != "np":
+            positional = [callee.child_by_field_name("object"), *positional]
         if method in ("dot", "matmul"):
             if len(positional) != 2:
                 raise Refusal(node, f"`{method}` takes two arrays")
@@ -1167,8 +1334,11 @@ class ArrayLowering:
             return self._matmul(left, right, place, statement, into, name, node)
         if not positional:
             raise Refusal(node, f"`{method}` needs an array")
-        operand = self.value(positional[0], place)
+        masked = _masked(positional[0])
+        operand = self._masked_operand(*masked, method, place) if masked else self.value(positional[0], place)
         axis_node = keywords.get("axis", positional[1] if len(positional) > 1 else None)
+        if masked and axis_node is not None and text(axis_node) not in ("None", "0"):
+            raise Refusal(node, f"`{text(node)[:60]}`: a masked selection is one flat array; reduce it whole")
         keepdims_node = keywords.get("keepdims")
         unknown = set(keywords) - {"axis", "keepdims"}
         if unknown or len(positional) > 2:
@@ -1210,7 +1380,7 @@ class ArrayLowering:
         if into is not None and into.view is not None and into.view.array not in reads and into.rank == len(shape):
             return into, True
         if not shape:
-            local = self._scalar_name(f"{name or 'acc'}_{next(self._fresh)}")
+            local = self._fresh_local(name or "acc")
             self.walk.assigned.setdefault(local, node)
             return Value((), lambda index: Name(local), dtype), False
         allocation = self.allocate(name or "tmp", shape, dtype, node, place=place)
@@ -1228,8 +1398,11 @@ class ArrayLowering:
         name: str,
         node: Node,
     ) -> Value | None:
-        if operand.boolean:
-            raise Refusal(node, f"`{text(node)[:60]}`: reductions of boolean arrays are not modelled")
+        if operand.boolean and kind in ("sum", "mean"):  # NumPy counts: True is 1 (an int64 sum, a float64 mean)
+            counted, counts = operand, DtypeRule(fixed="int64" if kind == "sum" else "float64")
+            operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
+        elif operand.boolean:
+            raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
         kept = [d for d in range(operand.rank) if d not in axes]
         out_shape = (
             tuple(Extent(AffineExpr.of_constant(1)) if d in axes else operand.shape[d] for d in range(operand.rank))
@@ -1353,7 +1526,7 @@ class ArrayLowering:
         return self.materialize(operand, "operand", place, node)
 
     def _creation(self, node: Node, place: Place, statement: Node, name: str) -> Value:
-        function = text(node.child_by_field_name("function")).rpartition(".")[2]
+        function = self._callee_name(node)[1]
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         positional = [a for a in arguments if a.type != "keyword_argument"]
         keywords = {
@@ -1367,7 +1540,7 @@ class ArrayLowering:
         else:
             shape, dtype = self._shape(positional[0], place), DtypeRule(fixed="float64")
         if "dtype" in keywords:
-            dtype = DtypeRule(fixed=self._dtype(keywords["dtype"]))
+            dtype = self._dtype_rule(keywords["dtype"], place)
         fill: Value | None = None
         if function.startswith("full"):
             if len(positional) < 2 and "fill_value" not in keywords:
@@ -1438,6 +1611,30 @@ def _scaled_read(expr: Expr) -> bool:
     return False
 
 
+def _masked(node: Node) -> tuple[Node, Node] | None:
+    """(`x`, `mask`) for `x[mask]` with a boolean-valued subscript written in place (`x > 0`, `(a < b) & c`, `~m`)."""
+    node = unparenthesised(node)
+    if node.type != "subscript" or _subscript_count(node) != 1:
+        return None
+    item = unparenthesised(node.child_by_field_name("subscript"))
+    boolean = item.type in ("comparison_operator", "not_operator") or (
+        item.type in ("binary_operator", "unary_operator") and text(item.child_by_field_name("operator")) in ("&", "|", "^", "~")
+    )
+    return (node.child_by_field_name("value"), item) if boolean else None
+
+
+def _reads_any(values: list[Node], targets: list[Node]) -> bool:
+    """Whether any of `values` reads an array or name that one of `targets` writes."""
+    written = {text(t.child_by_field_name("value") if t.type == "subscript" else t) for t in targets}
+    stack = list(values)
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and text(current) in written:
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
 def _is_subscripted(node: Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type == "subscript" and parent.child_by_field_name("value") == node
@@ -1474,27 +1671,8 @@ def _subscript_base(node: Node) -> str:
     return text(node) if node.type == "identifier" else ""
 
 
-def _is_size(node: Node) -> bool:
-    """`A.shape[k]` or `len(A)`: an integer size, not an array."""
-    if node.type == "subscript":
-        base = node.child_by_field_name("value")
-        return base.type == "attribute" and text(base.child_by_field_name("attribute")) == "shape"
-    return node.type == "call" and text(node.child_by_field_name("function")) == "len"
-
-
 def _is_newaxis(node: Node) -> bool:
     return node.type == "none" or text(node) in ("np.newaxis", "numpy.newaxis")
-
-
-def _is_creation(node: Node) -> bool:
-    if node.type != "call":
-        return False
-    callee = node.child_by_field_name("function")
-    return (
-        callee.type == "attribute"
-        and text(callee.child_by_field_name("object")) in NUMPY
-        and text(callee.child_by_field_name("attribute")) in CREATIONS
-    )
 
 
 def _is_whole(value: Value) -> bool:

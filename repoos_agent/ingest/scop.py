@@ -8,6 +8,7 @@ the column and the reason; a function with any diagnostic is never modelled.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,6 +17,7 @@ from typing import Protocol
 import islpy as isl
 from tree_sitter import Node
 
+from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import location, text
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
@@ -75,6 +77,7 @@ VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+RANK_NEEDED = " (give the inputs' shapes: `--arg A=f64[n,m]` on the command line, `args` through MCP)"
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,10 @@ class Walk:
     front_end: ArrayFrontEnd | None = None
     dynamic: list[DynamicLoop] = field(default_factory=list)  # the loops with bounds read from arrays around the walk
     index_arrays: dict[str, Node] = field(default_factory=dict)  # arrays read as subscripts or bounds, first use
+    names: ModuleNames = field(default_factory=ModuleNames)  # what imported names stand for (`xp`, `sqrt`)
+    entry_checks: list[Node] = field(default_factory=list)  # `assert`s and `if ...: raise` at entry, run in Python
+    entry_code: str = ""  # the function's entry up to its last check, dedented
+    stored_shapes: dict[str, str] = field(default_factory=dict)  # `s = A.shape`: s -> A
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
@@ -202,15 +209,18 @@ def extract_kernel(
     ctx: isl.Context,
     ranks: Mapping[str, int] | None = None,
     front_end: Callable[[Walk], ArrayFrontEnd] | None = None,
+    names: ModuleNames | None = None,
 ) -> tuple[Kernel | None, list[Diagnostic]]:
     """Model `function`, or return the diagnostics that explain why it cannot be.
 
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
-    arrays as wholes, so the source alone may not say); `front_end` lowers array statements."""
+    arrays as wholes, so the source alone may not say); `front_end` lowers array statements; `names` are what
+    the module's imports bind (the function's own imports are added to them)."""
     arguments, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
+    walk.names = (names or ModuleNames()).with_imports(body.named_children)
     walk.diagnostics.extend(diagnostics)
     for argument, rank in (ranks or {}).items():
         if argument in arguments and rank > 0:
@@ -246,17 +256,23 @@ def extract_kernel(
 
 
 def _shape_ranks(walk: Walk, body: Node) -> None:
-    """`n, m = A.shape` says `A` has rank 2: NumPy code often never indexes an array element by element.
-    `n = A.shape[0]` and `n = len(A)` say only that `A` is an array, of a rank the call's values tell."""
+    """`n, m = A.shape` (or `s = A.shape; n, m = s`) says `A` has rank 2: NumPy code often never indexes an array
+    element by element. `n = A.shape[0]` and `n = len(A)` say only that `A` is an array, of a rank the call's
+    values tell."""
+    stored: dict[str, str] = {}
     for node in body.named_children:
-        if node.type != "expression_statement" or not _is_shape_definition(node):
+        if node.type != "expression_statement" or node.named_children[0].type != "assignment":
             continue
         left, right = node.named_children[0].child_by_field_name("left"), node.named_children[0].child_by_field_name("right")
-        array = _shape_read_array(right)
-        if array not in walk.arguments:
+        read = shape_read(right, stored) if right is not None else None
+        if read is None or read[0] not in walk.arguments:
             continue
+        array, dim = read
         walk.arrays.add(array)
-        if right.type == "attribute" and left.type in ("pattern_list", "tuple_pattern"):
+        if dim is None and left.type == "identifier":
+            stored[text(left)] = array
+            walk.arrays.discard(text(left))  # `s[0]` reads a size, not an array
+        elif dim is None and left.type in ("pattern_list", "tuple_pattern"):
             walk.ranks.setdefault(array, len(left.named_children))
 
 
@@ -278,61 +294,192 @@ def _diagnostic_at_first_use(path: str, body: Node, array: str) -> Diagnostic:
 
 def _walk_function_body(walk: Walk, body: Node) -> None:
     counter = [0]
-    children = [c for c in body.named_children if c.type != "comment"]
+    children = _read_through([c for c in body.named_children if c.type != "comment"], walk.names)
+    if children and _is_docstring(children[0]):
+        children = children[1:]
+    at_entry = True
     for index, node in enumerate(children):
         try:
-            if index == 0 and _is_docstring(node):
-                continue
-            if node.type == "return_statement" and walk.front_end is not None and index == len(children) - 1:
+            if node.type in ("import_statement", "import_from_statement"):
+                continue  # `walk.names` holds what they bind
+            if _is_entry_check(node):
+                if not at_entry:
+                    raise Refusal(
+                        node,
+                        f"`{text(node).splitlines()[0][:60]}` checks after the function has computed: checks are "
+                        "modelled at entry, before any other statement (move it up)",
+                    )
+                walk.entry_checks.append(node)
+            elif node.type == "return_statement" and walk.front_end is not None and index == len(children) - 1:
                 walk.front_end.lower_return(node, counter)
             elif node.type == "return_statement":
                 _take_return(walk, node, is_last=index == len(children) - 1)
-            elif node.type == "expression_statement" and _is_shape_definition(node):
-                _take_shape_definition(walk, node)
-            elif node.type == "expression_statement" and _is_size_alias(walk, node):
-                _take_size_alias(walk, node)
+            elif _defines_sizes(walk, node, body):
+                for left, right in _bindings(node) or ():
+                    assert right is not None
+                    if _is_shape_definition(walk, right):
+                        _take_shape_definition(walk, left, right)
+                    else:
+                        _take_size_alias(walk, left, right)
             else:
+                at_entry = at_entry and _is_conversion(node, walk.names)
                 _walk_statement(walk, node, (), (), (), counter)
         except Refusal as refusal:
             walk.refuse(refusal)
+    if walk.entry_checks:
+        walk.entry_code = _entry_code(children, walk.entry_checks[-1])
+
+
+def _entry_code(statements: list[Node], last_check: Node) -> str:
+    """The source of the function's entry, up to its last check: what the swapped function runs in Python."""
+    root = last_check
+    while root.parent is not None:
+        root = root.parent
+    lines = text(root).splitlines()[statements[0].start_point[0] : last_check.end_point[0] + 1]
+    return textwrap.dedent("\n".join(lines)) + "\n"
+
+
+def _is_conversion(node: Node, names: ModuleNames) -> bool:
+    """`x = np.asarray(x)` and its kind: entry statements that compute nothing, so checks may follow them."""
+    if node.type != "expression_statement" or node.named_children[0].type != "assignment":
+        return False
+    right = node.named_children[0].child_by_field_name("right")
+    return (
+        right is not None
+        and right.type == "call"
+        and names.canonical(text(right.child_by_field_name("function"))) in ("np.asarray", "np.asanyarray", "np.ascontiguousarray")
+    )
+
+
+def _defines_sizes(walk: Walk, node: Node, body: Node) -> bool:
+    """Whether every name the statement binds is a size: `n = len(x)`, `h, w = img.shape`, `w, h = 1200, 400`."""
+    pairs = _bindings(node)
+    return bool(pairs) and all(
+        _is_shape_definition(walk, right) or _is_size_alias(walk, left, right, body) for left, right in pairs or ()
+    )
+
+
+def _read_through(statements: list[Node], names: ModuleNames) -> list[Node]:
+    """`statements` with the bodies of `with np.errstate(...)` blocks in their place: the block only changes
+    how NumPy reports floating-point errors, which the native code does not raise."""
+    found = []
+    for node in statements:
+        if node.type == "with_statement" and _is_errstate(node, names):
+            inner = [c for c in node.child_by_field_name("body").named_children if c.type != "comment"]
+            found.extend(_read_through(inner, names))
+        else:
+            found.append(node)
+    return found
+
+
+def _is_errstate(node: Node, names: ModuleNames) -> bool:
+    clause = next((c for c in node.named_children if c.type == "with_clause"), None)
+    items = [item.named_children[0] for item in clause.named_children] if clause is not None else []
+    return bool(items) and all(
+        item.type == "call" and names.canonical(text(item.child_by_field_name("function"))) == "np.errstate" for item in items
+    )
+
+
+def _is_entry_check(node: Node) -> bool:
+    """`assert condition` or `if condition: raise ...` (no `else`): a check the swapped function runs in Python
+    at entry, before the native kernel, so that it raises as the original does."""
+    if node.type == "assert_statement":
+        return True
+    if node.type != "if_statement" or node.child_by_field_name("alternative") is not None:
+        return False
+    body = [c for c in node.child_by_field_name("consequence").named_children if c.type != "comment"]
+    return bool(body) and all(c.type == "raise_statement" for c in body)
 
 
 def _is_docstring(node: Node) -> bool:
     return node.type == "expression_statement" and node.named_children[0].type == "string"
 
 
-def _is_shape_definition(node: Node) -> bool:
-    """`n = A.shape[0]`, `n, m = A.shape`, `n = len(A)`: a right side that *is* a size read. One that merely
-    uses a size (`c = np.zeros(x.shape[0] + 1)`) is an array statement."""
-    assignment = node.named_children[0]
-    if assignment.type != "assignment":
-        return False
-    right = assignment.child_by_field_name("right")
-    return right is not None and _shape_read_array(right) is not None
+def _is_shape_definition(walk: Walk, right: Node | None) -> bool:
+    """`n = A.shape[0]`, `n, m = A.shape`, `n = len(A)`, `s = A.shape`: a right side that *is* a size read. One
+    that merely uses a size (`c = np.zeros(x.shape[0] + 1)`) is an array statement."""
+    return right is not None and _shape_read_array(right, walk.stored_shapes) is not None
 
 
-def _shape_read_array(node: Node) -> str | None:
-    """The array whose shape `len(A)`, `A.shape[k]` or `A.shape` reads (empty for a `len()` of no argument);
-    None for anything else."""
+def _bindings(node: Node) -> list[tuple[Node, Node | None]] | None:
+    """The (name, value) pairs an assignment statement binds: one, or one per item of `a, b = x, y` when no item
+    reads a name the statement assigns (then binding them one by one is the same); None for anything else."""
+    if node.type != "expression_statement" or node.named_children[0].type != "assignment":
+        return None
+    left, right = node.named_children[0].child_by_field_name("left"), node.named_children[0].child_by_field_name("right")
+    if left.type not in ("pattern_list", "tuple_pattern") or right is None or right.type not in ("expression_list", "tuple"):
+        return [(left, right)]
+    targets, values = left.named_children, right.named_children
+    assigned = {name for target in targets for name in _target_names(target)}
+    if len(targets) != len(values) or any(_reads(value) & assigned for value in values):
+        return [(left, right)]
+    return list(zip(targets, values, strict=True))
+
+
+def _reads(node: Node) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.add(text(current))
+        stack.extend(current.named_children)
+    return found
+
+
+def shape_read(node: Node, stored: Mapping[str, str] | None = None) -> tuple[str, int | None] | None:
+    """The array and dimension a size read reads: `len(A)` (0), `len(A[0])` (1), `A.shape[k]`, `np.shape(A)[k]`,
+    `s[k]` with `s = A.shape` kept before (`stored`), or the whole of `A.shape` (None); None for anything else.
+    The array is "" for a `len()` of no argument."""
+    node = unparenthesised(node)
     if node.type == "call" and text(node.child_by_field_name("function")) == "len":
         arguments = node.child_by_field_name("arguments").named_children
-        return text(arguments[0]) if arguments else ""
-    if _is_shape_subscript(node):
-        return text(node.child_by_field_name("value"))[: -len(".shape")]
-    if node.type == "attribute" and text(node).endswith(".shape"):
-        return text(node)[: -len(".shape")]
+        if not arguments:
+            return "", 0
+        inner, dim = arguments[0], 0
+        while inner.type == "subscript" and _subscript_count(inner) == 1:
+            inner, dim = inner.child_by_field_name("value"), dim + 1
+        return text(inner), dim
+    if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "shape":
+        return text(node.child_by_field_name("object")), None
+    if node.type == "call" and text(node.child_by_field_name("function")) in ("np.shape", "numpy.shape"):
+        arguments = node.child_by_field_name("arguments").named_children
+        return (text(arguments[0]), None) if len(arguments) == 1 else None
+    if node.type == "identifier" and stored and text(node) in stored:
+        return stored[text(node)], None
+    if node.type == "subscript":
+        whole = shape_read(node.child_by_field_name("value"), stored)
+        index = node.child_by_field_name("subscript")
+        if whole is not None and whole[1] is None and _subscript_count(node) == 1 and _is_integer(index):
+            return whole[0], int(text(index).replace(" ", ""))
     return None
 
 
-def _is_size_alias(walk: Walk, node: Node) -> bool:
-    """`m = n - 1` or `h = len(x) // 2`: a name bound to integer arithmetic on sizes alone. Such a name is a
-    size the loops and slices may use, so it is kept as its expression rather than lowered as a scalar
-    statement; `1 / n` or `n - k` with `k` an argument stay scalar statements, as before."""
-    assignment = node.named_children[0]
-    if assignment.type != "assignment" or assignment.child_by_field_name("left").type != "identifier":
-        return False
-    right = assignment.child_by_field_name("right")
-    if right is None:
+def _is_integer(node: Node) -> bool:
+    """`3` or `-1`: a constant index."""
+    if node.type == "unary_operator" and text(node.child_by_field_name("operator")) == "-":
+        node = node.child_by_field_name("argument")
+    return node.type == "integer"
+
+
+def _subscript_count(node: Node) -> int:
+    subscripts = list(node.children_by_field_name("subscript"))
+    if len(subscripts) == 1 and subscripts[0].type == "expression_list":
+        return len(subscripts[0].named_children)
+    return len(subscripts)
+
+
+def _shape_read_array(node: Node, stored: Mapping[str, str] | None = None) -> str | None:
+    """The array whose shape `node` reads (see `shape_read`), None for anything else."""
+    read = shape_read(node, stored)
+    return read[0] if read is not None else None
+
+
+def _is_size_alias(walk: Walk, left: Node, right: Node | None, body: Node) -> bool:
+    """`m = n - 1`, `h = len(x) // 2` or `n = 280`: a name bound to integer arithmetic on sizes and constants alone.
+    Such a name is a size the loops and slices may use, so it is kept as its expression rather than lowered as a
+    scalar statement; `1 / n` or `n - k` with `k` an argument stay scalar statements, as before, and so does a
+    constant assigned again later (`count = 0` that a loop adds to)."""
+    if left.type != "identifier" or right is None:
         return False
     sizes = {*walk.shape_parameters, *walk.size_aliases}
     stack, reads_size = [right], False
@@ -340,22 +487,38 @@ def _is_size_alias(walk: Walk, node: Node) -> bool:
         current = stack.pop()
         kind = current.type
         integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//")
-        if _shape_read_array(current) is not None or (kind == "identifier" and text(current) in sizes):
+        if _shape_read_array(current, walk.stored_shapes) is not None or (kind == "identifier" and text(current) in sizes):
             reads_size = True
         elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
             stack.extend(current.named_children)
         elif kind != "integer":
             return False
-    return reads_size
+    return reads_size or _assignments(body, text(left)) == 1
 
 
-def _is_shape_subscript(node: Node) -> bool:
-    return node.type == "subscript" and text(node.child_by_field_name("value")).endswith(".shape")
+def _assignments(body: Node, name: str) -> int:
+    """How often `name` is assigned (or is a loop's variable) anywhere in `body`."""
+    found, stack = 0, [body]
+    while stack:
+        current = stack.pop()
+        if current.type in ("assignment", "augmented_assignment", "for_statement"):
+            target = current.child_by_field_name("left")
+            found += sum(1 for n in _target_names(target) if n == name)
+        stack.extend(current.named_children)
+    return found
 
 
-def _take_size_alias(walk: Walk, node: Node) -> None:
-    assignment = node.named_children[0]
-    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+def _target_names(target: Node | None) -> list[str]:
+    if target is None:
+        return []
+    if target.type == "identifier":
+        return [text(target)]
+    if target.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+        return [name for child in target.named_children for name in _target_names(child)]
+    return []
+
+
+def _take_size_alias(walk: Walk, left: Node, right: Node) -> None:
     name = text(left)
     if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
         raise Refusal(left, f"size `{name}` is defined twice")
@@ -369,38 +532,48 @@ def _take_size_alias(walk: Walk, node: Node) -> None:
         ) from None
 
 
-def _take_shape_definition(walk: Walk, node: Node) -> None:
-    """`n = A.shape[0]`, `n, m = A.shape` or `n = len(A)`: sizes read from shapes."""
-    assignment = node.named_children[0]
-    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+def _take_shape_definition(walk: Walk, left: Node, right: Node) -> None:
+    """`n = A.shape[0]`, `n, m = A.shape`, `n = len(A)`, `w = len(A[0])`: sizes read from shapes. `s = A.shape`
+    keeps the shape itself, for `s[k]` later."""
     targets = [left] if left.type == "identifier" else list(left.named_children)
     if any(t.type != "identifier" for t in targets):
         raise Refusal(left, f"`{text(left)}`: sizes must be plain names")
-    array = _shape_read_array(right)
-    if array is None:
+    read = shape_read(right, walk.stored_shapes)
+    if read is None:
         raise Refusal(right, f"`{text(right)}` is not a size (expected `A.shape[k]`, `A.shape` or `len(A)`)")
-    if right.type == "call":
-        dims = [0]
-    elif right.type == "subscript":
-        index = right.child_by_field_name("subscript")
-        if index is None or index.type != "integer":
-            raise Refusal(right, f"`{text(right)}`: the shape index must be an integer")
-        dims = [int(text(index))]
-    else:
-        dims = list(range(len(targets)))
+    array, dim = read
     if array not in walk.arguments:
         raise Refusal(right, f"`{array}` is not an array argument of the function")
+    if dim is None and left.type == "identifier":
+        if text(left) in walk.arguments or text(left) in walk.stored_shapes:
+            raise Refusal(left, f"shape `{text(left)}` is defined twice")
+        walk.stored_shapes[text(left)] = array
+        return
+    dims = list(range(len(targets))) if dim is None else [dim]
     if len(dims) != len(targets):
-        raise Refusal(node, f"`{text(node)}`: {len(targets)} names for {len(dims)} sizes")
-    for target, dim in zip(targets, dims, strict=True):
+        raise Refusal(left, f"`{text(left)} = {text(right)}`: {len(targets)} names for {len(dims)} sizes")
+    for target, wanted in zip(targets, dims, strict=True):
         name = text(target)
         if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
             raise Refusal(target, f"size `{name}` is defined twice")
-        named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dim)), None)
+        dimension = _dimension(walk, array, wanted, right)
+        named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dimension)), None)
         if named is not None:  # a second name for an extent already read: one parameter, or isl sees two sizes
             walk.size_aliases[name] = AffineExpr.of_variable(named)
             continue
-        walk.shape_parameters[name] = ShapeParameter(name, array, dim)
+        walk.shape_parameters[name] = ShapeParameter(name, array, dimension)
+
+
+def _dimension(walk: Walk, array: str, dim: int, node: Node) -> int:
+    """`dim` of `array` counted from the front (`A.shape[-1]` is its last), or a refusal when its rank is unknown."""
+    if dim >= 0:
+        return dim
+    rank = walk.ranks.get(array)
+    if rank is None:
+        raise Refusal(node, f"`{text(node)}` counts from the end of `{array}`'s shape, whose rank is not known here" + RANK_NEEDED)
+    if -dim > rank:
+        raise Refusal(node, f"`{text(node)}`: `{array}` has {rank} dimensions")
+    return rank + dim
 
 
 def _take_return(walk: Walk, node: Node, is_last: bool) -> None:
@@ -456,6 +629,10 @@ def _walk_statement(
             except Refusal as refusal:
                 walk.refuse(refusal)
         return
+    if node.type == "with_statement" and _is_errstate(node, walk.names):
+        for child in _read_through([node], walk.names):
+            _walk_statement(walk, child, loops, guards, positions, counter)
+        return
     if node.type == "expression_statement":
         inner = node.named_children[0]
         if inner.type in ("assignment", "augmented_assignment"):
@@ -470,6 +647,9 @@ def _walk_statement(
         "break_statement": "`break` leaves the loop early: the iteration domain is not static",
         "continue_statement": "`continue` skips iterations on data: the iteration domain is not static",
         "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
+        "assert_statement": "`assert` after the function has computed: checks are modelled at entry, before any other statement",
+        "raise_statement": "`raise` inside the computation: checks are modelled at entry (`if ...: raise` before any other "
+        "statement)",
     }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
     raise Refusal(node, what)
 
@@ -660,16 +840,10 @@ def affine_value(expr: AffineExpr) -> Expr:
 
 def _inline_size(walk: Walk, node: Node) -> str:
     """`len(A)` or `A.shape[k]` written inside a bound: a size parameter named `A_dk`."""
-    array, dim = None, 0
-    if node.type == "call" and text(node.child_by_field_name("function")) == "len":
-        args = node.child_by_field_name("arguments").named_children
-        array = text(args[0]) if len(args) == 1 and args[0].type == "identifier" else None
-    elif node.type == "subscript":
-        base, index = node.child_by_field_name("value"), node.child_by_field_name("subscript")
-        if base.type == "attribute" and text(base).endswith(".shape") and index is not None and index.type == "integer":
-            array, dim = text(base)[: -len(".shape")], int(text(index))
-    if array is None or array not in walk.arguments:
+    read = shape_read(node, walk.stored_shapes)
+    if read is None or read[1] is None or read[0] not in walk.arguments:
         raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+    array, dim = read[0], _dimension(walk, read[0], read[1], node)
     named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dim)), None)
     if named is not None:  # the user's own name for it (`n = len(x)`): one parameter per extent
         walk.parameters[named] = None
@@ -964,6 +1138,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         returns_tuple=front_end.returns_tuple if front_end is not None else False,
         allocations=allocations,
         numpy_program=front_end is not None and front_end.lowered_any,
+        entry_code=walk.entry_code,
         assumptions=tuple(
             (a, b)
             for a, b in (front_end.size_equalities() if front_end is not None else ())

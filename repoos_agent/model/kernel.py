@@ -346,6 +346,7 @@ class Kernel:
     allocations: tuple[Allocation, ...] = ()
     numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
+    entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
 
     @cached_property
     def assumed(self) -> isl.Set:

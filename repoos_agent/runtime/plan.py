@@ -12,7 +12,7 @@ import ctypes
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.measure.cores import call_team, usable_cores
 from repoos_agent.model.kernel import Allocation, Kernel, ReturnValue
 from repoos_agent.model.signature import Signature
+from repoos_agent.runtime.entry import entry_checks
 from repoos_agent.store.records import VerifiedKernel
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -49,6 +50,7 @@ class KernelInterface:
     returns: tuple[ReturnValue, ...]
     returns_tuple: bool = False
     allocations: tuple[tuple[Allocation, np.dtype], ...] = ()
+    entry_code: str = ""  # the original's checks at entry, run in Python before the native kernel
 
     @staticmethod
     def of_contract(contract: VerifiedKernel) -> KernelInterface:
@@ -60,13 +62,15 @@ class KernelInterface:
         if not returns and interface.get("returns"):
             returns = (ReturnValue(interface["returns"]),)
         arguments = tuple(name for name in types if name not in {a.name for a in allocations})
-        return KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations)
+        built = KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations)
+        return replace(built, entry_code=interface.get("entry_code", ""))
 
     @staticmethod
     def of_kernel(kernel: Kernel, signature: Signature) -> KernelInterface:
         types = dict(signature.arrays) | dict(signature.scalars)
         arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0 and a.name in kernel.arguments]
-        return KernelInterface._build(kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations)
+        built = KernelInterface._build(kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations)
+        return replace(built, entry_code=kernel.entry_code)
 
     @staticmethod
     def _build(
@@ -121,6 +125,7 @@ class CallPlan:
             for r in interface.returns
         )
         self._cores = usable_cores() if native.parallel else 0
+        self._entry = entry_checks(python, interface.arguments, interface.entry_code)
         self.last_team: int | None = None  # threads the last call's parallel loops ran on (None: no OpenMP)
 
     def bind(self, args: tuple, kwargs: dict) -> Sequence[object] | None:
@@ -133,6 +138,11 @@ class CallPlan:
             return None
         bound.apply_defaults()
         return tuple(bound.arguments[name] for name in self.interface.arguments)
+
+    def check_entry(self, values: Sequence[object]) -> None:
+        """Run the original's checks at entry on the bound arguments: they raise as the original does."""
+        if self._entry is not None:
+            self._entry(*values)
 
     def prepare(self, values: Sequence[object]) -> list[object] | str:
         """The C arguments, or the reason the native kernel must not take this call."""

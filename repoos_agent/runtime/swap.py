@@ -127,6 +127,7 @@ class SwappedFunction:
         if plan is not None:
             values = plan.bind(args, kwargs)
             if values is not None:
+                plan.check_entry(values)
                 prepared = plan.prepare(values)
                 if type(prepared) is not str:
                     done, result = plan.run(prepared, values)  # type: ignore[arg-type]

@@ -1,0 +1,195 @@
+"""Python as people write it: checks at entry, conversions, `with np.errstate`, imported names, shapes kept in
+names, constant sizes and tuple unpacking all go into the one model and equal the Python original."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import repoos_agent
+from repoos_agent.ingest import ingest_file, load_kernel
+from repoos_agent.runtime.swap import SwapFallbackWarning
+
+from .conftest import ROOT
+from .fixtures import as_written
+
+AS_WRITTEN = ROOT / "tests" / "fixtures" / "as_written.py"
+NO_STORE = str(ROOT / "tests" / "no-such-store.sqlite")
+
+
+def _native(function):
+    """The function swapped for its baseline build, with no fallback to Python allowed."""
+    return repoos_agent.accelerate(graph=NO_STORE)(function)
+
+
+@pytest.fixture(autouse=True)
+def no_fallback():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SwapFallbackWarning)
+        yield
+
+
+def _reason(function: str, ranks: dict[str, int]) -> str:
+    report = next(r for r in ingest_file(AS_WRITTEN, {function: ranks}) if r.name == function)
+    assert not report.analyzable
+    first = report.diagnostics[0]
+    return f"{first.line}:{first.column}: {first.message}"
+
+
+def _same(got, want, dtype=np.float64):
+    tolerance = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+rng = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("n", [1, 2, 1000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_a_check_at_entry_is_run_before_the_native_kernel_and_raises_as_the_original_does(n, dtype):
+    native = _native(as_written.checked_axpy)
+    x, y = (rng.integers(1, 9, n).astype(dtype) for _ in range(2))
+    _same(native(3, x, y), as_written.checked_axpy(3, x, y), dtype)
+    assert native.route == "baseline build (source order)"
+    with pytest.raises(ValueError, match=rf"^x and y differ in length: {n} != {n + 1}$"):
+        native(3, x, np.ones(n + 1, dtype))
+
+
+def test_asserts_at_entry_keep_their_message_and_the_sizes_they_read():
+    kernel = load_kernel(AS_WRITTEN, "asserted_product", {"a": 2, "b": 2})
+    assert "assert a.shape == b.shape" in kernel.entry_code and "n = a.shape[0]" in kernel.entry_code
+    native = _native(as_written.asserted_product)
+    a, b = rng.random((3, 4)), rng.random((3, 4))
+    _same(native(a, b), as_written.asserted_product(a, b))
+    with pytest.raises(AssertionError, match=r"^shapes differ$"):
+        native(a, rng.random((3, 5)))
+    with pytest.raises(AssertionError):
+        native(np.ones((0, 4)), np.ones((0, 4)))
+
+
+def test_conversions_before_a_check_stay_at_entry():
+    native = _native(as_written.converted_first)
+    x, y = rng.random(50), rng.random(50)
+    _same(native(x, y), x - y)
+    with pytest.raises(TypeError, match=r"^x must be a vector$"):
+        native(np.ones((2, 2)), np.ones(2))
+
+
+def test_a_check_after_the_function_has_computed_is_refused_with_where_to_move_it():
+    assert _reason("check_after_work", {"x": 1}) == (
+        "33:5: `assert y.shape == x.shape` checks after the function has computed: checks are modelled at entry, "
+        "before any other statement (move it up)"
+    )
+
+
+def test_with_errstate_is_read_through():
+    native = _native(as_written.safe_ratio)
+    a, b = rng.random(300), rng.random(300) + 0.5
+    b[::7] = 0.0
+    _same(native(a, b), as_written.safe_ratio(a, b))
+
+
+def test_asarray_of_an_argument_is_the_argument_and_np_array_a_copy():
+    x = rng.random(40)
+    want = x * 2.0
+    _native(as_written.scale_in_place)(x)
+    _same(x, want)
+    y = rng.random(40)
+    before = y.copy()
+    _same(_native(as_written.scale_a_copy)(y), before * 2.0)
+    _same(y, before)
+
+
+def test_writing_a_conversion_with_a_dtype_is_refused_since_it_may_be_the_argument_itself():
+    assert _reason("scale_a_conversion", {"x": 1}).endswith(
+        "`y *= 2.0` writes the result of `np.asarray(x, dtype=...)`, which is the argument itself when it has that type "
+        "already: write into a `.copy()`, or leave out `dtype=`"
+    )
+
+
+def test_names_imported_from_numpy_and_math_in_the_module_and_the_body():
+    native = _native(as_written.imported_names)
+    old, new = rng.random((20, 30)) + 0.5, rng.random((20, 30)) + 0.5
+    _same(native(old, new), as_written.imported_names(old, new))
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (40, 60)])
+def test_a_shape_kept_in_a_name_is_read_as_sizes(shape):
+    img = rng.random(shape)
+    _same(_native(as_written.blur_kept_shape)(img), as_written.blur_kept_shape(img))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_len_of_a_row_is_the_second_size(dtype):
+    m = rng.integers(0, 50, (7, 5)).astype(dtype)
+    _same(_native(as_written.row_means)(m), as_written.row_means(m))
+
+
+def test_shape_counted_from_the_end_size_and_ndim():
+    x = rng.random((6, 9))
+    _same(_native(as_written.last_axis_mean)(x), as_written.last_axis_mean(x))
+    _same(_native(as_written.size_and_ndim)(x), as_written.size_and_ndim(x))
+
+
+def test_local_constants_and_unpacked_constants_are_sizes():
+    kernel = load_kernel(AS_WRITTEN, "constant_grid")
+    assert kernel.parameters == ()
+    _same(_native(as_written.constant_grid)(), as_written.constant_grid())
+
+
+@pytest.mark.parametrize("n", [0, 1, 30])
+def test_swapped_scalars_take_every_value_before_any_is_bound(n):
+    _same(_native(as_written.fibonacci_rows)(n), as_written.fibonacci_rows(n))
+
+
+def test_swapped_arrays_are_refused_with_what_to_write_instead():
+    assert _reason("swapped_buffers", {"u": 1}).endswith(
+        "`a, b = b, a` swaps arrays: write the steps with the roles exchanged instead (`b[...] = f(a)` then `a[...] = f(b)`)"
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_dtype_of_another_array(dtype):
+    x = rng.integers(1, 9, 33).astype(dtype)
+    got = _native(as_written.typed_like)(x)
+    assert got.dtype == dtype
+    _same(got, as_written.typed_like(x), dtype)
+
+
+def test_a_counter_assigned_again_stays_a_scalar():
+    x = rng.random(12)
+    _same(_native(as_written.counter_stays_a_scalar)(x), as_written.counter_stays_a_scalar(x))
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 2), (30, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_masked_assignment_writes_where_the_mask_holds(shape, dtype):
+    a = (rng.random(shape) * 2).astype(dtype)
+    _same(_native(as_written.zero_negatives)(a), as_written.zero_negatives(a), dtype)
+    got, want = a.copy(), a.copy()
+    _native(as_written.clamp_between)(got, 0.5, 1.5)
+    as_written.clamp_between(want, 0.5, 1.5)
+    _same(got, want, dtype)
+    b = (rng.random(shape) * 2).astype(dtype)
+    got, want = a.copy(), a.copy()
+    _native(as_written.copy_where)(got, b)
+    as_written.copy_where(want, b)
+    _same(got, want, dtype)
+
+
+@pytest.mark.parametrize("n", [1, 2, 500])
+def test_masked_sums_and_counts_of_boolean_arrays(n):
+    x = rng.random(n) * 2
+    got, want = _native(as_written.masked_sum_and_count)(x), as_written.masked_sum_and_count(x)
+    for ours, theirs in zip(got, want, strict=True):
+        _same(ours, theirs)
+    assert np.asarray(got[1]).dtype == np.asarray(want[1]).dtype
+
+
+def test_a_compacting_read_is_refused_with_what_to_write_instead():
+    assert _reason("compacted", {"x": 1}).endswith(
+        "`x[x > 0]` compacts the elements the mask selects, a number the data decides: reduce them "
+        "(`np.sum(x[x > 0])`) or keep the shape (`np.where(mask, x, 0)`)"
+    )
