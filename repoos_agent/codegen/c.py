@@ -37,7 +37,7 @@ from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, 
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, IndexRead, Name, Number, Unary
+from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Allocation, Kernel, Statement
 from repoos_agent.model.signature import C_TYPES, Signature
@@ -1003,6 +1003,8 @@ class _Printer:
             return self._binary(expr)
         if isinstance(expr, ValueCall):
             return self._call(expr)
+        if isinstance(expr, Cast):
+            return self._as(expr.operand, self.kinds.kind_of(expr))
         if isinstance(expr, Choice):
             kind = self.kinds.kind_of(expr)
             then, otherwise = self._as(expr.then, kind), self._as(expr.otherwise, kind)
@@ -1060,7 +1062,8 @@ class _Printer:
                 result = f"{helper}({result}, {self._as(arg, kind)})"
             return result
         if expr.function == "abs":
-            return f"llabs({self._value(expr.args[0])})" if not is_float(kind) else f"fabs({self._value(expr.args[0])})"
+            absolute = "llabs" if not is_float(kind) else "fabsf" if C_TYPE[kind] == "float" else "fabs"
+            return f"{absolute}({self._value(expr.args[0])})"
         if expr.function == "float":
             return f"((double) {self._value(expr.args[0])})"
         if C_TYPE[kind] == "float":

@@ -16,7 +16,7 @@ from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExp
 from repoos_agent.codegen.numeric import COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import Signature
@@ -267,6 +267,8 @@ class _Emitter:
             return self.binary(expr, kind, scope, depth)
         if isinstance(expr, ValueCall):
             return self.call(expr, kind, scope, depth)
+        if isinstance(expr, Cast):
+            return self.converted(expr.operand, kind, scope, depth)
         if isinstance(expr, Choice):
             test = self.truth(self.value(expr.test, scope, depth), self.kinds.kind_of(expr.test), depth)
             then = self.converted(expr.then, kind, scope, depth)

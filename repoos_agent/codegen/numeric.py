@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ArrayRef, Binary, Call, Cast, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 
@@ -24,6 +24,11 @@ COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 def is_float(kind: str) -> bool:
     return kind.startswith("float")
+
+
+def strong(kind: str) -> str:
+    """What NumPy makes of a Python number (`np.float64`, `np.int64`); NumPy values keep their type."""
+    return {"float": "float64", "int": "int64"}.get(kind, kind)
 
 
 def promote(a: str, b: str) -> str:
@@ -73,21 +78,23 @@ class KindEnvironment:
             return true_divide(left, right) if expr.op == "/" else promote(left, right)
         if isinstance(expr, Call):
             return self._call_kind(expr)
+        if isinstance(expr, Cast):
+            return strong(self.kind_of(expr.operand)) if expr.dtype == "strong" else expr.dtype
         if isinstance(expr, Choice):
             return promote(self.kind_of(expr.then), self.kind_of(expr.otherwise))
         raise TypeError(expr)
 
     def _call_kind(self, expr: Call) -> str:
+        """A NumPy function's result is a NumPy value (`np.log(2.0)` is a strong float64), float unless it is an
+        extremum or `abs`, which keep integers; Python's `min`/`max`/`abs` return one of their values."""
         kinds = [self.kind_of(a) for a in expr.args]
+        result = kinds[0]
+        for kind in kinds[1:]:
+            result = promote(result, kind)
         if expr.function in ("min", "max", "abs"):
-            result = kinds[0]
-            for kind in kinds[1:]:
-                result = promote(result, kind)
-            return result
-        if expr.module in ("np", "numpy"):
-            return (
-                "float32" if kinds and all(k in ("float32", "float", "int") for k in kinds) and "float32" in kinds else ("float64")
-            )
+            return strong(result) if expr.module == "np" else result
+        if expr.module == "np":
+            return result if result == "float32" else "float64"
         return "float"  # math.* and float() return Python floats
 
 

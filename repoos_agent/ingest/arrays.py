@@ -38,17 +38,31 @@ from repoos_agent.ingest.scop import (
     unparenthesised,
 )
 from repoos_agent.model.affine import AffineExpr, Bound
-from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary, array_refs
+from repoos_agent.model.expr import (
+    MATH_FUNCTIONS,
+    ArrayRef,
+    Binary,
+    Call,
+    Cast,
+    Choice,
+    Expr,
+    Name,
+    Number,
+    Unary,
+    array_refs,
+)
 from repoos_agent.model.kernel import Allocation, Condition, DtypeRule, Extent, Loop, ReturnValue, ShapeParameter
 
 Index = tuple[AffineExpr, ...]
 LOOP_NAMES = ("i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "z")
 ELEMENTWISE = {
     "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
-    "abs": "fabs", "absolute": "fabs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
+    "abs": "abs", "absolute": "abs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "asin": "asin", "acos": "acos", "atan": "atan",
 }  # fmt: skip
-FLOATING_CALLS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "floor", "ceil", "arcsin", "arccos", "arctan"})
+FLOATING_CALLS = frozenset(
+    {"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "fabs", "floor", "ceil", "arcsin", "arccos", "arctan"}
+)
 REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
 CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
@@ -764,7 +778,7 @@ class ArrayLowering:
             return Value(shape, lambda index: ArrayRef(name, index), DtypeRule((name,)), View(name, lambda index: index))
         local = self._visible_local(name)
         if local is not None:
-            return Value((), lambda index: Name(local), DtypeRule(("<float>",)))
+            return Value((), lambda index: Name(local), self._scalar_rule(local, frozenset()))
         if name in self.walk.arguments:
             if name in self.walk.arrays:
                 raise Refusal(node, f"the rank of array `{name}` is not known here: unpack its shape first (`n, m = {name}.shape`)")
@@ -776,6 +790,54 @@ class ArrayLowering:
         if self.walk.names.is_numpy(name):
             raise Refusal(node, f"`{name}` used as a value")
         raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
+
+    def _scalar_rule(self, local: str, seen: frozenset[str]) -> DtypeRule:
+        """The type of a local scalar, from every statement so far that assigns it (either front end's): `c =
+        np.log(a)` holds a NumPy float64, which promotes a float32 array, `t = a * 2.0` a Python float, which
+        does not. A local that reads itself (`s += s * x[i]`) adds nothing new by that read."""
+        assignments = [statement for statement in self.walk.statements if statement.target == Name(local)]
+        if local in seen or not assignments:
+            return DtypeRule() if local in seen else DtypeRule(("<float>",))
+        rule = DtypeRule(floating=any(statement.op == "/=" for statement in assignments))
+        for statement in assignments:
+            rule = rule.merged(self._expr_rule(statement.value, seen | {local}))
+        return rule
+
+    def _expr_rule(self, expr: Expr, seen: frozenset[str]) -> DtypeRule:
+        """The type rule of an element expression, by the rules `Value`s follow (`_scalar_rule` reads statements)."""
+        if isinstance(expr, Number):
+            return DtypeRule(("<float>",) if isinstance(expr.value, float) else ("<int>",))
+        if isinstance(expr, ArrayRef):
+            allocation = next((a for a in self.allocations if a.name == expr.array), None)
+            return allocation.dtype if allocation is not None else DtypeRule((expr.array,))
+        if isinstance(expr, Name):
+            if expr.name in self.walk.assigned:
+                return self._scalar_rule(expr.name, seen)
+            return DtypeRule((expr.name,) if expr.name in self.walk.arguments else ("<int>",))
+        if isinstance(expr, Cast):
+            if expr.dtype == "strong":
+                return _strong(self._expr_rule(expr.operand, seen))
+            return DtypeRule((f"<{expr.dtype}>",)) if expr.dtype in ("int", "float") else DtypeRule(fixed=expr.dtype)
+        if isinstance(expr, Call) and (expr.module == "math" or expr.function == "float"):
+            return DtypeRule(("<float>",))
+        if isinstance(expr, Binary) and (expr.op in ("<", "<=", ">", ">=", "==", "!=", "and", "or")):
+            return DtypeRule(("<int>",))
+        if isinstance(expr, Unary):
+            operands = [expr.operand]
+        elif isinstance(expr, Binary):
+            operands = [expr.left, expr.right]
+        elif isinstance(expr, Call):
+            operands = list(expr.args)
+        else:
+            operands = [expr.then, expr.otherwise]
+        rule = DtypeRule()
+        for operand in operands:
+            rule = rule.merged(self._expr_rule(operand, seen))
+        if isinstance(expr, Binary) and expr.op == "/":
+            return DtypeRule(rule.sources, True)
+        if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum or `abs`, and a NumPy value
+            return _strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
+        return rule
 
     def _is_size(self, node: Node) -> bool:
         """`A.shape[k]`, `len(A)`, `len(A[0])` or `s[k]` with `s = A.shape`: an integer size, not an array."""
@@ -1006,9 +1068,7 @@ class ArrayLowering:
         if module == "np":
             return self._numpy(method, positional, keywords, place, node)
         if module == "math":
-            if method in ELEMENTWISE or method == "pow":
-                return self._numpy("power" if method == "pow" else method, positional, keywords, place, node)
-            raise Refusal(node, f"`math.{method}` is not modelled")
+            return self._math(method, positional, place, node)
         if module == "np.linalg":
             raise Refusal(
                 node,
@@ -1042,8 +1102,7 @@ class ArrayLowering:
         if method == "astype":
             if not positional:
                 raise Refusal(node, "`.astype()` needs a dtype")
-            dtype = self._dtype(positional[0])
-            return Value(value.shape, value.element, DtypeRule(fixed=dtype), None)
+            return _converted(value, self._dtype(positional[0]))
         if method == "dot":
             return self._produce(node, place, node, into=None) or self._unreachable(node)
         if method == "transpose":
@@ -1069,6 +1128,8 @@ class ArrayLowering:
             if len(values) != 1 or values[0].rank:
                 raise Refusal(node, f"`{name}(...)` takes one scalar")
             inner = values[0]
+            if name == "int":
+                return Value((), lambda index: Cast("int", inner.element(())), DtypeRule(("<int>",)))
             return Value((), lambda index: Call("float", (inner.element(()),)), DtypeRule(("<float>",)))
         if name == "abs":
             if len(values) != 1:
@@ -1089,34 +1150,34 @@ class ArrayLowering:
             values = self._positional(function, positional, 1, place, node)
             value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
             floating = function in FLOATING_CALLS
-            return Value(
-                value.shape, value.element, DtypeRule(value.dtype.sources, value.dtype.floating or floating, value.dtype.fixed)
-            )
+            rule = DtypeRule(value.dtype.sources, value.dtype.floating or floating, value.dtype.fixed)
+            return self._numpy_result(Value(value.shape, value.element, rule))
         if function in ("maximum", "minimum", "fmax", "fmin"):
             values = self._positional(function, positional, 2, place, node)
             call = "max" if function in ("maximum", "fmax") else "min"
             if function in ("fmax", "fmin"):
-                return self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node)
-            return self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node)
+                return self._numpy_result(self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node))
+            return self._numpy_result(self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node))
         if function in ("arctan2", "atan2"):
             values = self._positional(function, positional, 2, place, node)
             value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
-            return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed))
+            return self._numpy_result(Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed)))
         if function in ("power",):
             values = self._positional(function, positional, 2, place, node)
-            return self._elementwise(values, lambda a, b: Binary("**", a, b), node)
+            return self._numpy_result(self._elementwise(values, lambda a, b: Binary("**", a, b), node))
         if function == "square":
             values = self._positional(function, positional, 1, place, node)
-            return self._elementwise(values, lambda a: Binary("*", a, a), node)
+            return self._numpy_result(self._elementwise(values, lambda a: Binary("*", a, a), node))
         if function == "negative":
             values = self._positional(function, positional, 1, place, node)
-            return self._elementwise(values, lambda a: Unary("-", a), node)
+            return self._numpy_result(self._elementwise(values, lambda a: Unary("-", a), node))
         if function == "where":
             values = self._positional(function, positional, 3, place, node)
-            return self._elementwise(values, lambda c, a, b: Choice(c, a, b), node)
+            return self._numpy_result(self._elementwise(values, lambda c, a, b: Choice(c, a, b), node))
         if function == "clip":
             values = self._positional(function, positional, 3, place, node)
-            return self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
+            clipped = self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
+            return self._numpy_result(clipped)
         if function in REDUCTIONS or function in ("dot", "matmul", "outer"):
             if function == "outer":
                 left, right = self._positional(function, positional, 2, place, node)
@@ -1136,10 +1197,40 @@ class ArrayLowering:
             return self._produce(node, place, node, into=None) or self._unreachable(node)
         if function in DTYPES:
             (value,) = self._positional(function, positional, 1, place, node)
-            return Value(value.shape, value.element, DtypeRule(fixed=DTYPES[function]))
+            return _converted(value, DTYPES[function])
         if function in ("sign", "isnan", "isinf", "any", "all", "argmax", "argmin", "nonzero", "sort"):
             raise Refusal(node, f"`np.{function}` is not modelled yet")
         raise Refusal(node, f"`np.{function}` is not modelled")
+
+    def _numpy_result(self, value: Value) -> Value:
+        """What a NumPy function returns: an array or a NumPy scalar, never a Python number. Made of Python
+        numbers alone (`np.log(2.0)`, `np.where(m, 1.0, 0.0)`), its type is NEP 50's strong default (float64,
+        int64), so it promotes a float32 array it meets later: `Cast("strong")` says so to the printers, and
+        the `!` sources to the allocation's rule. A value that reads an array or has a fixed type is strong
+        already and stays as it is."""
+        rule = value.dtype
+        if rule.fixed or any(s.startswith(("!", "=")) or self._is_array_argument(s) for s in rule.sources):
+            return value
+        return Value(value.shape, lambda index: Cast("strong", value.element(index)), _strong(rule), None, value.boolean)
+
+    def _math(self, function: str, positional: list[Node], place: Place, node: Node) -> Value:
+        """`math.sqrt(a)` and friends: a Python float, weak where it meets an array (unlike `np.sqrt(a)`);
+        `math.floor` and `math.ceil` give a Python int. They take numbers: an array would raise in the original."""
+        if function not in MATH_FUNCTIONS:
+            raise Refusal(node, f"`math.{function}` is not modelled")
+        values = [self.value(n, place) for n in positional]
+        wanted = 2 if function in ("pow", "atan2") else 1
+        if len(values) != wanted:
+            raise Refusal(node, f"`math.{function}` takes {wanted} argument(s) here, got {len(values)}")
+        if any(v.rank for v in values):
+            raise Refusal(node, f"`math.{function}` takes a number, not an array: use `np.{function}` on arrays")
+
+        def element(index: Index) -> Expr:
+            return Call(function, tuple(v.element(()) for v in values), "math")
+
+        if function in ("floor", "ceil"):
+            return Value((), lambda index: Cast("int", element(index)), DtypeRule(("<int>",)))
+        return Value((), element, DtypeRule(("<float>",)))
 
     def _arange(self, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
         """`np.arange(stop)`, `(start, stop)` or `(start, stop, step)` over integer sizes: its element k is
@@ -1159,7 +1250,7 @@ class ArrayLowering:
         if len(bounds) == 3 and (not bounds[2].is_constant or step == 0):
             raise Refusal(positional[2], f"`np.arange` step `{text(positional[2])}` must be a nonzero integer constant")
         extent = Extent(stop - start, step) if step > 0 else Extent(start - stop, -step)
-        return Value((extent,), lambda index: affine_value(start + index[0].scaled(step)), DtypeRule(fixed="int64"))
+        return Value((extent,), lambda index: Cast("int64", affine_value(start + index[0].scaled(step))), DtypeRule(fixed="int64"))
 
     def _converted(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
         """`np.asarray(x)` of an array is `x` itself, and `np.array(x)` a copy of it, as NumPy's are. With `dtype=`,
@@ -1872,6 +1963,19 @@ def _enumerated(iterable: Node) -> tuple[Node, int]:
         )
     constant = int(text(number).replace("_", ""), 0)
     return positional[0], -constant if negative else constant
+
+
+def _strong(rule: DtypeRule) -> DtypeRule:
+    """The rule of a NumPy value made from `rule`'s: its Python numbers become NumPy's float64 or int64."""
+    if rule.fixed:
+        return rule
+    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating)
+
+
+def _converted(value: Value, dtype: str) -> Value:
+    """`value.astype(dtype)` or `np.float32(value)`: every element rounded to `dtype`, as NumPy does before
+    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32)."""
+    return Value(value.shape, lambda index: Cast(dtype, value.element(index)), DtypeRule(fixed=dtype))
 
 
 def _ignoring_nan(function: str, a: Expr, b: Expr) -> Expr:

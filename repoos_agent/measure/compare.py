@@ -10,7 +10,10 @@ import numpy as np
 TOLERANCES = {"float64": 1e-9, "float32": 1e-4}
 """Normwise relative error allowed per element type. Builds keep Python's rounding
 (no FMA contraction, no reassociation), so float64 results normally match exactly;
-the margin covers libm differences. Integers must match exactly."""
+the margin covers libm differences. Integers must match exactly. A float64 result computed
+from float32 arrays takes the float32 margin: its float32 intermediates (NumPy's `log` of a
+float32 array, as in `-np.log(a32 / b32) / np.log(2.0)`) come from NumPy's own float32
+functions, which differ from the C library's by a few units in float32's last place."""
 
 
 def tolerance_for(dtype: np.dtype) -> float:
@@ -41,9 +44,13 @@ def compare_outputs(
 
     `tolerance_scale` widens the tolerance where reductions were reassociated (sums in another order)."""
     errors, mismatched, worst_tolerance = [], [], 0.0
+    float32_data = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in want.values())
     for name in names:
         a = np.asarray(want[name])
-        tolerance = tolerance_for(a.dtype) * tolerance_scale
+        tolerance = tolerance_for(a.dtype)
+        if float32_data and a.dtype.kind == "f":
+            tolerance = max(tolerance, TOLERANCES["float32"])
+        tolerance *= tolerance_scale
         worst_tolerance = max(worst_tolerance, tolerance)
         b = _same_shape(a, got.get(name))
         if b is None:  # not returned, or in another shape: nothing to compare element by element

@@ -82,6 +82,19 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Cast:
+    """The operand converted to a NumPy dtype (`x.astype(np.float32)`, `np.float64(a)`): where NumPy
+    rounds (or widens) a value to a type its operand's own type would not give it. The front end
+    writes one wherever the Python original converts, so the printers compute every sub-expression
+    in NumPy's type and never have to guess a conversion themselves. `"strong"` is the conversion a
+    NumPy function makes of Python numbers (`np.log(2.0)` is a float64, `np.abs(n)` an int64): NEP 50
+    lets those promote a float32 array, where the Python numbers would have taken its type."""
+
+    dtype: str  # a NumPy dtype name; "int"/"float" for Python's `int()`; "strong" for NumPy's own type of a Python number
+    operand: Expr
+
+
+@dataclass(frozen=True)
 class Choice:
     """`then if test else otherwise`."""
 
@@ -90,14 +103,14 @@ class Choice:
     otherwise: Expr
 
 
-Expr = Number | Name | ArrayRef | Unary | Binary | Call | Choice
+Expr = Number | Name | ArrayRef | Unary | Binary | Call | Cast | Choice
 
 
 def array_refs(expr: Expr) -> list[ArrayRef]:
     """Every array element the expression reads, in evaluation order: index arrays included."""
     if isinstance(expr, ArrayRef):
         return index_refs(expr) + [expr]
-    if isinstance(expr, Unary):
+    if isinstance(expr, (Unary, Cast)):
         return array_refs(expr.operand)
     if isinstance(expr, Binary):
         return array_refs(expr.left) + array_refs(expr.right)
@@ -121,7 +134,7 @@ def names(expr: Expr) -> list[str]:
     """Every bare name the expression reads (not array names, not subscripts)."""
     if isinstance(expr, Name):
         return [expr.name]
-    if isinstance(expr, Unary):
+    if isinstance(expr, (Unary, Cast)):
         return names(expr.operand)
     if isinstance(expr, Binary):
         return names(expr.left) + names(expr.right)
@@ -149,6 +162,10 @@ def shown(expr: Expr | ArrayRef) -> str:
         # NumPy's two-value extremum is `np.maximum`: `np.max(a, b)` would read as a reduction over an axis.
         function = {"max": "maximum", "min": "minimum"}.get(expr.function, expr.function) if expr.module == "np" else expr.function
         return f"{prefix}{function}({', '.join(shown(a) for a in expr.args)})"
+    if isinstance(expr, Cast):
+        if expr.dtype == "strong":  # the NumPy call around it already says so
+            return shown(expr.operand)
+        return f"{'' if expr.dtype in ('int', 'float') else 'np.'}{expr.dtype}({shown(expr.operand)})"
     return f"{_operand(expr.then)} if {_operand(expr.test)} else {_operand(expr.otherwise)}"
 
 

@@ -191,10 +191,12 @@ class DtypeRule:
 
     `sources` are the arguments (arrays and scalars) whose types meet in the value, plus
     `<int>`/`<float>` for Python literals; scalars and literals are weak (NEP 50: a float32
-    array times 2.0 stays float32). `floating` marks values that true division or a math
-    function made: integers become float64. `fixed` is an explicit `dtype=` or `.astype`."""
+    array times 2.0 stays float32), unless a NumPy function made a NumPy scalar of them
+    (`!a`: float64 or int64, strong, so `x32 / np.log(a)` is float64). `floating` marks values
+    that true division or a math function made: integers become float64. `fixed` is an
+    explicit `dtype=` or `.astype`."""
 
-    sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # `!` before a source: a NumPy scalar made of it, strong (`np.log(a)`)
     floating: bool = False
     fixed: str | None = None
 
@@ -211,11 +213,14 @@ class DtypeRule:
             return self.fixed
         strong: list[np.dtype] = []
         weak: set[str] = set()
-        for source in self.sources:
+        for marked in self.sources:
+            source = marked.removeprefix("!")
             if source.startswith("="):
                 strong.append(np.dtype(source[1:]))
             elif source in arrays:
                 strong.append(np.dtype(arrays[source]))
+            elif marked.startswith("!"):
+                strong.append(np.dtype("float64" if source == "<float>" or scalars.get(source) == "float" else "int64"))
             elif source == "<float>" or scalars.get(source) == "float":
                 weak.add("f")
             else:
