@@ -17,6 +17,7 @@ import islpy as isl
 from tree_sitter import Node
 
 from repoos_agent.ingest.parse import location, text
+from repoos_agent.ingest.ranks import source_ranks
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
     MATH_FUNCTIONS,
@@ -47,6 +48,8 @@ from repoos_agent.model.kernel import (
 )
 
 MODULE_PREFIXES = ("math", "np", "numpy")
+CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
+"""Constants of `math` and NumPy, read as numbers (`np.pi`, `numpy.pi`, `math.e`)."""
 ISL_RESERVED = frozenset(
     [
         "exists",
@@ -95,6 +98,19 @@ class Refusal(Exception):
         self.message = message
 
 
+class UnknownRank(Refusal):
+    """An argument used as an array whose rank neither the source nor the call says: the inputs' shapes are
+    needed, and that is the first reason the function is refused, whatever else the walk finds."""
+
+    def __init__(self, node: Node, array: str, least: int) -> None:
+        example = ",".join(["64"] * max(least, 1))
+        super().__init__(
+            node,
+            f"the rank of array `{array}` is not known: give the inputs' shapes (`--arg {array}=f64[{example}]`, "
+            f"or `args` in MCP tools), or unpack its shape in the function (`n, m = {array}.shape`)",
+        )
+
+
 @dataclass
 class RawStatement:
     node: Node
@@ -129,10 +145,17 @@ class Walk:
     front_end: ArrayFrontEnd | None = None
     dynamic: list[DynamicLoop] = field(default_factory=list)  # the loops with bounds read from arrays around the walk
     index_arrays: dict[str, Node] = field(default_factory=dict)  # arrays read as subscripts or bounds, first use
+    least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
+    unknown_ranks: int = 0  # leading diagnostics that say an array's rank is not known
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
-        self.diagnostics.append(Diagnostic(where.line, where.column, refusal.message))
+        diagnostic = Diagnostic(where.line, where.column, refusal.message)
+        if isinstance(refusal, UnknownRank):  # the real reason: other refusals may follow from the unknown rank
+            self.diagnostics.insert(self.unknown_ranks, diagnostic)
+            self.unknown_ranks += 1
+        else:
+            self.diagnostics.append(diagnostic)
 
 
 class ArrayFrontEnd(Protocol):
@@ -206,13 +229,17 @@ def extract_kernel(
     """Model `function`, or return the diagnostics that explain why it cannot be.
 
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
-    arrays as wholes, so the source alone may not say); `front_end` lowers array statements."""
+    arrays as wholes, so the source alone may not say); they override what the source states
+    (`ingest.ranks`). `front_end` lowers array statements."""
     arguments, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"})
     walk.diagnostics.extend(diagnostics)
-    for argument, rank in (ranks or {}).items():
+    stated = source_ranks(function, source)
+    walk.least_ranks.update(stated.least)
+    walk.arrays.update(stated.least)
+    for argument, rank in {**stated.exact, **(ranks or {})}.items():
         if argument in arguments and rank > 0:
             walk.ranks[argument] = rank
             walk.arrays.add(argument)
@@ -381,6 +408,12 @@ def _take_shape_definition(walk: Walk, node: Node) -> None:
         raise Refusal(right, f"`{text(right)}` is not a size (expected `A.shape[k]`, `A.shape` or `len(A)`)")
     if right.type == "call":
         dims = [0]
+    elif left.type == "identifier" and right.type == "attribute":
+        raise Refusal(
+            node,
+            f"`{text(node)}` keeps the shape of `{array}` in a variable, which is not modelled: unpack it "
+            f"(`n, m = {array}.shape`) or read `{array}.shape[k]` where it is used",
+        )
     elif right.type == "subscript":
         index = right.child_by_field_name("subscript")
         if index is None or index.type != "integer":
@@ -862,6 +895,11 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
         return Choice(element_value(walk, test, scope), element_value(walk, then, scope), element_value(walk, otherwise, scope))
     if kind == "call":
         return element_call(walk, node, scope)
+    if kind == "attribute" and text(node.child_by_field_name("object")) in MODULE_PREFIXES:
+        constant = text(node.child_by_field_name("attribute"))
+        if constant in CONSTANTS:
+            return Number(CONSTANTS[constant])
+        raise Refusal(node, f"`{text(node)}` is not modelled (of its module: {', '.join(CONSTANTS)} and functions)")
     raise Refusal(node, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled in a statement")
 
 
