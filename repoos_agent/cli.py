@@ -54,8 +54,7 @@ from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_t
 from repoos_agent.target import Target, ingest_path, resolve_target
 from tui import command as tui_command
 
-
-RANKS_HELP = "an input as `check` takes it (a=f64[512,512]): its shape gives the array's rank, which NumPy code may not say"
+RANKS_HELP = "an input as `check` takes it (a=f64[512,512]): its shape gives the rank of a parameter so named"
 
 
 def _print_json(payload: object) -> None:

@@ -8,7 +8,7 @@ import pytest
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError
-from repoos_agent.ingest import ingest_file
+from repoos_agent.ingest import ingest_file, ingest_source
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.ingest.ranks import source_ranks
 from repoos_agent.ingest.scop import function_arguments
@@ -54,6 +54,19 @@ def test_a_pythran_export_comment_gives_each_positional_parameter_its_rank(repor
     _equals_python(report, "A=f64[7,5]", "v=f64[5]", "k=3")
 
 
+def test_pythran_overloads_give_a_rank_only_where_they_agree():
+    source = (
+        "# pythran export f(float64[:,:], float64[:])\n"
+        "# pythran export f(float32[][] order(C), float64[:,:])\n"
+        "def f(A, v):\n"
+        "    return A * 2.0 + v.sum()\n"
+    )
+    (report,) = ingest_source(source, "overloads.py")
+    assert report.reason == unknown_rank("v", "f64[64]")
+    (report,) = ingest_source(source, "overloads.py", given={"v": 1})
+    assert report.analyzable and _ranks(report) == {"A": 2, "v": 1}
+
+
 def test_annotations_that_spell_a_shape_give_ranks(reports):
     report = reports["annotated_outer"]
     assert report.analyzable, report.reason
@@ -89,8 +102,8 @@ def test_ranks_the_source_needs_exactly_come_from_indices_and_bounds():
 
 def test_slices_alone_do_not_fix_a_rank_and_the_inputs_do(reports):
     assert reports["blur"].reason == unknown_rank("out", "f64[64,64]")
-    given = {report.name: report for report in ingest_path(PROGRAMS, [parse_arg_spec("x=f64[8,9]"), parse_arg_spec("out=f64[8,9]")])}
-    report = given["blur"]
+    specs = [parse_arg_spec("x=f64[8,9]"), parse_arg_spec("out=f64[8,9]")]
+    report = {r.name: r for r in ingest_path(PROGRAMS, specs)}["blur"]
     assert report.analyzable, report.reason
     _equals_python(report, "x=f64[8,9]", "out=f64[8,9]")
 

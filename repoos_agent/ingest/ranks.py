@@ -285,9 +285,7 @@ def _scalar_use(node: Node) -> str | None:
             return "assigned"
         if parent.type == "subscript" and parent.child_by_field_name("value") != current:
             return "number"
-        if parent.type in _TRUTH or (
-            parent.type == "conditional_expression" and parent.named_children.index(current) == 1
-        ):
+        if parent.type in _TRUTH or (parent.type == "conditional_expression" and parent.named_children.index(current) == 1):
             return "number"
         if parent.type == "argument_list" and parent.parent is not None:
             callee = text(parent.parent.child_by_field_name("function"))
