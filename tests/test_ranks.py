@@ -10,7 +10,7 @@ from repoos_agent.check import check_baseline
 from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError
 from repoos_agent.ingest import ingest_file, ingest_source
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
-from repoos_agent.ingest.ranks import source_ranks
+from repoos_agent.ingest.ranks import SourceRanks, source_ranks
 from repoos_agent.ingest.scop import function_arguments
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.target import Target, ingest_path, resolve_target
@@ -98,6 +98,18 @@ def test_ranks_the_source_needs_exactly_come_from_indices_and_bounds():
     stated = source_ranks(csr, read_source(PROGRAMS))
     assert stated.exact == {"rowptr": 1, "col": 1}
     assert set(stated.least) == {"rowptr", "col", "val", "x", "y"}
+
+
+def test_an_axis_bounds_the_rank_of_the_array_it_reduces_not_of_one_it_expands():
+    source = (
+        "def f(x, y, z, w):\n"
+        "    a = np.linalg.norm(x, axis=1)\n"
+        "    b = np.expand_dims(y, axis=1)\n"
+        "    c = z.mean(axis=-3)\n"
+        "    d = np.sum(w, axis=(0, 2))\n"
+    )
+    (function,) = functions(parse_source(source, "axes.py"))
+    assert source_ranks(function, source) == SourceRanks({}, {"x": 2, "z": 3, "w": 3})
 
 
 def test_slices_alone_do_not_fix_a_rank_and_the_inputs_do(reports):

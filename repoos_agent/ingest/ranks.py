@@ -43,6 +43,7 @@ ARRAY_ATTRIBUTES = frozenset(
 """Attributes of NumPy arrays that Python numbers lack: an argument that has one is an array."""
 _ARITHMETIC = frozenset({"unary_operator", "parenthesized_expression", "comparison_operator", "conditional_expression"})
 _TRUTH = frozenset({"if_statement", "elif_clause", "while_statement", "boolean_operator", "not_operator"})
+_OUTPUT_AXIS = frozenset({"expand_dims", "stack"})  # their `axis` is one of the result's: the input may have fewer
 _SCALAR_CALLS = frozenset({"min", "max", "range"})  # Python's own: on arrays they raise, so their arguments are numbers
 
 
@@ -230,8 +231,11 @@ class _BodyReading:
         if call is None or call.type != "call":
             return
         callee = call.child_by_field_name("function")
+        module, _, function = text(callee).rpartition(".")
         positional = [a for a in keyword.parent.named_children if a.type != "keyword_argument"]
-        if callee.type == "attribute" and text(callee.child_by_field_name("object")) not in ("np", "numpy"):
+        if function in _OUTPUT_AXIS:
+            return
+        if module and module.split(".")[0] not in ("np", "numpy"):
             self._array(callee.child_by_field_name("object"), least)
         elif positional:
             self._array(positional[0], least)
