@@ -179,6 +179,7 @@ def _bundled_specs(kernel) -> list[str]:
 
 def _cases() -> list[tuple[str, str, tuple[str, ...]]]:
     cases = [(str(kernel.path), kernel.function, tuple(_bundled_specs(kernel))) for kernel in bundled_kernels("numpy")]
+    cases += [(str(kernel.path), kernel.function, ()) for kernel in bundled_kernels("numpy")]
     for path in (PROGRAMS, NUMPY_PROGRAMS, EXAMPLES / "numpy_layer.py", EXAMPLES / "user_kernels.py"):
         tree = parse_source(read_source(path), str(path))
         cases += [(str(path), text(f.child_by_field_name("name")), ()) for f in functions(tree)]
