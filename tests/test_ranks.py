@@ -100,6 +100,19 @@ def test_ranks_the_source_needs_exactly_come_from_indices_and_bounds():
     assert set(stated.least) == {"rowptr", "col", "val", "x", "y"}
 
 
+def test_a_truth_value_is_a_number_and_what_or_returns_need_not_be():
+    source = (
+        "def f(A, B, C, D, y):\n"
+        "    for i in range(9):\n"
+        "        for j in range(9):\n"
+        "            y[i] = A[i] or B[i]\n"
+        "            if C[i, j] > 0 and D[j] < 1:\n"
+        "                y[i] = 0.0\n"
+    )
+    (function,) = functions(parse_source(source, "truth.py"))
+    assert source_ranks(function, source).exact == {"A": 1, "C": 2, "D": 1}
+
+
 def test_an_axis_bounds_the_rank_of_the_array_it_reduces_not_of_one_it_expands():
     source = (
         "def f(x, y, z, w):\n"

@@ -41,8 +41,10 @@ ARRAY_ATTRIBUTES = frozenset(
      "clip", "round", "nonzero", "flat", "item", "tolist", "swapaxes", "squeeze"}
 )  # fmt: skip
 """Attributes of NumPy arrays that Python numbers lack: an argument that has one is an array."""
-_ARITHMETIC = frozenset({"unary_operator", "parenthesized_expression", "comparison_operator", "conditional_expression"})
-_TRUTH = frozenset({"if_statement", "elif_clause", "while_statement", "boolean_operator", "not_operator"})
+_ARITHMETIC = frozenset(
+    {"unary_operator", "parenthesized_expression", "comparison_operator", "conditional_expression", "boolean_operator"}
+)
+_TRUTH = frozenset({"if_statement", "elif_clause", "while_statement", "not_operator"})  # they take their operand's truth
 _OUTPUT_AXIS = frozenset({"expand_dims", "stack"})  # their `axis` is one of the result's: the input may have fewer
 _SCALAR_CALLS = frozenset({"min", "max", "range"})  # Python's own: on arrays they raise, so their arguments are numbers
 
@@ -289,7 +291,8 @@ def _scalar_use(node: Node) -> str | None:
             return "assigned"
         if parent.type == "subscript" and parent.child_by_field_name("value") != current:
             return "number"
-        if parent.type in _TRUTH or (parent.type == "conditional_expression" and parent.named_children.index(current) == 1):
+        tested = {"conditional_expression": 1, "boolean_operator": 0}.get(parent.type)  # `c` in `a if c else b`, `a and b`
+        if parent.type in _TRUTH or (tested is not None and parent.named_children.index(current) == tested):
             return "number"
         if parent.type == "argument_list" and parent.parent is not None:
             callee = text(parent.parent.child_by_field_name("function"))
