@@ -18,7 +18,7 @@ from repoos_agent.agent.search_record import record_search
 from repoos_agent.agent.search_report import backend_spec, describe_model_use, leaderboard_rows
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, bundled_ranks
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
@@ -26,7 +26,6 @@ from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.entry_point import run_command
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
-from repoos_agent.ingest import ingest_file
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
@@ -52,8 +51,10 @@ from repoos_agent.store.recording import (
     stored_schedule,
 )
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
-from repoos_agent.target import Target, resolve_target
+from repoos_agent.target import Target, ingest_path, resolve_target
 from tui import command as tui_command
+
+RANKS_HELP = "an input as `check` takes it (a=f64[512,512]): its shape gives the rank of a parameter so named"
 
 
 def _print_json(payload: object) -> None:
@@ -91,7 +92,7 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 
 def command_ingest(args: argparse.Namespace) -> int:
-    reports = ingest_file(args.path, bundled_ranks(args.path))
+    reports = ingest_path(args.path, [parse_arg_spec(text) for text in args.arg])
     _record(args, record_ingest, args.path, reports, near=args.path)
     functions = describe_ingest(args.path, reports).functions
     if args.json:
@@ -377,7 +378,7 @@ def command_eval(args: argparse.Namespace) -> int:
 
 
 def command_analyze(args: argparse.Namespace) -> int:
-    analysis = analyze(resolve_target(args.target).kernel)
+    analysis = analyze(resolve_target(args.target, [parse_arg_spec(text) for text in args.arg]).kernel)
     if args.json:
         _print_json(asdict(analysis))
         return 0
@@ -425,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="model every function of a Python file")
     ingest.add_argument("path")
+    ingest.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help=RANKS_HELP)
     ingest.add_argument("--json", action="store_true")
     ingest.add_argument("--graph", help=GRAPH_HELP)
     ingest.set_defaults(run=command_ingest)
@@ -512,6 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     analyze_parser = commands.add_parser("analyze", help="dependences, and which loops could run parallel or vectorized")
     analyze_parser.add_argument("target")
+    analyze_parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC", help=RANKS_HELP)
     analyze_parser.add_argument("--json", action="store_true")
     analyze_parser.set_defaults(run=command_analyze)
 

@@ -95,6 +95,12 @@ def parse_arg_spec(text: str) -> ArgSpec:
         raise _spec_error(text, f"`{value}` is not a number or TYPE[dims]; expected {FORMAT}") from None
 
 
+def ranks_of(specs: Sequence[ArgSpec]) -> dict[str, int]:
+    """The array ranks the inputs give, by argument: what the model needs of a call's values, and what every
+    command and tool that takes inputs passes to the front end."""
+    return {spec.name: len(spec.dims) for spec in specs if spec.dtype is not None}
+
+
 def _spec_error(text: str, reason: str) -> InputError:
     return InputError(lambda fields: f"{fields.entry} `{text}`: {reason}")
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, find_bundled
+from repoos_agent.catalog import SIZE_CLASSES, BundledKernel, bundled_ranks, find_bundled
 from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetError
-from repoos_agent.ingest import load_kernel
-from repoos_agent.inputs import ArgSpec, InputError, make_inputs
+from repoos_agent.ingest import FunctionReport, ingest_file, load_kernel
+from repoos_agent.inputs import ArgSpec, InputError, make_inputs, ranks_of
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.runtime.swap import Accelerated, SwappedFunction
 
@@ -71,8 +71,8 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
     path = target_file(text)
     if path is not None and ":" in text:
         function = text.rsplit(":", 1)[1]
-        ranks = {spec.name: len(spec.dims) for spec in arg_specs if spec.dtype is not None}
-        kernel = load_kernel(path, function, ranks)
+        own = (bundled_ranks(path) or {}).get(function, {})  # a bundled kernel's file named by its path
+        kernel = load_kernel(path, function, own | ranks_of(arg_specs))
         return Target(text, kernel, ModuleFunction(path, function), None, tuple(arg_specs))
     if text.endswith(".py"):
         raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")
@@ -81,6 +81,12 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
         raise InputError(lambda fields: f"{fields.args} applies to `path.py:function` targets; bundled kernels take {fields.size}")
     kernel = load_kernel(bundled.path, bundled.function, bundled.ranks())
     return Target(bundled.name, kernel, bundled.python_function(), bundled)
+
+
+def ingest_path(path: str | Path, arg_specs: Sequence[ArgSpec] = ()) -> list[FunctionReport]:
+    """Every function of a file, modelled with the ranks its inputs give as `resolve_target` models one (a
+    bundled kernel's from its own inputs): `ingest` and `check` agree on what they can model."""
+    return ingest_file(path, bundled_ranks(path), ranks_of(arg_specs))
 
 
 def target_file(text: str) -> Path | None:

@@ -89,6 +89,23 @@ def test_ingest_json_of_an_affine_kernel(repoos_command):
     assert row["parameters"] == ["ni", "nj", "nk"] and row["diagnostics"] == []
 
 
+def test_ingest_and_analyze_take_the_inputs_check_takes_and_model_with_their_ranks(repoos_command):
+    """NumPy code leaves its ranks unsaid: `ingest` alone says the inputs' shapes are needed; with the `--arg`
+    that `check` takes, `ingest` and `analyze` model the function as `check` does."""
+    layer = str(EXAMPLES / "numpy_layer.py")
+    alone = {row["name"]: row for row in json.loads(run(repoos_command, "ingest", layer, "--json").stdout)}
+    assert alone["layer"]["analyzable"] is False
+    assert alone["layer"]["reason"].startswith("the rank of array `x` is not known: give the inputs' shapes (`--arg x=f64[64]`")
+    specs = ["--arg", "x=f64[12,5]", "--arg", "w=f64[5,3]", "--arg", "b=f64[3]"]
+    given = run(repoos_command, "ingest", layer, *specs, "--json")
+    assert given.returncode == 0, given.stderr
+    row = {row["name"]: row for row in json.loads(given.stdout)}["layer"]
+    assert row["analyzable"] is True and row["loops"], row["reason"]
+    analysis = run(repoos_command, "analyze", f"{layer}:layer", *specs, "--json")
+    assert analysis.returncode == 0, analysis.stderr
+    assert json.loads(analysis.stdout)["kernel"] == "layer"
+
+
 def test_version_is_the_installed_package_version(repoos_command):
     result = run(repoos_command, "--version")
     assert result.returncode == 0, result.stderr
@@ -147,6 +164,10 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
         (["check", "gemm", "--arg", "n=8"], "--arg applies to `path.py:function` targets; bundled kernels take --size"),
         (["check", "kernels/examples/not_affine.py:bucket", "--arg", "n=3"], "not_affine.py:8:9"),
         (["ingest", "kernels/examples"], "is a directory"),
+        (
+            ["ingest", "kernels/examples/numpy_layer.py", "--arg", "X=f64[2]"],
+            "no function has a parameter named `X`, which the inputs give a shape for",
+        ),
         (["check", "gemm", "--size", "HUGE"], "unknown size `HUGE`"),
         (["show", "kernels/examples/user_kernels.py:row_norms"], "needs inputs for: A, norms; give them as --arg A=f64[64,64]"),
         (["show", "gemm", "--arg", "ni=3"], "--arg applies to `path.py:function` targets; bundled kernels take --size"),

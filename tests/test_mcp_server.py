@@ -308,3 +308,21 @@ async def test_a_numpy_program_is_evaluated_and_a_user_numpy_file_with_its_ranks
     }
     user = await server.call("evaluate", arguments)
     assert not user.is_error and user.structured_content["correct"] is True, user.content[0].text
+
+
+async def test_every_tool_models_a_numpy_function_with_the_ranks_its_args_give(server: Connection):
+    """`ingest`, `analyze` and `check_legality` read the ranks from `args` as `evaluate` does: one model for all."""
+    path, args = "kernels/examples/numpy_layer.py", ["x=f64[12,5]", "w=f64[5,3]", "b=f64[3]"]
+    alone = await server.call("ingest", {"path": path})
+    layer = {f["name"]: f for f in alone.structured_content["functions"]}["layer"]
+    assert not layer["analyzable"]
+    assert layer["reason"].startswith("the rank of array `x` is not known: give the inputs' shapes")
+    given = await server.call("ingest", {"path": path, "args": args})
+    layer = {f["name"]: f for f in given.structured_content["functions"]}["layer"]
+    assert not given.is_error and layer["analyzable"], layer["reason"]
+    analysis = await server.call("analyze", {"target": layer["target"], "args": args})
+    assert not analysis.is_error and analysis.structured_content["kernel"] == "layer", analysis.content[0].text
+    legality = await server.call("check_legality", {"target": layer["target"], "schedule": "", "args": args})
+    assert not legality.is_error and legality.structured_content["legal"] is True, legality.content[0].text
+    refused = await server.call("analyze", {"target": layer["target"]})
+    assert refused.is_error and "the rank of array `x` is not known" in refused.content[0].text

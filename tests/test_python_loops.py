@@ -221,7 +221,7 @@ REFUSALS = [
         "def f(n, out):\n    for v in n:\n        out[0] += v\n",
         {"out": 1},
         "`n` is iterated, but it is not an array whose rank is known here (an argument's rank comes from the call's "
-        "values, e.g. `repoos check FILE:FUNCTION --arg x=float64[n,m]`, or from `n, m = x.shape` in the source)",
+        "values, e.g. `repoos check FILE:FUNCTION --arg x=f64[64,64]`, or from `n, m = x.shape` in the source)",
     ),
     (
         "def f(out):\n    for v in [1.0, 2.0]:\n        out[0] += v\n",

@@ -11,25 +11,26 @@ message says what to fix; each caller turns it into its own kind of error result
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, bundled_ranks
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
-from repoos_agent.ingest import Diagnostic, FunctionReport, ingest_file
+from repoos_agent.ingest import Diagnostic, FunctionReport
+from repoos_agent.inputs import ArgSpec
 from repoos_agent.legality import Analysis, LegalityVerdict, Violation, analyze, prove_legal
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError
 from repoos_agent.store.recording import save_winner
-from repoos_agent.target import Target
+from repoos_agent.target import Target, ingest_path
 
 CODE_LIMIT = 6000
 """Characters of generated code a tool returns: enough to read the loops, not to flood a context."""
@@ -158,12 +159,14 @@ def list_kernels() -> KernelCatalog:
     return KernelCatalog(kernels, SIZE_CLASSES)
 
 
-def ingest(path: PythonFile) -> IngestReport:
+def ingest(path: PythonFile, arg_specs: Sequence[ArgSpec] = ()) -> IngestReport:
     """Read every top-level function of a Python file: which can be modelled (affine loop nests over arrays),
-    why the others cannot (line and column), their loops and statement labels.
+    why the others cannot (line and column), their loops and statement labels. NumPy code often leaves its
+    arrays' ranks unsaid: give the inputs (`args`) as for evaluate, and each function with parameters of
+    those names is modelled with their ranks.
 
     Pass an analyzable function's `target` (`path.py:function`) to analyze, check_legality, evaluate, optimize or show_code."""
-    return describe_ingest(path, ingest_file(path, bundled_ranks(path)))
+    return describe_ingest(path, ingest_path(path, arg_specs))
 
 
 def describe_ingest(path: str, reports: list[FunctionReport]) -> IngestReport:

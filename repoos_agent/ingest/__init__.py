@@ -9,12 +9,12 @@ from pathlib import Path
 
 import islpy as isl
 
-from repoos_agent.errors import NotAnalyzableError, SourceError
+from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError, SourceError
 from repoos_agent.ingest.arrays import ArrayLowering
 from repoos_agent.ingest.classify import fsm_reason, tabular_reason
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
-from repoos_agent.ingest.scop import Diagnostic, extract_kernel
+from repoos_agent.ingest.scop import Diagnostic, extract_kernel, function_arguments
 from repoos_agent.model.kernel import Kernel
 
 __all__ = ["Diagnostic", "FunctionReport", "ingest_file", "ingest_source", "load_kernel"]
@@ -43,14 +43,21 @@ class FunctionReport:
         return tuple(seen)
 
 
-def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]] | None = None) -> list[FunctionReport]:
+def ingest_source(
+    source: str,
+    path: str,
+    ranks: Mapping[str, Mapping[str, int]] | None = None,
+    given: Mapping[str, int] | None = None,
+) -> list[FunctionReport]:
     """Every top-level function in `source`, classified and, where affine, modelled.
 
-    `ranks` maps a function's name to its array arguments' ranks, when a call's values are known."""
+    `ranks` maps a function's name to its array arguments' ranks, when a call's values are known; `given` are
+    ranks by parameter name for every function that has such a parameter (`repoos ingest FILE --arg x=f64[n]`)."""
     tree = parse_source(source, path)
     reports = []
     module_functions = {text(f.child_by_field_name("name")): f for f in functions(tree)}
     names = ModuleNames().with_imports(tree.root_node.named_children)
+    _check_given(given or {}, module_functions.values(), path)
     for function in functions(tree):
         name = text(function.child_by_field_name("name"))
         helpers = {other: node for other, node in module_functions.items() if other != name}
@@ -60,7 +67,8 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
             reports.append(FunctionReport(name, line, "tabular", _query_reason(function, path, tabular), None, ()))
             continue
         front_end = partial(ArrayLowering, helpers=helpers)
-        known = (ranks or {}).get(name)
+        parameters = set(function_arguments(function)[0])
+        known = dict((ranks or {}).get(name) or {}) | {a: r for a, r in (given or {}).items() if a in parameters}
         kernel, diagnostics = extract_kernel(function, source, path, isl.Context(), known, front_end, names)
         if kernel is not None:
             reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
@@ -70,6 +78,15 @@ def ingest_source(source: str, path: str, ranks: Mapping[str, Mapping[str, int]]
         track, reason = ("fsm", fsm) if fsm else ("other", diagnostics[0].message)
         reports.append(FunctionReport(name, line, track, reason, None, tuple(diagnostics)))
     return reports
+
+
+def _check_given(given: Mapping[str, int], defined, path: str) -> None:
+    """Ranks given for a name no function of the file takes are a mistake (a misspelt input), not nothing."""
+    parameters = {name for function in defined for name in function_arguments(function)[0]}
+    unknown = sorted(set(given) - parameters)
+    if unknown:
+        names = ", ".join(f"`{name}`" for name in unknown)
+        raise ArgumentSpecError(f"{path}: no function has a parameter named {names}, which the inputs give a shape for")
 
 
 def _query_reason(function, path: str, fallback: str) -> str:
@@ -85,8 +102,10 @@ def _query_reason(function, path: str, fallback: str) -> str:
     return f"an ORM query on `{chain.session}`: {chain.style}(...) {clauses} .all(){bound}"
 
 
-def ingest_file(path: str | Path, ranks: Mapping[str, Mapping[str, int]] | None = None) -> list[FunctionReport]:
-    return ingest_source(read_source(path), str(path), ranks)
+def ingest_file(
+    path: str | Path, ranks: Mapping[str, Mapping[str, int]] | None = None, given: Mapping[str, int] | None = None
+) -> list[FunctionReport]:
+    return ingest_source(read_source(path), str(path), ranks, given)
 
 
 def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None = None) -> Kernel:

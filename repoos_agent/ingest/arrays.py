@@ -23,10 +23,12 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import (
+    CONSTANTS,
     ISL_RESERVED,
     LoopHeader,
     RawStatement,
     Refusal,
+    UnknownRank,
     Walk,
     affine_index,
     affine_value,
@@ -67,11 +69,10 @@ REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
 CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
 ARRAY_CONVERSIONS = frozenset({"asarray", "asanyarray", "ascontiguousarray", "array"})
-CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
 REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
 """What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
 RANK_HINT = (
-    " (an argument's rank comes from the call's values, e.g. `repoos check FILE:FUNCTION --arg x=float64[n,m]`,"
+    " (an argument's rank comes from the call's values, e.g. `repoos check FILE:FUNCTION --arg x=f64[64,64]`,"
     " or from `n, m = x.shape` in the source)"
 )
 ARRAY_OPERATORS = ("+", "-", "*", "/", "//", "%", "**")
@@ -195,7 +196,11 @@ class ArrayLowering:
                 and not _is_shape_read(current)
             ):
                 return True
-            if kind == "subscript" and _subscript_count(current) < self.walk.ranks.get(_subscript_base(current), 0):
+            if (
+                kind == "subscript"
+                and _subscript_count(current) < self.walk.ranks.get(_subscript_base(current), 0)
+                and not _is_subscripted(current)  # `L[i]` in `L[i][j]`: the outer subscript counts the chain
+            ):
                 return True
             stack.extend(current.children)
         return False
@@ -781,7 +786,7 @@ class ArrayLowering:
             return Value((), lambda index: Name(local), self._scalar_rule(local, frozenset()))
         if name in self.walk.arguments:
             if name in self.walk.arrays:
-                raise Refusal(node, f"the rank of array `{name}` is not known here: unpack its shape first (`n, m = {name}.shape`)")
+                raise UnknownRank(node, name, self.walk.least_ranks.get(name, 0))
             return Value((), lambda index: Name(name), DtypeRule((name,)))
         module, _, attribute = self.walk.names.canonical(name).rpartition(".")
         if module in ("np", "math") and attribute in CONSTANTS:
@@ -1677,7 +1682,14 @@ class ArrayLowering:
         items = node.named_children if node.type == "tuple" else [node]
         extents = []
         for item in items:
-            extents.append(Extent(self._integer(item, place)))
+            try:
+                extents.append(Extent(affine_index(self.walk, item, place.scope)))
+            except Refusal as refusal:
+                raise Refusal(
+                    item,
+                    f"size `{text(item)}` of a new array: {refusal.message}; a size is built from integer arguments "
+                    "and array sizes (`x.shape[0]`, `len(x)`) with +, - and * by a constant",
+                ) from None
         return tuple(extents)
 
     # ---- Python loop forms -------------------------------------------------------------

@@ -20,6 +20,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import location, text
+from repoos_agent.ingest.ranks import source_ranks
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
     MATH_FUNCTIONS,
@@ -51,6 +52,8 @@ from repoos_agent.model.kernel import (
 )
 
 MODULE_PREFIXES = ("math", "np", "numpy")
+CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "inf": float("inf")}
+"""Constants of `math` and NumPy, read as numbers (`np.pi`, `numpy.pi`, `math.e`)."""
 ISL_RESERVED = frozenset(
     [
         "exists",
@@ -83,7 +86,7 @@ VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
-RANK_NEEDED = " (give the inputs' shapes: `--arg A=f64[n,m]` on the command line, `args` through MCP)"
+RANK_NEEDED = " (give the inputs' shapes: `--arg A=f64[64,64]` on the command line, `args` through MCP)"
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,19 @@ class Refusal(Exception):
         super().__init__(message)
         self.node = node
         self.message = message
+
+
+class UnknownRank(Refusal):
+    """An argument used as an array whose rank neither the source nor the call says: the inputs' shapes are
+    needed, and that is the first reason the function is refused, whatever else the walk finds."""
+
+    def __init__(self, node: Node, array: str, least: int) -> None:
+        example = ",".join(["64"] * max(least, 1))
+        super().__init__(
+            node,
+            f"the rank of array `{array}` is not known: give the inputs' shapes (`--arg {array}=f64[{example}]`, "
+            f"or `args` in MCP tools), or unpack its shape in the function (`n, m = {array}.shape`)",
+        )
 
 
 @dataclass
@@ -145,10 +161,17 @@ class Walk:
     stored_shapes: dict[str, str] = field(default_factory=dict)  # `s = A.shape`: s -> A
     index_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `k` of `enumerate(range(1, n))` in its loop
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
+    least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
+    unknown_ranks: int = 0  # leading diagnostics that say an array's rank is not known
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
-        self.diagnostics.append(Diagnostic(where.line, where.column, refusal.message))
+        diagnostic = Diagnostic(where.line, where.column, refusal.message)
+        if isinstance(refusal, UnknownRank):  # the real reason: other refusals may follow from the unknown rank
+            self.diagnostics.insert(self.unknown_ranks, diagnostic)
+            self.unknown_ranks += 1
+        else:
+            self.diagnostics.append(diagnostic)
 
 
 @dataclass(frozen=True)
@@ -281,15 +304,19 @@ def extract_kernel(
     """Model `function`, or return the diagnostics that explain why it cannot be.
 
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
-    arrays as wholes, so the source alone may not say); `front_end` lowers array statements; `names` are what
-    the module's imports bind (the function's own imports are added to them)."""
+    arrays as wholes, so the source alone may not say); they override what the source states
+    (`ingest.ranks`). `front_end` lowers array statements; `names` are what the module's imports bind (the
+    function's own imports are added to them)."""
     arguments, defaults, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"}, defaults=defaults)
     walk.names = (names or ModuleNames()).with_imports(body.named_children)
     walk.diagnostics.extend(diagnostics)
-    for argument, rank in (ranks or {}).items():
+    stated = source_ranks(function, source)
+    walk.least_ranks.update(stated.least)
+    walk.arrays.update(stated.least)
+    for argument, rank in {**stated.exact, **(ranks or {})}.items():
         if argument in arguments and rank > 0:
             walk.ranks[argument] = rank
             walk.arrays.add(argument)
@@ -1236,6 +1263,11 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
         return Choice(element_value(walk, test, scope), element_value(walk, then, scope), element_value(walk, otherwise, scope))
     if kind == "call":
         return element_call(walk, node, scope)
+    if kind == "attribute" and text(node.child_by_field_name("object")) in MODULE_PREFIXES:
+        constant = text(node.child_by_field_name("attribute"))
+        if constant in CONSTANTS:
+            return Number(CONSTANTS[constant])
+        raise Refusal(node, f"`{text(node)}` is not modelled (of its module: {', '.join(CONSTANTS)} and functions)")
     raise Refusal(node, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled in a statement")
 
 

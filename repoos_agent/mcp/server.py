@@ -59,7 +59,9 @@ ArgumentSpecs = Annotated[
     list[str] | None,
     Field(
         description="Inputs of a `file.py:function` target, NAME=SPEC each (what the CLI calls --arg): `n=512`, "
-        "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). Bundled kernels take `size` instead."
+        "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). An array's shape also gives its rank, "
+        "which NumPy code may not say: every tool models the function with the same ones. Bundled kernels take `size` "
+        "instead."
     ),
 ]
 
@@ -82,14 +84,15 @@ EndpointValues = Annotated[
     ),
 ]
 
-SERVED_OPERATIONS: tuple[tuple[str, Callable[..., object], bool], ...] = (
-    ("analyze", operations.analyze_kernel, False),
-    ("check_legality", operations.check_legality, False),
-    ("evaluate", operations.evaluate, True),
-    ("show_code", operations.show_code, True),
-    ("swap", operations.swap, True),
+SERVED_OPERATIONS: tuple[tuple[str, Callable[..., object]], ...] = (
+    ("analyze", operations.analyze_kernel),
+    ("check_legality", operations.check_legality),
+    ("evaluate", operations.evaluate),
+    ("show_code", operations.show_code),
+    ("swap", operations.swap),
 )
-"""Target-taking operations as tools: name, operation, whether it needs the kernel's inputs (a user kernel's `args`)."""
+"""Target-taking operations as tools, by name. Each takes a user kernel's `args`: their shapes give the ranks
+of the one model every tool sees, and the measuring ones make inputs from them."""
 
 
 class TargetResolver:
@@ -119,15 +122,14 @@ class TargetResolver:
         return target
 
 
-def served(name: str, operation: Callable[..., object], resolver: TargetResolver, takes_inputs: bool) -> Callable[..., object]:
-    """`operation` with its `Target` parameter replaced by the target's text (and a user kernel's `args`)."""
+def served(name: str, operation: Callable[..., object], resolver: TargetResolver) -> Callable[..., object]:
+    """`operation` with its `Target` parameter replaced by the target's text and a user kernel's `args`."""
     signature = inspect.signature(operation, eval_str=True)
     parameters = [
         inspect.Parameter("target", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=TargetText),
         *list(signature.parameters.values())[1:],
+        inspect.Parameter("args", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ArgumentSpecs),
     ]
-    if takes_inputs:
-        parameters.append(inspect.Parameter("args", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ArgumentSpecs))
 
     def tool(target: str, args: list[str] | None = None, **arguments: object) -> object:
         with engine_errors_as_tool_errors():
@@ -146,16 +148,16 @@ def build_server(roots: AllowedRoots) -> MCPServer:
     board = RunBoard()
     tools = [ServedTool.from_function(operations.list_kernels, description=inspect.getdoc(operations.list_kernels))]
 
-    def ingest(path: operations.PythonFile) -> IngestReport:
+    def ingest(path: operations.PythonFile, args: ArgumentSpecs = None) -> IngestReport:
         with engine_errors_as_tool_errors():
-            report = operations.ingest(str(roots.python_file(path)))
+            report = operations.ingest(str(roots.python_file(path)), [parse_arg_spec(spec) for spec in args or ()])
         # Read from the checked file; reported in the caller's own words, ready to pass back as targets.
         functions = tuple(replace(f, target=f"{path}:{f.name}") for f in report.functions)
         return replace(report, path=path, functions=functions)
 
     tools.append(ServedTool.from_function(ingest, description=inspect.getdoc(operations.ingest)))
-    for name, operation, takes_inputs in SERVED_OPERATIONS:
-        tool = served(name, operation, resolver, takes_inputs)
+    for name, operation in SERVED_OPERATIONS:
+        tool = served(name, operation, resolver)
         tools.append(ServedTool.from_function(tool, name=name, description=inspect.getdoc(operation)))
 
     async def optimize(
