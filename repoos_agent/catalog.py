@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -35,8 +36,15 @@ class BundledKernel:
     module: ModuleType
 
     def inputs(self, size: str) -> dict[str, object]:
-        """PolyBench's own initial values for `size`, as the kernel's keyword arguments."""
-        return self.module.init(**self.sizes[size])
+        """PolyBench's own initial values for `size`, as the kernel's keyword arguments; a parameter `init` leaves
+        out takes its default, as a caller's call would."""
+        values = self.module.init(**self.sizes[size])
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(self.python_function()).parameters.items()
+            if parameter.default is not inspect.Parameter.empty and name not in values
+        }
+        return values | defaults
 
     def ranks(self) -> dict[str, int]:
         """Its array arguments' ranks, read off its smallest inputs: NumPy code need not spell them out."""

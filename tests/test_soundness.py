@@ -94,10 +94,14 @@ MLIR_EXAMPLES_PER_KERNEL = 20
 SLOW_MLIR = ("covariance", "2mm")
 """Their MLIR draws take 10–14 s (large modules to lower for each schedule): in the slow set and the hunt; gemm's
 draw keeps products in the default one."""
-NUMPY_KERNELS = ["numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "numpy:syrk"]
+NUMPY_KERNELS = [
+    "numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "numpy:syrk",
+    "numpy:clip-outliers", "numpy:stable-fluids-diffuse", "numpy:histogram-mask",
+]  # fmt: skip
 """NumPy programs lowered by the array front-end: a product, reductions over rows, a stencil in a time
-loop, a triangular solve by rows, float32, a loop-variant temporary (`REPOOS_SOUNDNESS_EXAMPLES` hunts
-all 38, and `-m slow` runs the rest at this draw)."""
+loop, a triangular solve by rows, float32, a loop-variant temporary; and as people write them: masked
+assignments (statements guarded by data), a helper that writes the grid's edges, masked counts
+(`REPOOS_SOUNDNESS_EXAMPLES` hunts all 63, and `-m slow` runs the rest at this draw)."""
 NUMPY_EXAMPLES_PER_KERNEL = 10
 IRREGULAR_SUITES = ("sparse", "graphs")
 """CSR kernels: subscripts read from index arrays (gathers, scatters with `+=`) and loops with bounds read from

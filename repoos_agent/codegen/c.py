@@ -92,6 +92,8 @@ C_RESERVED = frozenset(
     ]
 )
 
+SELECT = {"double": "rp_select", "float": "rp_selectf", "int64_t": "rp_selectl", "int32_t": "rp_selecti"}
+"""The prelude's select of each C type: both sides computed, one picked."""
 PRELUDE = """\
 #include <stdint.h>
 #include <math.h>
@@ -103,6 +105,10 @@ static inline int64_t rp_floordiv(int64_t a, int64_t b) { return floord(a, b); }
 static inline int64_t rp_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 static inline double rp_fmod(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 static inline int64_t rp_ipow(int64_t a, int64_t e) { int64_t r = 1; while (e-- > 0) r *= a; return r; }
+static inline double rp_select(int c, double a, double b) { return c ? a : b; }
+static inline float rp_selectf(int c, float a, float b) { return c ? a : b; }
+static inline int64_t rp_selectl(int c, int64_t a, int64_t b) { return c ? a : b; }
+static inline int32_t rp_selecti(int c, int32_t a, int32_t b) { return c ? a : b; }
 static inline double rp_fmax(double a, double b) { return b > a ? b : a; }
 static inline double rp_fmin(double a, double b) { return b < a ? b : a; }
 static inline float rp_fmaxf(float a, float b) { return b > a ? b : a; }
@@ -1008,8 +1014,37 @@ class _Printer:
         if isinstance(expr, Choice):
             kind = self.kinds.kind_of(expr)
             then, otherwise = self._as(expr.then, kind), self._as(expr.otherwise, kind)
-            return f"({self._value(expr.test)} ? {then} : {otherwise})"
+            if self._traps(expr.then) or self._traps(expr.otherwise):
+                return f"({self._value(expr.test)} ? {then} : {otherwise})"
+            # Both sides computed, then one picked: gcc 12 -O3 -mavx2 vectorizes a select whose side is a load
+            # only that side needs (a masked load) wrongly in loops unrolled by 3 (`unroll(S1.i, 3)` of
+            # `np.where(b > t, r, 0.0)` zeroed elements), and a side that cannot trap may be computed anyway.
+            select = SELECT.get(C_TYPE[kind])
+            if select is None:
+                return f"({self._value(expr.test)} ? {then} : {otherwise})"
+            return f"{select}({self._value(expr.test)}, {then}, {otherwise})"
         raise TypeError(expr)
+
+    def _traps(self, expr: Expr) -> bool:
+        """Whether computing `expr` where its Choice does not pick it could fault: integer division or remainder
+        (by zero), a float converted to an integer (out of range), a gather through an index array."""
+        if isinstance(expr, IndexRead):
+            return True
+        if isinstance(expr, ArrayRef):
+            return any(not isinstance(index, AffineExpr) for index in expr.indices)
+        if isinstance(expr, Binary):
+            integer = not is_float(self.kinds.kind_of(expr))
+            return (integer and expr.op in ("/", "//", "%")) or self._traps(expr.left) or self._traps(expr.right)
+        if isinstance(expr, Cast):
+            integer = not is_float(self.kinds.kind_of(expr))
+            return (integer and is_float(self.kinds.kind_of(expr.operand))) or self._traps(expr.operand)
+        if isinstance(expr, Unary):
+            return self._traps(expr.operand)
+        if isinstance(expr, Choice):
+            return self._traps(expr.test) or self._traps(expr.then) or self._traps(expr.otherwise)
+        if isinstance(expr, ValueCall):
+            return any(self._traps(argument) for argument in expr.args)
+        return False
 
     def _as(self, expr: Expr, kind: str) -> str:
         """`expr` converted to `kind`'s C type where its own type differs."""

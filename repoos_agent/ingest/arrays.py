@@ -224,8 +224,7 @@ class ArrayLowering:
         target, mask = self.value(base_node, place), self.value(mask_node, place)
         if target.view is None:
             raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
-        if not mask.boolean or not self._same_shape(mask.shape, target.shape):
-            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        self._mask_of(mask, target, mask_node, base_node)
         same_mask = _masked(right)
         if same_mask and text(same_mask[1]) == text(mask_node):
             new = self.value(same_mask[0], place)
@@ -247,6 +246,13 @@ class ArrayLowering:
         value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
         self.write(target, "=", value, right, place, node)
 
+    def _mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
+        """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call
+        that runs (an assumption the call is checked for, as broadcasting's are)."""
+        if not mask.boolean or mask.rank != base.rank:
+            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        self._equate([mask.shape], base.shape)
+
     def _masked_operand(self, base_node: Node, mask_node: Node, method: str, place: Place) -> Value:
         """`x[mask]` reduced: a sum adds zeros where the mask fails; other reductions depend on how many it keeps."""
         if method != "sum":
@@ -256,8 +262,7 @@ class ArrayLowering:
                 f"np.sum(x[m]); or use np.where(m, x, ...))",
             )
         base, mask = self.value(base_node, place), self.value(mask_node, place)
-        if not mask.boolean or not self._same_shape(mask.shape, base.shape):
-            raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+        self._mask_of(mask, base, mask_node, base_node)
         return Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype)
 
     def _unpack(self, left: Node, right: Node, op: str, place: Place, node: Node) -> None:

@@ -1068,7 +1068,11 @@ def _inline_size(walk: Walk, node: Node) -> str:
     read = shape_read(node, walk.stored_shapes)
     if read is None or read[1] is None or read[0] not in walk.arguments:
         raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
-    array, dim = read[0], _dimension(walk, read[0], read[1], node)
+    return _shape_size(walk, read[0], _dimension(walk, read[0], read[1], node), node)
+
+
+def _shape_size(walk: Walk, array: str, dim: int, node: Node) -> str:
+    """The size parameter of `array`'s dimension `dim`: the user's own name for it, else `A_dk`."""
     named = next((p.name for p in walk.shape_parameters.values() if (p.array, p.dim) == (array, dim)), None)
     if named is not None:  # the user's own name for it (`n = len(x)`): one parameter per extent
         walk.parameters[named] = None
@@ -1268,7 +1272,24 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
         if constant in CONSTANTS:
             return Number(CONSTANTS[constant])
         raise Refusal(node, f"`{text(node)}` is not modelled (of its module: {', '.join(CONSTANTS)} and functions)")
+    if kind == "attribute" and text(node.child_by_field_name("attribute")) in ("size", "ndim"):
+        return _size_or_rank(walk, node)
     raise Refusal(node, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled in a statement")
+
+
+def _size_or_rank(walk: Walk, node: Node) -> Expr:
+    """`A.ndim` (a constant) or `A.size` (the product of its sizes: a value, never a bound) of an array argument."""
+    array, attribute = text(node.child_by_field_name("object")), text(node.child_by_field_name("attribute"))
+    rank = walk.ranks.get(array)
+    if array not in walk.arguments or rank is None:
+        raise Refusal(node, f"`{text(node)}`: `{array}` is not an array argument whose rank is known here" + RANK_NEEDED)
+    if attribute == "ndim":
+        return Number(rank)
+    sizes = [Name(_shape_size(walk, array, dim, node)) for dim in range(rank)]
+    product: Expr = sizes[0] if sizes else Number(1)
+    for size in sizes[1:]:
+        product = Binary("*", product, size)
+    return product
 
 
 def element_call(walk: Walk, node: Node, scope: set[str]) -> Call:
