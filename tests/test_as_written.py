@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 import repoos_agent
+from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.ingest import ingest_file, load_kernel
+from repoos_agent.legality.prove import prove_legal
+from repoos_agent.measure import compare_outputs
+from repoos_agent.measure.layout import fresh_copy
+from repoos_agent.model.signature import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
+from repoos_agent.target import resolve_target
 
 from .conftest import ROOT
 from .fixtures import as_written
@@ -225,3 +231,18 @@ def test_pythons_own_sum_adds_along_the_first_axis(n):
     x, m = rng.random(n), rng.random((n, 3))
     for ours, theirs in zip(_native(as_written.builtin_sums)(x, m), as_written.builtin_sums(x, m), strict=True):
         _same(ours, theirs)
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4])
+def test_a_select_of_loads_unrolled_computes_the_baseline_output(factor):
+    """gcc 12 at -O3 -mavx2 vectorized `cond ? r[i] : 0.0` unrolled by 3 with wrong masked loads; the C printer
+    computes both sides where neither can trap."""
+    target = resolve_target("numpy:safe-ratio")
+    values = target.inputs("SMALL")
+    signature = Signature.of_values(target.kernel, values)
+    want, got = fresh_copy(values), fresh_copy(values)
+    build_baseline(target.kernel, signature)(want)
+    verdict = prove_legal(target.kernel, f"unroll(S1.i, {factor})", False)
+    assert verdict.legal
+    build_native(target.kernel, signature, verdict.lowered)(got)
+    assert compare_outputs(want, got, list(target.kernel.outputs)).correct
