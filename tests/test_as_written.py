@@ -246,3 +246,32 @@ def test_a_select_of_loads_unrolled_computes_the_baseline_output(factor):
     assert verdict.legal
     build_native(target.kernel, signature, verdict.lowered)(got)
     assert compare_outputs(want, got, list(target.kernel.outputs)).correct
+
+
+@pytest.mark.parametrize("n", [1, 2, 257])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_an_if_on_data_in_a_loop_writes_only_where_it_holds(n, dtype):
+    x = rng.integers(0, 1000, n).astype(dtype)
+    for ours, theirs in zip(_native(as_written.argmax_loop)(x), as_written.argmax_loop(x), strict=True):
+        assert ours == theirs
+    _same(_native(as_written.clamp_ladder)(x, 200, 700), as_written.clamp_ladder(x, 200, 700), dtype)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (40, 30)])
+def test_counters_under_a_condition_on_data(shape):
+    a = rng.random(shape)
+    got, want = _native(as_written.count_and_sum_positive)(a), as_written.count_and_sum_positive(a)
+    _same(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
+
+
+def test_an_if_on_data_is_legal_only_where_the_old_value_is_kept_in_order():
+    kernel = load_kernel(AS_WRITTEN, "argmax_loop", {"x": 1})
+    assert any("when_" in statement.text for statement in kernel.statements)
+    assert not prove_legal(kernel, "reverse(S1.i)", False).legal
+
+
+def test_an_optional_output_is_refused_with_what_to_write_instead():
+    assert _reason("optional_output", {"x": 1, "out": 1}).endswith(
+        "`if out is None` chooses what the function computes by what the caller passed: give the argument always "
+        "(or never), or write the two cases as two functions"
+    )

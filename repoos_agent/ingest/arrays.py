@@ -554,6 +554,10 @@ class ArrayLowering:
             AffineExpr.of_variable(names[p]) if p in names else AffineExpr.of_constant(0) for p in range(len(extents))
         )
         target, value = body(variables)
+        guard = self.walk.data_guard
+        if guard is not None:  # under an `if` on data: the new value where its flags hold, the old one elsewhere
+            new = value if op == "=" else Binary(op[:-1], target, value)
+            value, op = Choice(guard, new, target), "="
         slot = place.counter[0]
         place.counter[0] += 1
         positions = (*place.positions, slot, *([0] * len(order)))

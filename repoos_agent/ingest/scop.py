@@ -159,6 +159,7 @@ class Walk:
     entry_checks: list[Node] = field(default_factory=list)  # `assert`s and `if ...: raise` at entry, run in Python
     entry_code: str = ""  # the function's entry up to its last check, dedented
     stored_shapes: dict[str, str] = field(default_factory=dict)  # `s = A.shape`: s -> A
+    data_guard: Expr | None = None  # the flags of the `if`s on data around the statement being walked
     index_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `k` of `enumerate(range(1, n))` in its loop
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
     least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
@@ -721,6 +722,8 @@ def walk_statement(
     if node.type == "for_statement" and (walk.dynamic or _bounds_read_arrays(walk, node)):
         _walk_dynamic_loop(walk, node, loops, guards, positions, counter)
         return
+    if node.type == "for_statement" and walk.data_guard is not None:
+        raise Refusal(node, "a loop under a condition on data is not modelled: put the condition inside the loop")
     if node.type == "for_statement":
         inner_counter = [0]
         place = positions + (counter[0],)
@@ -750,9 +753,10 @@ def walk_statement(
                 f"`if` inside loop `{walk.dynamic[-1].name}`, whose bounds are read from arrays: "
                 "write the condition as a conditional expression (`x if c else y`)",
             )
-        if node.child_by_field_name("alternative") is not None:
-            raise Refusal(node, "`if` with `elif`/`else`: only guards without alternatives are modelled")
-        condition = _conditions(walk, node.child_by_field_name("condition"), loops)
+        condition = _affine_conditions(walk, node, loops)
+        if condition is None:
+            _walk_data_guarded(walk, node, loops, guards, positions, counter)
+            return
         for child in node.child_by_field_name("consequence").named_children:
             try:
                 walk_statement(walk, child, loops, guards + condition, positions, counter)
@@ -786,6 +790,96 @@ def walk_statement(
         "statement)",
     }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
     raise Refusal(node, what)
+
+
+def _affine_conditions(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condition, ...] | None:
+    """An `if`'s condition as affine guards on the loops, or None when it reads data (or has alternatives)."""
+    if node.child_by_field_name("alternative") is not None or walk.data_guard is not None:
+        return None
+    condition = node.child_by_field_name("condition")
+    try:
+        return _conditions(walk, condition, loops)
+    except Refusal:
+        if not _reads_data(walk, condition):
+            raise
+        return None
+
+
+def _reads_data(walk: Walk, node: Node) -> bool:
+    """Whether an expression reads an array element, a local or a non-integer value: a condition on data."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "subscript" or current.type == "call":
+            return True
+        if current.type == "identifier" and (text(current) in walk.assigned or text(current) in walk.arrays):
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
+def _walk_data_guarded(
+    walk: Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    """`if` on data (and its `elif`s and `else`): the condition is computed into a flag first, as Python tests it
+    before the body runs, and each assignment in a branch writes the new value where its flag holds and the old
+    one elsewhere. Legality sees a write of every instance that reads the old value too: conservative, since a
+    write that does not happen is taken to happen."""
+    if walk.front_end is None or walk.dynamic:
+        raise Refusal(node, "a condition on data is modelled in functions the NumPy front end reads")
+    condition = node.child_by_field_name("condition")
+    if any(text(op) in ("is", "is not") for op in condition.children_by_field_name("operators")):
+        raise Refusal(
+            condition,
+            f"`if {text(condition)}` chooses what the function computes by what the caller passed: "
+            "give the argument always (or never), or write the two cases as two functions",
+        )
+    scope = {loop.name for loop in loops}
+    outer = walk.data_guard
+    otherwise: Expr = Number(1)
+    branches: list[tuple[Node, Expr]] = []
+    clauses = [node, *node.children_by_field_name("alternative")]
+    for clause in clauses:
+        test = clause.child_by_field_name("condition")
+        if test is None:  # `else`
+            branches.append((clause.child_by_field_name("body"), otherwise))
+            break
+        value = element_value(walk, test, scope)
+        flag = _fresh_flag(walk, clause)
+        computed = value if isinstance(otherwise, Number) else Choice(otherwise, value, Number(0))
+        flagged = _guarded(outer, computed, Number(0))
+        walk.statements.append(RawStatement(test, loops, guards, Name(flag), "=", flagged, positions + (counter[0],), True))
+        counter[0] += 1
+        body = clause.child_by_field_name("consequence") or clause.child_by_field_name("body")
+        branches.append((body, Name(flag)))
+        otherwise = (
+            Unary("not", Name(flag)) if isinstance(otherwise, Number) else Binary("and", otherwise, Unary("not", Name(flag)))
+        )
+    try:
+        for body, flag_value in branches:
+            walk.data_guard = flag_value if outer is None else Binary("and", outer, flag_value)
+            for child in body.named_children:
+                try:
+                    walk_statement(walk, child, loops, guards, positions, counter)
+                except Refusal as refusal:
+                    walk.refuse(refusal)
+    finally:
+        walk.data_guard = outer
+
+
+def _guarded(guard: Expr | None, new: Expr, old: Expr) -> Expr:
+    return new if guard is None else Choice(guard, new, old)
+
+
+def _fresh_flag(walk: Walk, node: Node) -> str:
+    name = next(f"when_{n}" for n in range(len(walk.assigned) + 1) if f"when_{n}" not in walk.assigned)
+    walk.assigned[name] = node
+    return name
 
 
 def _is_procedure_call(walk: Walk, node: Node) -> bool:
@@ -1159,7 +1253,14 @@ def _take_assignment(
     else:
         raise Refusal(left, f"`{text(left)}`: assign to one array element or one scalar")
     value = element_value(walk, right, scope)
-    walk.statements.append(RawStatement(node, loops, guards, target, op, value, positions, inner=tuple(walk.dynamic)))
+    if walk.data_guard is not None:
+        if isinstance(target, Name) and walk.assigned.get(target.name) is left:
+            raise Refusal(left, f"`{target.name}` is first assigned under a condition on data: assign it before the `if`")
+        old = target
+        new = value if op == "=" else Binary(op[:-1], old, value)
+        value, op = Choice(walk.data_guard, new, old), "="
+    guarded = walk.data_guard is not None  # shown in its element form, the select
+    walk.statements.append(RawStatement(node, loops, guards, target, op, value, positions, guarded, inner=tuple(walk.dynamic)))
 
 
 def element_ref(walk: Walk, node: Node, scope: set[str]) -> ArrayRef:
