@@ -1,0 +1,195 @@
+"""Reductions: an initializing statement over the output's loops and an updating one over those plus the
+reduced loops (`sums[i] = 0; sums[i] += x[i, k]`). NumPy adds pairwise; the `pairwise` flag of the update
+tells the code generators to add in NumPy's order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from repoos_agent.ingest.numpy.refusals import RANK_HINT
+from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
+from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, masked
+from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.scop import Refusal, affine_value
+from repoos_agent.model.affine import AffineExpr
+from repoos_agent.model.expr import ArrayRef, Call, Choice, Expr, Name, Number
+from repoos_agent.model.kernel import DtypeRule, Extent
+
+REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
+"""What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
+
+
+@lowers("sum", "max", "min", "mean", "prod", "amax", "amin", methods=("sum", "max", "min", "mean", "prod"), materializes=True)
+def _reduction(lowering: Lowering, call: CallSite) -> Value | None:
+    """`np.sum(x, axis, keepdims=)` and its kin, `x.sum(...)` alike; a masked selection (`x[m]`) is summed whole."""
+    node, place = call.node, call.place
+    if not call.positional:
+        raise Refusal(node, f"`{call.function}` needs an array")
+    selection = masked(call.positional[0])
+    operand = (
+        _masked_operand(lowering, *selection, call.function, place) if selection else lowering.value(call.positional[0], place)
+    )
+    axis_node = call.argument(1, "axis")
+    if selection and axis_node is not None and text(axis_node) not in ("None", "0"):
+        raise Refusal(node, f"`{text(node)[:60]}`: a masked selection is one flat array; reduce it whole")
+    unknown = set(call.keywords) - {"axis", "keepdims"}
+    if unknown or len(call.positional) > 2:
+        raise Refusal(node, f"`{text(node)[:60]}`: only `axis=` and `keepdims=` are modelled for reductions")
+    keepdims = keepdims_argument(call)
+    axes = axes_argument(axis_node, operand.rank)
+    kind = {"amax": "max", "amin": "min"}.get(call.function, call.function)
+    return reduce(lowering, kind, operand, axes, keepdims, place, call.statement, call.into, call.name, node)
+
+
+def keepdims_argument(call: CallSite) -> bool:
+    """`keepdims=True` or `False`, as a constant."""
+    keepdims_node = call.keywords.get("keepdims")
+    if keepdims_node is not None and text(keepdims_node) not in ("True", "False"):
+        raise Refusal(keepdims_node, "`keepdims=` must be True or False")
+    return keepdims_node is not None and text(keepdims_node) == "True"
+
+
+def axes_argument(node: Node | None, rank: int) -> tuple[int, ...]:
+    """The axes an `axis=` argument names (an integer, a tuple of them, or None for all), sorted."""
+    if node is None or text(node) == "None":
+        return tuple(range(rank))
+    items = node.named_children if node.type == "tuple" else [node]
+    axes = []
+    for item in items:
+        try:
+            value = int(text(item))
+        except ValueError:
+            raise Refusal(item, f"axis `{text(item)}` must be an integer constant") from None
+        if not -rank <= value < rank:
+            hint = RANK_HINT if rank == 0 else ""
+            raise Refusal(item, f"axis {value} is out of range for an array of rank {rank}{hint}")
+        axes.append(value % rank)
+    return tuple(sorted(set(axes)))
+
+
+def _masked_operand(lowering: Lowering, base_node: Node, mask_node: Node, method: str, place: Place) -> Value:
+    """`x[mask]` reduced: a sum adds zeros where the mask fails; other reductions depend on how many it keeps."""
+    if method != "sum":
+        raise Refusal(
+            base_node.parent,
+            f"`{text(base_node.parent)}`: a {method} of a masked selection is not modelled (a sum is: "
+            f"np.sum(x[m]); or use np.where(m, x, ...))",
+        )
+    base, mask = lowering.value(base_node, place), lowering.value(mask_node, place)
+    if not mask.boolean or not lowering.same_shape(mask.shape, base.shape):
+        raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
+    return Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype)
+
+
+def reduce(
+    lowering: Lowering,
+    kind: str,
+    operand: Value,
+    axes: tuple[int, ...],
+    keepdims: bool,
+    place: Place,
+    statement: Node,
+    into: Value | None,
+    name: str,
+    node: Node,
+    in_order: bool = False,
+) -> Value | None:
+    """`kind` over the `axes` of `operand`. NumPy adds pairwise; `in_order` adds in the source's order, as
+    Python's own `sum` does."""
+    if operand.boolean and kind in ("sum", "mean"):  # NumPy counts: True is 1 (an int64 sum, a float64 mean)
+        counted, counts = operand, DtypeRule(fixed="int64" if kind == "sum" else "float64")
+        operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
+    elif operand.boolean:
+        raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
+    kept = [d for d in range(operand.rank) if d not in axes]
+    out_shape = (
+        tuple(Extent(AffineExpr.of_constant(1)) if d in axes else operand.shape[d] for d in range(operand.rank))
+        if keepdims
+        else tuple(operand.shape[d] for d in kept)
+    )
+    dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)
+    reads = arrays_read(operand)
+    target, direct = lowering.output(out_shape, dtype, into, name or REDUCTION_NAMES[kind], node, reads, place)
+    out_positions = {d: (d if keepdims else kept.index(d)) for d in kept}
+    # loops: kept dims are output dims; reduced dims follow, in the operand's own order
+    reduced = [(operand.shape[d], 0) for d in axes]
+
+    def out_index(index: Index) -> Index:
+        return index[: len(out_shape)]
+
+    def full_index(index: Index, first: bool = False) -> Index:
+        full = []
+        for d in range(operand.rank):
+            if d in axes:
+                full.append(AffineExpr.of_constant(0) if first else index[len(out_shape) + axes.index(d)])
+            else:
+                full.append(index[out_positions[d]])
+        return tuple(full)
+
+    def store_ref(index: Index) -> ArrayRef | Name:
+        element = target.element(out_index(index))
+        if target.view is not None:
+            return ArrayRef(target.view.array, target.view.index(out_index(index)))
+        assert isinstance(element, Name)
+        return element
+
+    init_shape = out_shape
+    init: Callable[[Index], Expr]
+    if kind in ("sum", "mean"):
+        init = lambda index: Number(0)  # noqa: E731
+    elif kind == "prod":
+        init = lambda index: Number(1)  # noqa: E731
+    else:
+        init = lambda index: operand.element(full_index(index, first=True))  # noqa: E731
+    if any(operand.shape[d].divisor != 1 for d in axes) and kind in ("max", "min", "mean"):
+        raise Refusal(node, f"`{text(node)[:60]}`: a {kind} over a strided slice is not modelled")
+    lowering.emit(init_shape, "=", lambda index: (store_ref(index), init(index)), place, statement)
+
+    def update(index: Index) -> tuple[ArrayRef | Name, Expr]:
+        ref = store_ref(index)
+        element = operand.element(full_index(index))
+        return ref, (Call(kind, (ref, element), "np") if kind in ("max", "min") else element)
+
+    op = {"sum": "+=", "mean": "+=", "prod": "*=", "max": "=", "min": "="}[kind]
+    unit_dims = tuple(range(len(out_shape)))
+    lowering.emit(
+        out_shape,
+        op,
+        update,
+        place,
+        statement,
+        tuple(reduced),
+        _reduction_order(unit_dims, operand.rank, axes, out_positions),
+        pairwise=kind in ("sum", "mean") and not in_order,
+    )
+    if kind == "mean":
+        count_expr = affine_value(_product_of([operand.shape[d].size for d in axes], node))
+        lowering.emit(out_shape, "/=", lambda index: (store_ref(index), count_expr), place, statement)
+    return None if direct else target
+
+
+def _product_of(sizes: list[AffineExpr], node: Node) -> AffineExpr:
+    if len(sizes) == 1:
+        return sizes[0]
+    constants = [s for s in sizes if s.is_constant]
+    symbolic = [s for s in sizes if not s.is_constant]
+    if len(symbolic) > 1:
+        raise Refusal(node, f"`{text(node)[:60]}`: a mean over several symbolic axes is not modelled; divide the sum")
+    factor = 1
+    for constant in constants:
+        factor *= constant.constant
+    return symbolic[0].scaled(factor) if symbolic else AffineExpr.of_constant(factor)
+
+
+def _reduction_order(
+    unit_dims: tuple[int, ...], operand_rank: int, axes: tuple[int, ...], out_positions: dict[int, int]
+) -> tuple[int, ...]:
+    """Loops of a reduction in the operand's own dimension order, so its elements are read in memory order.
+
+    Kept unit dimensions of `keepdims` (which have no operand dimension) run outermost."""
+    order: list[int] = [d for d in unit_dims if d not in out_positions.values()]
+    for d in range(operand_rank):
+        order.append(out_positions[d] if d in out_positions else len(unit_dims) + axes.index(d))
+    return tuple(order)
