@@ -5,6 +5,7 @@ tells the code generators to add in NumPy's order."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -14,7 +15,7 @@ from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, m
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, affine_value
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Call, Choice, Expr, Name, Number
+from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number
 from repoos_agent.model.kernel import DtypeRule, Extent
 
 REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
@@ -103,37 +104,15 @@ def reduce(
         operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
     elif operand.boolean:
         raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
-    kept = [d for d in range(operand.rank) if d not in axes]
-    out_shape = (
-        tuple(Extent(AffineExpr.of_constant(1)) if d in axes else operand.shape[d] for d in range(operand.rank))
-        if keepdims
-        else tuple(operand.shape[d] for d in kept)
-    )
+    loops = ReductionLoops(operand.shape, axes, keepdims)
+    out_shape, full_index = loops.out_shape, loops.full_index
     dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)
     reads = arrays_read(operand)
     target, direct = lowering.output(out_shape, dtype, into, name or REDUCTION_NAMES[kind], node, reads, place)
-    out_positions = {d: (d if keepdims else kept.index(d)) for d in kept}
-    # loops: kept dims are output dims; reduced dims follow, in the operand's own order
-    reduced = [(operand.shape[d], 0) for d in axes]
-
-    def out_index(index: Index) -> Index:
-        return index[: len(out_shape)]
-
-    def full_index(index: Index, first: bool = False) -> Index:
-        full = []
-        for d in range(operand.rank):
-            if d in axes:
-                full.append(AffineExpr.of_constant(0) if first else index[len(out_shape) + axes.index(d)])
-            else:
-                full.append(index[out_positions[d]])
-        return tuple(full)
+    reduced = loops.reduced()
 
     def store_ref(index: Index) -> ArrayRef | Name:
-        element = target.element(out_index(index))
-        if target.view is not None:
-            return ArrayRef(target.view.array, target.view.index(out_index(index)))
-        assert isinstance(element, Name)
-        return element
+        return stored_at(target, index[: len(out_shape)])
 
     init_shape = out_shape
     init: Callable[[Index], Expr]
@@ -153,34 +132,71 @@ def reduce(
         return ref, (Call(kind, (ref, element), "np") if kind in ("max", "min") else element)
 
     op = {"sum": "+=", "mean": "+=", "prod": "*=", "max": "=", "min": "="}[kind]
-    unit_dims = tuple(range(len(out_shape)))
-    lowering.emit(
-        out_shape,
-        op,
-        update,
-        place,
-        statement,
-        tuple(reduced),
-        _reduction_order(unit_dims, operand.rank, axes, out_positions),
-        pairwise=kind in ("sum", "mean") and not in_order,
-    )
+    lowering.emit(out_shape, op, update, place, statement, reduced, loops.order, pairwise=kind in ("sum", "mean") and not in_order)
     if kind == "mean":
-        count_expr = affine_value(_product_of([operand.shape[d].size for d in axes], node))
+        count_expr = loops.count()
         lowering.emit(out_shape, "/=", lambda index: (store_ref(index), count_expr), place, statement)
     return None if direct else target
 
 
-def _product_of(sizes: list[AffineExpr], node: Node) -> AffineExpr:
-    if len(sizes) == 1:
-        return sizes[0]
-    constants = [s for s in sizes if s.is_constant]
-    symbolic = [s for s in sizes if not s.is_constant]
-    if len(symbolic) > 1:
-        raise Refusal(node, f"`{text(node)[:60]}`: a mean over several symbolic axes is not modelled; divide the sum")
-    factor = 1
-    for constant in constants:
-        factor *= constant.constant
-    return symbolic[0].scaled(factor) if symbolic else AffineExpr.of_constant(factor)
+def stored_at(target: Value, index: Index) -> ArrayRef | Name:
+    """Where element `index` of a stored value (an array's view, or a scalar local) is written."""
+    if target.view is not None:
+        return ArrayRef(target.view.array, target.view.index(index))
+    element = target.element(index)
+    assert isinstance(element, Name)
+    return element
+
+
+@dataclass(frozen=True)
+class ReductionLoops:
+    """The loops of a reduction over the `axes` of an operand of `shape`: the output's dimensions first (kept
+    dimensions, and unit ones for `keepdims`), then the reduced ones, run in the operand's own order."""
+
+    shape: tuple[Extent, ...]
+    axes: tuple[int, ...]
+    keepdims: bool
+
+    @property
+    def kept(self) -> list[int]:
+        return [d for d in range(len(self.shape)) if d not in self.axes]
+
+    @property
+    def out_shape(self) -> tuple[Extent, ...]:
+        if self.keepdims:
+            return tuple(Extent(AffineExpr.of_constant(1)) if d in self.axes else e for d, e in enumerate(self.shape))
+        return tuple(self.shape[d] for d in self.kept)
+
+    @property
+    def out_positions(self) -> dict[int, int]:
+        return {d: (d if self.keepdims else self.kept.index(d)) for d in self.kept}
+
+    def reduced(self, start: int = 0) -> tuple[tuple[Extent, int], ...]:
+        return tuple((self.shape[d], start) for d in self.axes)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return _reduction_order(tuple(range(len(self.out_shape))), len(self.shape), self.axes, self.out_positions)
+
+    def full_index(self, index: Index, first: bool = False) -> Index:
+        """The operand's index at loop index `index` (output dims, then reduced ones); `first`: the reduced at 0."""
+        out_rank, positions = len(self.out_shape), self.out_positions
+
+        def at(d: int) -> AffineExpr:
+            if d not in self.axes:
+                return index[positions[d]]
+            return AffineExpr.of_constant(0) if first else index[out_rank + self.axes.index(d)]
+
+        return tuple(at(d) for d in range(len(self.shape)))
+
+    def count(self) -> Expr:
+        """How many elements each output element reduces: a product of sizes, a value (never a bound), so it
+        need not be affine."""
+        factors = [affine_value(self.shape[d].size) for d in self.axes] or [Number(1)]
+        product = factors[0]
+        for factor in factors[1:]:
+            product = Binary("*", product, factor)
+        return product
 
 
 def _reduction_order(
