@@ -471,9 +471,12 @@ class ArrayLowering:
         order: tuple[int, ...] | None = None,
         product: bool = False,
         pairwise: bool = False,
+        then: tuple[Callable[[Index], tuple[ArrayRef | Name, Expr]], ...] = (),
     ) -> None:
         """One statement over implicit loops: the output's dimensions, then `reduced` ones (extent and
-        start), run in `order` (indices into output dims then reduced dims; default: as listed)."""
+        start), run in `order` (indices into output dims then reduced dims; default: as listed). `then` are
+        assignments that follow it in the same innermost body, each reading what the ones before wrote
+        (an arg-max's index, then its maximum)."""
         extents = list(shape) + [extent for extent, _ in reduced]
         starts = [0] * len(shape) + [start for _, start in reduced]
         looped = [position for position in range(len(extents)) if not (is_one(extents[position]) and starts[position] == 0)]
@@ -502,6 +505,13 @@ class ArrayLowering:
                 cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product, pairwise=pairwise
             )
         )
+        assert not then or order, "statements sharing a body need a loop around them"
+        for offset, following in enumerate(then, start=1):
+            target, value = following(variables)
+            self.emitted += 1
+            self.walk.statements.append(
+                RawStatement(cited, tuple(loops), tuple(guards), target, "=", value, (*positions[:-1], offset), lowered=True)
+            )
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
         taken = (
@@ -1013,15 +1023,10 @@ class ArrayLowering:
             return self._inline(text(callee), positional, keywords, place, node)
         dotted = self.walk.names.canonical(text(callee))
         module, _, method = dotted.rpartition(".")
-        if module == "np":
-            return self._numpy(method, positional, keywords, place, node)
+        if module == "np" or module.startswith("np."):
+            return self._numpy(dotted.removeprefix("np."), positional, keywords, place, node)
         if module == "math":
             return self._math(method, positional, place, node)
-        if module == "np.linalg":
-            raise Refusal(
-                node,
-                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
-            )
         if callee.type == "identifier":
             name = text(callee)
             if name in ("abs", "min", "max", "float", "int"):
@@ -1080,7 +1085,11 @@ class ArrayLowering:
         return self.elementwise(values, lambda *xs: Call(name, tuple(xs)), node)
 
     def _numpy(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        """`np.function(...)`: the lowering registered under its name (`ingest.numpy`)."""
+        """`np.function(...)` (`np.linalg.norm`: `linalg.norm`): the lowering registered under its name (`ingest.numpy`)."""
+        if function not in FUNCTIONS and function.startswith("linalg."):
+            raise Refusal(
+                node, f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices is)"
+            )
         if function not in FUNCTIONS:
             raise Refusal(node, f"`np.{function}` is not modelled")
         site = CallSite(function, positional, keywords, place, node, node)
@@ -1223,8 +1232,9 @@ class ArrayLowering:
         if node.type != "call":
             return False
         module, method = self._callee_name(node)
-        if module == "np":
-            return method in FUNCTIONS and FUNCTIONS[method].materializes
+        if module == "np" or module.startswith("np."):
+            function = FUNCTIONS.get(f"{module}.{method}".removeprefix("np."))
+            return function is not None and function.materializes
         return bool(module) and method in METHODS and METHODS[method].materializes
 
     def _callee_name(self, node: Node) -> tuple[str, str]:
@@ -1246,8 +1256,9 @@ class ArrayLowering:
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
         module, method = self._callee_name(node)
-        if module == "np":
-            return FUNCTIONS[method].lower(self, CallSite(method, positional, keywords, place, node, statement, into, name))
+        if module == "np" or module.startswith("np."):
+            function = f"{module}.{method}".removeprefix("np.")
+            return FUNCTIONS[function].lower(self, CallSite(function, positional, keywords, place, node, statement, into, name))
         receiver = [callee.child_by_field_name("object"), *positional]
         return METHODS[method].lower(self, CallSite(method, receiver, keywords, place, node, statement, into, name, method=True))
 

@@ -56,6 +56,7 @@ class Lowering(Protocol):
         order: tuple[int, ...] | None = ...,
         product: bool = ...,
         pairwise: bool = ...,
+        then: tuple[Callable[[Index], tuple[ArrayRef | Name, Expr]], ...] = ...,
     ) -> None: ...
 
     def same_shape(self, first: tuple[Extent, ...], second: tuple[Extent, ...]) -> bool: ...
