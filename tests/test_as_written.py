@@ -275,3 +275,13 @@ def test_an_optional_output_is_refused_with_what_to_write_instead():
         "`if out is None` chooses what the function computes by what the caller passed: give the argument always "
         "(or never), or write the two cases as two functions"
     )
+
+
+def test_a_state_machine_of_ifs_on_data_runs_its_steps_in_order():
+    events = rng.integers(0, 3, 200)
+    got, want = np.zeros(1), np.zeros(1)
+    _native(as_written.traffic_light)(got, events, 200)
+    as_written.traffic_light(want, events, 200)
+    assert got[0] == want[0]
+    kernel = load_kernel(AS_WRITTEN, "traffic_light", {"state": 1, "events": 1})
+    assert not prove_legal(kernel, "parallelize(S0.k)", False).legal

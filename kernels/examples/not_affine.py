@@ -24,15 +24,23 @@ def first_negative(n, v, out):
         out[i] = v[i]
 
 
-def traffic_light(state, events, n):
-    """A state machine: control flow decided by data on every step."""
-    for k in range(n):
-        if events[k] == 0:
-            state[0] = 1
-        elif events[k] == 1:
-            state[0] = 2
+def run_length_decode(data, out):
+    """A decoder: a cursor that data moves, and a branch on every byte."""
+    i = 0
+    j = 0
+    while i < data.shape[0]:
+        if data[i] == 0:
+            break
+        elif data[i] > 128:
+            count = data[i] - 128
+            for k in range(count):
+                out[j + k] = data[i + 1]
+            j += count
+            i += 2
         else:
-            state[0] = 0
+            out[j] = data[i]
+            j += 1
+            i += 1
 
 
 def adults(session, User):

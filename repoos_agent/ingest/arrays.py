@@ -8,6 +8,9 @@ initializing statement and an updating one over the output's loops plus the redu
 ones. An assignment loops over its target's extents. Every statement lands in the
 same `Walk` as the loop front-end's, so there is one model.
 
+This module keeps statements, bindings, locals and emission; the value algebra and each NumPy
+function's lowering live in `ingest.numpy`, looked up by name in its registry.
+
 Implicit loops are named by role: the output's dimensions take `i, j, k, ...` in order
 (skipping names the function already uses), reduced dimensions the next free letters.
 """
@@ -21,6 +24,26 @@ from itertools import count
 import islpy as isl
 from tree_sitter import Node
 
+from repoos_agent.ingest.numpy import FUNCTIONS, METHODS, CallSite
+from repoos_agent.ingest.numpy.products import matmul
+from repoos_agent.ingest.numpy.reductions import reduce
+from repoos_agent.ingest.numpy.refusals import RANK_HINT
+from repoos_agent.ingest.numpy.ufuncs import UNARY_C_NAMES
+from repoos_agent.ingest.numpy.values import (
+    Index,
+    Place,
+    Value,
+    View,
+    broadcast,
+    broadcast_to,
+    is_one,
+    is_whole,
+    masked,
+    row,
+    strong,
+    subscript_count,
+    transposed,
+)
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import (
     CONSTANTS,
@@ -55,75 +78,8 @@ from repoos_agent.model.expr import (
 )
 from repoos_agent.model.kernel import Allocation, Condition, DtypeRule, Extent, Loop, ReturnValue, ShapeParameter
 
-Index = tuple[AffineExpr, ...]
 LOOP_NAMES = ("i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "z")
-ELEMENTWISE = {
-    "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
-    "abs": "abs", "absolute": "abs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
-    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "asin": "asin", "acos": "acos", "atan": "atan",
-}  # fmt: skip
-FLOATING_CALLS = frozenset(
-    {"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "fabs", "floor", "ceil", "arcsin", "arccos", "arctan"}
-)
-REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "amax", "amin"})
-CREATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
-DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
-ARRAY_CONVERSIONS = frozenset({"asarray", "asanyarray", "ascontiguousarray", "array"})
-REDUCTION_NAMES = {"sum": "sums", "max": "maxima", "min": "minima", "mean": "means", "prod": "products"}
-"""What an unnamed reduction's temporary is called in `repoos ingest` (and schedules' statement texts)."""
-RANK_HINT = (
-    " (an argument's rank comes from the call's values, e.g. `repoos check FILE:FUNCTION --arg x=f64[64,64]`,"
-    " or from `n, m = x.shape` in the source)"
-)
 ARRAY_OPERATORS = ("+", "-", "*", "/", "//", "%", "**")
-UNSUPPORTED = {
-    "einsum": "np.einsum is not modelled; write the contraction with `@` or a reduction",
-    "reshape": "reshape is not modelled: write the loops over the shape you need",
-    "linspace": "np.linspace is not modelled inside a kernel: pass the array in",
-    "cumsum": "np.cumsum is not modelled: write the running sum as a loop (`c[i] = c[i - 1] + x[i]`)",
-    "cumprod": "np.cumprod is not modelled: write the running product as a loop (`c[i] = c[i - 1] * x[i]`)",
-    "tril": "np.tril is not modelled: write the triangle as a loop over rows (`A[i, :i + 1]`)",
-    "triu": "np.triu is not modelled: write the triangle as a loop over rows (`A[i, i:]`)",
-    "concatenate": "np.concatenate is not modelled: assign the parts into a slice of one array",
-    "stack": "np.stack is not modelled: assign the parts into slices of one array",
-}
-
-
-@dataclass(frozen=True)
-class View:
-    """Stored memory behind a value: writes to the value go to `array` at `index(element index)`."""
-
-    array: str
-    index: Callable[[Index], Index]
-
-
-@dataclass(frozen=True)
-class Value:
-    """An array (or scalar) expression: its extents and the scalar expression of each element."""
-
-    shape: tuple[Extent, ...]
-    element: Callable[[Index], Expr]
-    dtype: DtypeRule
-    view: View | None = None
-    boolean: bool = False
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-
-@dataclass
-class Place:
-    """Where a statement sits: its enclosing loops and guards, and its slot in the enclosing body."""
-
-    loops: tuple[Loop, ...]
-    guards: tuple[Condition, ...]
-    positions: tuple[int, ...]  # the enclosing bodies' places, without the statement's own slot
-    counter: list[int]
-
-    @property
-    def scope(self) -> set[str]:
-        return {loop.name for loop in self.loops}
 
 
 @dataclass
@@ -187,7 +143,7 @@ class ArrayLowering:
             if kind == "call":
                 callee = current.child_by_field_name("function")
                 name = text(callee).rpartition(".")[2]
-                if name in self.helpers or (callee.type == "attribute" and name not in {*ELEMENTWISE, "pow"}):
+                if name in self.helpers or (callee.type == "attribute" and name not in {*UNARY_C_NAMES, "pow"}):
                     return True
             if (
                 kind == "identifier"
@@ -198,7 +154,7 @@ class ArrayLowering:
                 return True
             if (
                 kind == "subscript"
-                and _subscript_count(current) < self.walk.ranks.get(_subscript_base(current), 0)
+                and subscript_count(current) < self.walk.ranks.get(_subscript_base(current), 0)
                 and not _is_subscripted(current)  # `L[i]` in `L[i][j]`: the outer subscript counts the chain
             ):
                 return True
@@ -224,11 +180,11 @@ class ArrayLowering:
         target, mask = self.value(base_node, place), self.value(mask_node, place)
         if target.view is None:
             raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
-        self._mask_of(mask, target, mask_node, base_node)
-        same_mask = _masked(right)
+        self.mask_of(mask, target, mask_node, base_node)
+        same_mask = masked(right)
         if same_mask and text(same_mask[1]) == text(mask_node):
             new = self.value(same_mask[0], place)
-            if not self._same_shape(new.shape, target.shape):
+            if not self.same_shape(new.shape, target.shape):
                 raise Refusal(right, f"`{text(right)}`: the masked array must have `{text(base_node)}`'s shape")
         else:
             new = self.value(right, place)
@@ -246,24 +202,12 @@ class ArrayLowering:
         value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
         self.write(target, "=", value, right, place, node)
 
-    def _mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
+    def mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
         """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call
         that runs (an assumption the call is checked for, as broadcasting's are)."""
         if not mask.boolean or mask.rank != base.rank:
             raise Refusal(mask_node, f"`{text(mask_node)}` is not a boolean mask of `{text(base_node)}`'s shape")
         self._equate([mask.shape], base.shape)
-
-    def _masked_operand(self, base_node: Node, mask_node: Node, method: str, place: Place) -> Value:
-        """`x[mask]` reduced: a sum adds zeros where the mask fails; other reductions depend on how many it keeps."""
-        if method != "sum":
-            raise Refusal(
-                base_node.parent,
-                f"`{text(base_node.parent)}`: a {method} of a masked selection is not modelled (a sum is: "
-                f"np.sum(x[m]); or use np.where(m, x, ...))",
-            )
-        base, mask = self.value(base_node, place), self.value(mask_node, place)
-        self._mask_of(mask, base, mask_node, base_node)
-        return Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype)
 
     def _unpack(self, left: Node, right: Node, op: str, place: Place, node: Node) -> None:
         """`a, b = x, y`: every value first, then every binding, as Python does (`a, b = b, a + b` swaps). Scalars
@@ -290,9 +234,9 @@ class ArrayLowering:
             self._bind(text(target), value, place, node, result)
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
-        masked = _masked(left)
-        if masked:
-            self._masked_store(*masked, op, right, place, node)
+        selection = masked(left)
+        if selection:
+            self._masked_store(*selection, op, right, place, node)
             return
         if left.type == "identifier" and op == "=":
             self._bind(text(left), right, place, node)
@@ -316,7 +260,7 @@ class ArrayLowering:
         assert target.view is not None
         self._writable(target, node)
         whole = unparenthesised(right)
-        if op == "=" and self._is_product_or_reduction(whole):
+        if op == "=" and self._materializes(whole):
             produced = self._produce(whole, place, node, into=target)
             if produced is None:
                 return
@@ -331,11 +275,11 @@ class ArrayLowering:
         self._writable(target, node)
         if value.boolean:
             raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
-        mapper = _broadcast_to(value, target.shape, right)
+        mapper = broadcast_to(value, target.shape, right)
         self._equate([value.shape], target.shape)
         if self._overwrites_its_reads(target, op, value, mapper, place):
             value = self.materialize(value, "old", place, node)
-            mapper = _broadcast_to(value, target.shape, right)
+            mapper = broadcast_to(value, target.shape, right)
         view = target.view
 
         def body(index: Index) -> tuple[ArrayRef, Expr]:
@@ -368,7 +312,7 @@ class ArrayLowering:
         before = len(self.allocations)
         if computed is not None:
             value = computed
-        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
+        elif self._materializes(whole):
             value = self._produce(whole, place, node, into=None, name=name)
         else:
             value = self.value(right, place)
@@ -386,9 +330,9 @@ class ArrayLowering:
             and owned is not None
             and owned not in self.shared
             and owned not in self.read_only
-            and self._same_shape(existing.shape, value.shape)
+            and self.same_shape(existing.shape, value.shape)
         ):
-            if not (value.view is not None and value.view.array == owned and _is_whole(value)):
+            if not (value.view is not None and value.view.array == owned and is_whole(value)):
                 self.write(existing, "=", value, right, place, node)
             return
         if existing is not None and self.depth.get(key, 0) < len(place.loops):
@@ -413,7 +357,7 @@ class ArrayLowering:
         rebinding sees `ni` and `wcon_d0 - 1` as one extent."""
         for shape in shapes:
             for extent, wide in zip(reversed(shape), reversed(result), strict=False):
-                if not _is_one(extent) and extent != wide:
+                if not is_one(extent) and extent != wide:
                     first, second = self._canonical(extent), self._canonical(wide)
                     if first != second:
                         self.equal[first] = second
@@ -432,7 +376,7 @@ class ArrayLowering:
             extent = self.equal[extent]
         return extent
 
-    def _same_shape(self, first: tuple[Extent, ...], second: tuple[Extent, ...]) -> bool:
+    def same_shape(self, first: tuple[Extent, ...], second: tuple[Extent, ...]) -> bool:
         return len(first) == len(second) and all(
             self._canonical(a) == self._canonical(b) for a, b in zip(first, second, strict=True)
         )
@@ -485,9 +429,9 @@ class ArrayLowering:
             return ReturnValue(text(whole))
         if whole.type == "identifier" and text(whole) in self.locals:
             value = self.locals[text(whole)]
-            if value.view is not None and self._is_array_argument(value.view.array) and _is_whole(value):
+            if value.view is not None and self._is_array_argument(value.view.array) and is_whole(value):
                 return ReturnValue(value.view.array)
-        elif self._is_product_or_reduction(whole) or self._is_creation(whole):
+        elif self._materializes(whole):
             produced = self._produce(whole, place, node, into=None, name="result")
             assert produced is not None
             value = produced
@@ -516,7 +460,7 @@ class ArrayLowering:
         ]
 
     def _allocation_of(self, value: Value) -> Allocation | None:
-        if value.view is None or not _is_whole(value):
+        if value.view is None or not is_whole(value):
             return None
         return next((a for a in self.allocations if a.name == value.view.array and len(a.shape) == value.rank), None)
 
@@ -533,12 +477,15 @@ class ArrayLowering:
         order: tuple[int, ...] | None = None,
         product: bool = False,
         pairwise: bool = False,
+        then: tuple[Callable[[Index], tuple[ArrayRef | Name, Expr]], ...] = (),
     ) -> None:
         """One statement over implicit loops: the output's dimensions, then `reduced` ones (extent and
-        start), run in `order` (indices into output dims then reduced dims; default: as listed)."""
+        start), run in `order` (indices into output dims then reduced dims; default: as listed). `then` are
+        assignments that follow it in the same innermost body, each reading what the ones before wrote
+        (an arg-max's index, then its maximum)."""
         extents = list(shape) + [extent for extent, _ in reduced]
         starts = [0] * len(shape) + [start for _, start in reduced]
-        looped = [position for position in range(len(extents)) if not (_is_one(extents[position]) and starts[position] == 0)]
+        looped = [position for position in range(len(extents)) if not (is_one(extents[position]) and starts[position] == 0)]
         names = dict(zip(looped, self._loop_names(len(looped), place), strict=True))
         order = tuple(p for p in (order if order is not None else range(len(extents))) if p in names)
         loops, guards = list(place.loops), list(place.guards)
@@ -568,6 +515,13 @@ class ArrayLowering:
                 cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product, pairwise=pairwise
             )
         )
+        assert not then or order, "statements sharing a body need a loop around them"
+        for offset, following in enumerate(then, start=1):
+            target, value = following(variables)
+            self.emitted += 1
+            self.walk.statements.append(
+                RawStatement(cited, tuple(loops), tuple(guards), target, "=", value, (*positions[:-1], offset), lowered=True)
+            )
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
         taken = (
@@ -728,7 +682,7 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
-            if _masked(node):
+            if masked(node):
                 raise Refusal(
                     node,
                     f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
@@ -740,7 +694,7 @@ class ArrayLowering:
             op = text(node.child_by_field_name("operator"))
             operand = self.value(node.child_by_field_name("argument"), place)
             if op == "~" and operand.boolean:
-                return self._elementwise([operand], lambda a: Unary("not", a), node, boolean=True)
+                return self.elementwise([operand], lambda a: Unary("not", a), node, boolean=True)
             if op not in "-+":
                 raise Refusal(node, f"operator `{op}` is not modelled on arrays")
             if op == "+":
@@ -753,12 +707,12 @@ class ArrayLowering:
         if kind == "boolean_operator":
             op = text(node.child_by_field_name("operator"))
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)
-            return self._elementwise([left, right], lambda a, b: Binary(op, a, b), node, boolean=True)
+            return self.elementwise([left, right], lambda a, b: Binary(op, a, b), node, boolean=True)
         if kind == "conditional_expression":
             then, test, otherwise = (self.value(n, place) for n in node.named_children)
             if then.rank or test.rank or otherwise.rank:
                 raise Refusal(node, f"`{text(node)[:60]}`: `x if c else y` of arrays is not modelled; use np.where(c, x, y)")
-            return self._elementwise([test, then, otherwise], lambda c, a, b: Choice(c, a, b), node)
+            return self.elementwise([test, then, otherwise], lambda c, a, b: Choice(c, a, b), node)
         if kind == "call":
             return self._call(node, place)
         what = {
@@ -830,7 +784,7 @@ class ArrayLowering:
             return DtypeRule((expr.name,) if expr.name in self.walk.arguments else ("<int>",))
         if isinstance(expr, Cast):
             if expr.dtype == "strong":
-                return _strong(self._expr_rule(expr.operand, seen))
+                return strong(self._expr_rule(expr.operand, seen))
             return DtypeRule((f"<{expr.dtype}>",)) if expr.dtype in ("int", "float") else DtypeRule(fixed=expr.dtype)
         if isinstance(expr, Call) and (expr.module == "math" or expr.function == "float"):
             return DtypeRule(("<float>",))
@@ -850,7 +804,7 @@ class ArrayLowering:
         if isinstance(expr, Binary) and expr.op == "/":
             return DtypeRule(rule.sources, True)
         if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum or `abs`, and a NumPy value
-            return _strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
+            return strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
         return rule
 
     def _is_size(self, node: Node) -> bool:
@@ -889,7 +843,7 @@ class ArrayLowering:
             return Value((), lambda index: Number(number), DtypeRule(("<float>",)))
         value = self.value(base, place)
         if attribute == "T":
-            return _transposed(value, node)
+            return transposed(value, node)
         if attribute == "ndim" and value.view is not None:
             rank = value.rank
             return Value((), lambda index: Number(rank), DtypeRule(("<int>",)))
@@ -915,7 +869,7 @@ class ArrayLowering:
             if len(positions) > base.rank:
                 raise Refusal(node, f"`{text(node)}` indexes {len(positions)} dimensions of an array of rank {base.rank}")
             for position in positions:
-                base = _row(base, position)
+                base = row(base, position)
             return base
         if sum(1 for item in items if item.type == "ellipsis") > 1:
             raise Refusal(node, f"`{text(node)}`: at most one `...` in a subscript")
@@ -1030,12 +984,12 @@ class ArrayLowering:
             if not (left.boolean and right.boolean):
                 raise Refusal(node, f"`{op}` of integers (bitwise) is not modelled; of boolean masks it is")
             logical = "and" if op == "&" else "or"
-            return self._elementwise([left, right], lambda a, b: Binary(logical, a, b), node, boolean=True)
+            return self.elementwise([left, right], lambda a, b: Binary(logical, a, b), node, boolean=True)
         if op not in ARRAY_OPERATORS:
             raise Refusal(node, f"operator `{op}` is not modelled on arrays (known: {' '.join(ARRAY_OPERATORS)} @)")
         left, right = self.value(left_node, place), self.value(right_node, place)
         floating = op == "/"
-        value = self._elementwise([left, right], lambda a, b: Binary(op, a, b), node)
+        value = self.elementwise([left, right], lambda a, b: Binary(op, a, b), node)
         if floating:
             return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed))
         return value
@@ -1049,10 +1003,10 @@ class ArrayLowering:
         operators = [text(op) for op in node.children_by_field_name("operators")]
         if len(operators) != 1 or operators[0] not in ("<", "<=", ">", ">=", "==", "!="):
             raise Refusal(node, f"comparison `{text(node)}`: one of < <= > >= == != between two values")
-        return self._elementwise(operands, lambda a, b: Binary(operators[0], a, b), node, boolean=True)
+        return self.elementwise(operands, lambda a, b: Binary(operators[0], a, b), node, boolean=True)
 
-    def _elementwise(self, values: list[Value], combine: Callable[..., Expr], node: Node, boolean: bool = False) -> Value:
-        shape, mappers = _broadcast([v.shape for v in values], node)
+    def elementwise(self, values: list[Value], combine: Callable[..., Expr], node: Node, boolean: bool = False) -> Value:
+        shape, mappers = broadcast([v.shape for v in values], node)
         self._equate([v.shape for v in values], shape)
         dtype = DtypeRule()
         for value in values:
@@ -1079,15 +1033,10 @@ class ArrayLowering:
             return self._inline(text(callee), positional, keywords, place, node)
         dotted = self.walk.names.canonical(text(callee))
         module, _, method = dotted.rpartition(".")
-        if module == "np":
-            return self._numpy(method, positional, keywords, place, node)
+        if module == "np" or module.startswith("np."):
+            return self._numpy(dotted.removeprefix("np."), positional, keywords, place, node)
         if module == "math":
             return self._math(method, positional, place, node)
-        if module == "np.linalg":
-            raise Refusal(
-                node,
-                f"`{text(callee)}` is not modelled: write a product with `@` and a norm as `np.sqrt(np.sum(x * x))`",
-            )
         if callee.type == "identifier":
             name = text(callee)
             if name in ("abs", "min", "max", "float", "int"):
@@ -1108,20 +1057,12 @@ class ArrayLowering:
                 node,
                 f"call `{text(callee)}`: module `{text(owner)}` is unknown here (NumPy, math and this module's functions are)",
             )
-        value = self.value(owner, place)
-        if method in REDUCTIONS:
-            return self._produce(node, place, node, into=None) or self._unreachable(node)
-        if method == "copy":
-            return self.materialize(value, "copy", place, node)
-        if method == "astype":
-            if not positional:
-                raise Refusal(node, "`.astype()` needs a dtype")
-            return _converted(value, self._dtype(positional[0]))
-        if method == "dot":
-            return self._produce(node, place, node, into=None) or self._unreachable(node)
-        if method == "transpose":
-            return _transposed(value, node)
-        raise Refusal(node, f"method `.{method}()` is not modelled (known: .sum .max .min .mean .prod .copy .astype .dot .T)")
+        if method in METHODS:
+            site = CallSite(method, [owner, *positional], keywords, place, node, node, method=True)
+            return METHODS[method].lower(self, site) or self._unreachable(node)
+        self.value(owner, place)  # an owner that is no array is the first thing wrong
+        known = " ".join(f".{name}" for name in sorted(METHODS))
+        raise Refusal(node, f"method `.{method}()` is not modelled (known: {known} .T)")
 
     def _builtin_sum(self, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
         """Python's `sum(x)` of an array: its items along the first axis added in order, from 0."""
@@ -1132,7 +1073,7 @@ class ArrayLowering:
         operand = self.value(positional[0], place)
         if operand.rank == 0:
             raise Refusal(node, f"`sum({text(positional[0])})`: the argument is not an array")
-        result = self._reduce("sum", operand, (0,), False, place, node, None, "sums", node, in_order=True)
+        result = reduce(self, "sum", operand, (0,), False, place, node, None, "sums", node, in_order=True)
         assert result is not None
         return result
 
@@ -1148,84 +1089,21 @@ class ArrayLowering:
         if name == "abs":
             if len(values) != 1:
                 raise Refusal(node, "`abs` takes one argument")
-            return self._elementwise(values, lambda a: Call("abs", (a,)), node)
+            return self.elementwise(values, lambda a: Call("abs", (a,)), node)
         if len(values) < 2:
             raise Refusal(node, f"`{name}` of values needs at least two arguments (use np.{name} to reduce an array)")
-        return self._elementwise(values, lambda *xs: Call(name, tuple(xs)), node)
+        return self.elementwise(values, lambda *xs: Call(name, tuple(xs)), node)
 
     def _numpy(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        if function in UNSUPPORTED:
-            raise Refusal(node, UNSUPPORTED[function])
-        if function == "arange":
-            return self._arange(positional, keywords, place, node)
-        if function in ARRAY_CONVERSIONS:
-            return self._converted(function, positional, keywords, place, node)
-        if function in ELEMENTWISE:
-            values = self._positional(function, positional, 1, place, node)
-            value = self._elementwise(values, lambda a: Call(ELEMENTWISE[function], (a,), "np"), node)
-            floating = function in FLOATING_CALLS
-            rule = DtypeRule(value.dtype.sources, value.dtype.floating or floating, value.dtype.fixed)
-            return self._numpy_result(Value(value.shape, value.element, rule))
-        if function in ("maximum", "minimum", "fmax", "fmin"):
-            values = self._positional(function, positional, 2, place, node)
-            call = "max" if function in ("maximum", "fmax") else "min"
-            if function in ("fmax", "fmin"):
-                return self._numpy_result(self._elementwise(values, lambda a, b: _ignoring_nan(call, a, b), node))
-            return self._numpy_result(self._elementwise(values, lambda a, b: Call(call, (a, b), "np"), node))
-        if function in ("arctan2", "atan2"):
-            values = self._positional(function, positional, 2, place, node)
-            value = self._elementwise(values, lambda a, b: Call("atan2", (a, b), "np"), node)
-            return self._numpy_result(Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed)))
-        if function in ("power",):
-            values = self._positional(function, positional, 2, place, node)
-            return self._numpy_result(self._elementwise(values, lambda a, b: Binary("**", a, b), node))
-        if function == "square":
-            values = self._positional(function, positional, 1, place, node)
-            return self._numpy_result(self._elementwise(values, lambda a: Binary("*", a, a), node))
-        if function == "negative":
-            values = self._positional(function, positional, 1, place, node)
-            return self._numpy_result(self._elementwise(values, lambda a: Unary("-", a), node))
-        if function == "where":
-            values = self._positional(function, positional, 3, place, node)
-            return self._numpy_result(self._elementwise(values, lambda c, a, b: Choice(c, a, b), node))
-        if function == "clip":
-            values = self._positional(function, positional, 3, place, node)
-            clipped = self._elementwise(values, lambda x, lo, hi: Call("min", (Call("max", (x, lo), "np"), hi), "np"), node)
-            return self._numpy_result(clipped)
-        if function in REDUCTIONS or function in ("dot", "matmul", "outer"):
-            if function == "outer":
-                left, right = self._positional(function, positional, 2, place, node)
-                if left.rank != 1 or right.rank != 1:
-                    raise Refusal(node, "`np.outer` of arrays other than vectors is not modelled")
-                return self._elementwise([_column(left), right], lambda a, b: Binary("*", a, b), node)
-            return self._produce(node, place, node, into=None) or self._unreachable(node)
-        if function in ("transpose",):
-            (value,) = self._positional(function, positional, 1, place, node)
-            if "axes" in keywords or len(positional) > 1:
-                raise Refusal(node, "`np.transpose` with `axes` is not modelled; only the 2-d transpose")
-            return _transposed(value, node)
-        if function == "copy":
-            (value,) = self._positional(function, positional, 1, place, node)
-            return self.materialize(value, "copy", place, node)
-        if function in CREATIONS:
-            return self._produce(node, place, node, into=None) or self._unreachable(node)
-        if function in DTYPES:
-            (value,) = self._positional(function, positional, 1, place, node)
-            return _converted(value, DTYPES[function])
-        if function in ("sign", "isnan", "isinf", "any", "all", "argmax", "argmin", "nonzero", "sort"):
-            raise Refusal(node, f"`np.{function}` is not modelled yet")
-        raise Refusal(node, f"`np.{function}` is not modelled")
-
-    def _numpy_result(self, value: Value) -> Value:
-        """What a NumPy function returns: an array or a NumPy scalar, never a Python number. Made of Python
-        numbers alone (`np.log(2.0)`, `np.where(m, 1.0, 0.0)`), its type is NEP 50's strong default (float64,
-        int64), so it promotes a float32 array it meets later: `Cast("strong")` says so to the printers, and
-        the `!` sources to the allocation's rule. A value that reads an array or has a fixed type is strong
-        already and stays as it is."""
-        rule = value.dtype
-        if rule.fixed or any(s.startswith(("!", "=")) or self._is_array_argument(s) for s in rule.sources):
-            return value
-        return Value(value.shape, lambda index: Cast("strong", value.element(index)), _strong(rule), None, value.boolean)
+        """`np.function(...)` (`np.linalg.norm`: `linalg.norm`): the lowering registered under its name (`ingest.numpy`)."""
+        if function not in FUNCTIONS and function.startswith("linalg."):
+            raise Refusal(
+                node, f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices is)"
+            )
+        if function not in FUNCTIONS:
+            raise Refusal(node, f"`np.{function}` is not modelled")
+        site = CallSite(function, positional, keywords, place, node, node)
+        return FUNCTIONS[function].lower(self, site) or self._unreachable(node)
 
     def _math(self, function: str, positional: list[Node], place: Place, node: Node) -> Value:
         """`math.sqrt(a)` and friends: a Python float, weak where it meets an array (unlike `np.sqrt(a)`);
@@ -1245,63 +1123,6 @@ class ArrayLowering:
         if function in ("floor", "ceil"):
             return Value((), lambda index: Cast("int", element(index)), DtypeRule(("<int>",)))
         return Value((), element, DtypeRule(("<float>",)))
-
-    def _arange(self, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        """`np.arange(stop)`, `(start, stop)` or `(start, stop, step)` over integer sizes: its element k is
-        `start + k * step`, computed where it is used, never stored."""
-        if keywords or not 1 <= len(positional) <= 3:
-            raise Refusal(node, "`np.arange` is modelled with one to three integer arguments, no keywords")
-        try:
-            bounds = [affine_index(self.walk, argument, place.scope) for argument in positional]
-        except Refusal as refusal:
-            raise Refusal(
-                refusal.node,
-                f"`np.arange` over `{text(refusal.node)}`: its bounds must be integers affine in the sizes "
-                "(for a float range, pass the array in)",
-            ) from None
-        start, stop = (AffineExpr.of_constant(0), bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
-        step = bounds[2].constant if len(bounds) == 3 and bounds[2].is_constant else 1
-        if len(bounds) == 3 and (not bounds[2].is_constant or step == 0):
-            raise Refusal(positional[2], f"`np.arange` step `{text(positional[2])}` must be a nonzero integer constant")
-        extent = Extent(stop - start, step) if step > 0 else Extent(start - stop, -step)
-        return Value((extent,), lambda index: Cast("int64", affine_value(start + index[0].scaled(step))), DtypeRule(fixed="int64"))
-
-    def _converted(self, function: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        """`np.asarray(x)` of an array is `x` itself, and `np.array(x)` a copy of it, as NumPy's are. With `dtype=`,
-        NumPy returns `x` itself when it has that type already and a converted copy otherwise: the two agree while
-        nothing writes the result, so it is a copy no statement may write (`write` refuses)."""
-        unknown = set(keywords) - {"dtype", "order"} - ({"copy"} if function == "array" else set())
-        if len(positional) != 1 or unknown:
-            raise Refusal(node, f"`np.{function}` is modelled with one array and `dtype=` only")
-        value = self.value(positional[0], place)
-        if value.rank == 0:
-            raise Refusal(node, f"`np.{function}` of a scalar is not modelled: use the scalar itself")
-        dtype = self._dtype_rule(keywords["dtype"], place) if "dtype" in keywords else value.dtype
-        copied = function == "array" and text(keywords.get("copy", node)) != "False"
-        if not copied and "dtype" not in keywords:
-            return value
-        converted = self.materialize(Value(value.shape, value.element, dtype), function, place, node)
-        if not copied:
-            assert converted.view is not None
-            self.read_only[converted.view.array] = f"np.{function}({text(positional[0])}, dtype=...)"
-        return converted
-
-    def _positional(self, function: str, nodes: list[Node], wanted: int, place: Place, node: Node) -> list[Value]:
-        if len(nodes) != wanted:
-            raise Refusal(node, f"`np.{function}` takes {wanted} positional argument(s) here, got {len(nodes)}")
-        return [self.value(n, place) for n in nodes]
-
-    def _dtype_rule(self, node: Node, place: Place) -> DtypeRule:
-        """A `dtype=` argument: a type's name, or another array's type (`dtype=x.dtype`)."""
-        if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "dtype":
-            return self.value(node.child_by_field_name("object"), place).dtype
-        return DtypeRule(fixed=self._dtype(node))
-
-    def _dtype(self, node: Node) -> str:
-        name = text(node).rpartition(".")[2].strip("'\"")
-        if name not in DTYPES:
-            raise Refusal(node, f"dtype `{text(node)}` is not modelled (known: {', '.join(sorted(set(DTYPES.values())))})")
-        return DTYPES[name]
 
     def _inline(self, name: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
         """A call to a function of the same module (or one defined in the function, or a lambda): its body, with its
@@ -1405,7 +1226,7 @@ class ArrayLowering:
             raise Refusal(function, f"`{name}` is inlined: it must end with `return value`")
         returned = body[-1].named_children[0]
         whole = unparenthesised(returned)
-        if self._is_product_or_reduction(whole) or self._is_creation(whole):
+        if self._materializes(whole):
             value = self._produce(whole, place, whole, into=None, name=f"{name}_out")
             assert value is not None
             return value
@@ -1413,33 +1234,31 @@ class ArrayLowering:
 
     # ---- products, reductions and creations (materialized) ----------------------------------
 
-    def _is_product_or_reduction(self, node: Node) -> bool:
+    def _materializes(self, node: Node) -> bool:
+        """Whether an expression needs statements of its own (a product, a reduction, a creation), which may
+        write the caller's target directly, rather than an element expression."""
         if node.type == "binary_operator" and _operator(node) == "@":
             return True
         if node.type != "call":
             return False
         module, method = self._callee_name(node)
-        if module == "np":
-            return method in REDUCTIONS or method in ("dot", "matmul")
-        return bool(module) and (method in REDUCTIONS or method == "dot")
+        if module == "np" or module.startswith("np."):
+            function = FUNCTIONS.get(f"{module}.{method}".removeprefix("np."))
+            return function is not None and function.materializes
+        return bool(module) and method in METHODS and METHODS[method].materializes
 
     def _callee_name(self, node: Node) -> tuple[str, str]:
         """A call's module (`np` for NumPy's own, however imported; the receiver for a method) and function."""
         module, _, method = self.walk.names.canonical(text(node.child_by_field_name("function"))).rpartition(".")
         return module, method
 
-    def _is_creation(self, node: Node) -> bool:
-        return node.type == "call" and self._callee_name(node)[0] == "np" and self._callee_name(node)[1] in CREATIONS
-
     def _produce(self, node: Node, place: Place, statement: Node, into: Value | None, name: str = "") -> Value | None:
         """Lower a product, reduction or creation into `into` (a stored target), or into a new
         allocation whose value is returned. Returns None when it wrote `into` itself."""
         node = unparenthesised(node)
-        if self._is_creation(node):
-            return self._creation(node, place, statement, name)
         if node.type == "binary_operator":
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)
-            return self._matmul(left, right, place, statement, into, name, node)
+            return matmul(self, left, right, place, statement, into, name, node)
         callee = node.child_by_field_name("function")
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         positional = [a for a in arguments if a.type != "keyword_argument"]
@@ -1447,48 +1266,13 @@ class ArrayLowering:
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
         module, method = self._callee_name(node)
-        if module != "np":
-            positional = [callee.child_by_field_name("object"), *positional]
-        if method in ("dot", "matmul"):
-            if len(positional) != 2:
-                raise Refusal(node, f"`{method}` takes two arrays")
-            left, right = (self.value(p, place) for p in positional)
-            return self._matmul(left, right, place, statement, into, name, node)
-        if not positional:
-            raise Refusal(node, f"`{method}` needs an array")
-        masked = _masked(positional[0])
-        operand = self._masked_operand(*masked, method, place) if masked else self.value(positional[0], place)
-        axis_node = keywords.get("axis", positional[1] if len(positional) > 1 else None)
-        if masked and axis_node is not None and text(axis_node) not in ("None", "0"):
-            raise Refusal(node, f"`{text(node)[:60]}`: a masked selection is one flat array; reduce it whole")
-        keepdims_node = keywords.get("keepdims")
-        unknown = set(keywords) - {"axis", "keepdims"}
-        if unknown or len(positional) > 2:
-            raise Refusal(node, f"`{text(node)[:60]}`: only `axis=` and `keepdims=` are modelled for reductions")
-        keepdims = keepdims_node is not None and text(keepdims_node) == "True"
-        if keepdims_node is not None and text(keepdims_node) not in ("True", "False"):
-            raise Refusal(keepdims_node, "`keepdims=` must be True or False")
-        axes = self._axes(axis_node, operand.rank)
-        kind = {"amax": "max", "amin": "min"}.get(method, method)
-        return self._reduce(kind, operand, axes, keepdims, place, statement, into, name, node)
+        if module == "np" or module.startswith("np."):
+            function = f"{module}.{method}".removeprefix("np.")
+            return FUNCTIONS[function].lower(self, CallSite(function, positional, keywords, place, node, statement, into, name))
+        receiver = [callee.child_by_field_name("object"), *positional]
+        return METHODS[method].lower(self, CallSite(method, receiver, keywords, place, node, statement, into, name, method=True))
 
-    def _axes(self, node: Node | None, rank: int) -> tuple[int, ...]:
-        if node is None or text(node) == "None":
-            return tuple(range(rank))
-        items = node.named_children if node.type == "tuple" else [node]
-        axes = []
-        for item in items:
-            try:
-                value = int(text(item))
-            except ValueError:
-                raise Refusal(item, f"axis `{text(item)}` must be an integer constant") from None
-            if not -rank <= value < rank:
-                hint = RANK_HINT if rank == 0 else ""
-                raise Refusal(item, f"axis {value} is out of range for an array of rank {rank}{hint}")
-            axes.append(value % rank)
-        return tuple(sorted(set(axes)))
-
-    def _output(
+    def output(
         self,
         shape: tuple[Extent, ...],
         dtype: DtypeRule,
@@ -1508,183 +1292,7 @@ class ArrayLowering:
         allocation = self.allocate(name or "tmp", shape, dtype, node, place=place)
         return self.stored(allocation, shape, dtype), False
 
-    def _reduce(
-        self,
-        kind: str,
-        operand: Value,
-        axes: tuple[int, ...],
-        keepdims: bool,
-        place: Place,
-        statement: Node,
-        into: Value | None,
-        name: str,
-        node: Node,
-        in_order: bool = False,
-    ) -> Value | None:
-        """`kind` over the `axes` of `operand`. NumPy adds pairwise; `in_order` adds in the source's order, as
-        Python's own `sum` does."""
-        if operand.boolean and kind in ("sum", "mean"):  # NumPy counts: True is 1 (an int64 sum, a float64 mean)
-            counted, counts = operand, DtypeRule(fixed="int64" if kind == "sum" else "float64")
-            operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
-        elif operand.boolean:
-            raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
-        kept = [d for d in range(operand.rank) if d not in axes]
-        out_shape = (
-            tuple(Extent(AffineExpr.of_constant(1)) if d in axes else operand.shape[d] for d in range(operand.rank))
-            if keepdims
-            else tuple(operand.shape[d] for d in kept)
-        )
-        dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)
-        reads = _arrays_read(operand)
-        target, direct = self._output(out_shape, dtype, into, name or REDUCTION_NAMES[kind], node, reads, place)
-        out_positions = {d: (d if keepdims else kept.index(d)) for d in kept}
-        # loops: kept dims are output dims; reduced dims follow, in the operand's own order
-        reduced = [(operand.shape[d], 0) for d in axes]
-
-        def out_index(index: Index) -> Index:
-            return index[: len(out_shape)]
-
-        def full_index(index: Index, first: bool = False) -> Index:
-            full = []
-            for d in range(operand.rank):
-                if d in axes:
-                    full.append(AffineExpr.of_constant(0) if first else index[len(out_shape) + axes.index(d)])
-                else:
-                    full.append(index[out_positions[d]])
-            return tuple(full)
-
-        def store_ref(index: Index) -> ArrayRef | Name:
-            element = target.element(out_index(index))
-            if target.view is not None:
-                return ArrayRef(target.view.array, target.view.index(out_index(index)))
-            assert isinstance(element, Name)
-            return element
-
-        init_shape = out_shape
-        init: Callable[[Index], Expr]
-        if kind in ("sum", "mean"):
-            init = lambda index: Number(0)  # noqa: E731
-        elif kind == "prod":
-            init = lambda index: Number(1)  # noqa: E731
-        else:
-            init = lambda index: operand.element(full_index(index, first=True))  # noqa: E731
-        if any(operand.shape[d].divisor != 1 for d in axes) and kind in ("max", "min", "mean"):
-            raise Refusal(node, f"`{text(node)[:60]}`: a {kind} over a strided slice is not modelled")
-        self.emit(init_shape, "=", lambda index: (store_ref(index), init(index)), place, statement)
-
-        def update(index: Index) -> tuple[ArrayRef | Name, Expr]:
-            ref = store_ref(index)
-            element = operand.element(full_index(index))
-            return ref, (Call(kind, (ref, element), "np") if kind in ("max", "min") else element)
-
-        op = {"sum": "+=", "mean": "+=", "prod": "*=", "max": "=", "min": "="}[kind]
-        unit_dims = tuple(range(len(out_shape)))
-        self.emit(
-            out_shape,
-            op,
-            update,
-            place,
-            statement,
-            tuple(reduced),
-            _reduction_order(unit_dims, operand.rank, axes, out_positions),
-            pairwise=kind in ("sum", "mean") and not in_order,
-        )
-        if kind == "mean":
-            count_expr = affine_value(_product_of([operand.shape[d].size for d in axes], node))
-            self.emit(out_shape, "/=", lambda index: (store_ref(index), count_expr), place, statement)
-        return None if direct else target
-
-    def _matmul(
-        self, left: Value, right: Value, place: Place, statement: Node, into: Value | None, name: str, node: Node
-    ) -> Value | None:
-        if left.rank not in (1, 2) or right.rank not in (1, 2):
-            raise Refusal(
-                node, f"`{text(node)[:60]}`: products of arrays of rank {left.rank} and {right.rank} are not modelled (1 or 2)"
-            )
-        if left.rank == 0 or right.rank == 0:
-            raise Refusal(node, "`@` of a scalar: use `*`" + RANK_HINT)
-        left, right = self._read_operand(left, place, node), self._read_operand(right, place, node)
-        contraction = left.shape[-1]
-        out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
-        dtype = left.dtype.merged(right.dtype)
-        reads = _arrays_read(left) | _arrays_read(right)
-        target, direct = self._output(out_shape, dtype, into, name or "product", node, reads, place)
-        rows = 1 if left.rank == 2 else 0
-        out_rank = len(out_shape)
-
-        def parts(index: Index) -> tuple[Index, Index, Index]:
-            out, k = index[:out_rank], index[out_rank]
-            left_index = ((out[0],) if rows else ()) + (k,)
-            right_index = (k,) + ((out[rows],) if right.rank == 2 else ())
-            return out, left_index, right_index
-
-        def store_ref(out: Index) -> ArrayRef | Name:
-            if target.view is not None:
-                return ArrayRef(target.view.array, target.view.index(out))
-            element = target.element(out)
-            assert isinstance(element, Name)
-            return element
-
-        self.emit(out_shape, "=", lambda index: (store_ref(index), Number(0)), place, statement)
-
-        def update(index: Index) -> tuple[ArrayRef | Name, Expr]:
-            out, left_index, right_index = parts(index)
-            return store_ref(out), Binary("*", left.element(left_index), right.element(right_index))
-
-        # i, k, j: the contraction outside the output's last (contiguous) dimension
-        order = (
-            (0, out_rank, 1) if out_rank == 2 else ((out_rank, 0) if rows == 0 and out_rank == 1 else tuple(range(out_rank + 1)))
-        )
-        self.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order, product=True)
-        return None if direct else target
-
-    def _read_operand(self, operand: Value, place: Place, node: Node) -> Value:
-        """A product's operand as a BLAS call can read it. An array (a slice, a transpose, times
-        scalars) stays as it is; any other expression (`softmax(s) @ v`: `e / sums`) is stored
-        first, as NumPy stores it, so that the product may run as one BLAS call. A schedule that
-        fuses the operand back into the product's loops shrinks it again (array contraction)."""
-        if operand.view is not None or operand.rank == 0:
-            return operand
-        probe = tuple(AffineExpr.of_variable(f"rp_d{d}") for d in range(operand.rank))
-        if _scaled_read(operand.element(probe)):
-            return operand
-        return self.materialize(operand, "operand", place, node)
-
-    def _creation(self, node: Node, place: Place, statement: Node, name: str) -> Value:
-        function = self._callee_name(node)[1]
-        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
-        positional = [a for a in arguments if a.type != "keyword_argument"]
-        keywords = {
-            text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
-        }
-        if not positional:
-            raise Refusal(node, f"`np.{function}` needs a shape")
-        if function.endswith("_like"):
-            like = self.value(positional[0], place)
-            shape, dtype = like.shape, like.dtype
-        else:
-            shape, dtype = self._shape(positional[0], place), DtypeRule(fixed="float64")
-        if "dtype" in keywords:
-            dtype = self._dtype_rule(keywords["dtype"], place)
-        fill: Value | None = None
-        if function.startswith("full"):
-            if len(positional) < 2 and "fill_value" not in keywords:
-                raise Refusal(node, f"`np.{function}` needs a fill value")
-            fill = self.value(keywords.get("fill_value", positional[1] if len(positional) > 1 else positional[0]), place)
-            if not function.endswith("_like") and "dtype" not in keywords:
-                dtype = DtypeRule(fill.dtype.sources)
-        elif function.startswith("zeros"):
-            fill = Value((), lambda index: Number(0), dtype)
-        elif function.startswith("ones"):
-            fill = Value((), lambda index: Number(1), dtype)
-        allocation = self.allocate(name or function, shape, dtype, node)
-        if fill is not None:
-            value = fill
-            mapper = _broadcast_to(value, shape, node)
-            self.emit(shape, "=", lambda index: (ArrayRef(allocation, index), value.element(mapper(index))), place, statement)
-        return self.stored(allocation, shape, dtype)
-
-    def _shape(self, node: Node, place: Place) -> tuple[Extent, ...]:
+    def shape(self, node: Node, place: Place) -> tuple[Extent, ...]:
         node = unparenthesised(node)
         if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "shape":
             return self.value(node.child_by_field_name("object"), place).shape
@@ -1777,7 +1385,7 @@ class ArrayLowering:
         name = loop_variable(self.walk, target, body.scope)
         if name in self.locals or name in self.walk.size_aliases:
             raise Refusal(target, f"loop variable `{name}` reuses the name of an array or size the function assigned before")
-        element = _row(source, position)
+        element = row(source, position)
         assert source.view is not None
         copied = self._scalar_name(name) in self.walk.assigned or self._may_write(node, source.view.array)
         if element.rank == 0 and copied:
@@ -1858,7 +1466,7 @@ class ArrayLowering:
         if read is not None and read[1] is None:  # `A.shape`, `np.shape(A)` or `s` with `s = A.shape`
             extents = self._whole_shape(read[0], iterable)
         elif len(arguments) == 1:
-            extents = self._shape(arguments[0], place)
+            extents = self.shape(arguments[0], place)
         else:
             extents = tuple(Extent(self._integer(argument, place)) for argument in arguments)
         if any(extent.divisor != 1 for extent in extents):
@@ -1931,17 +1539,6 @@ class ArrayLowering:
 # ---- pure helpers --------------------------------------------------------------------------
 
 
-def _row(value: Value, position: AffineExpr) -> Value:
-    """`value[position]`: its row (its element for a vector), a view of the same memory where `value` is one."""
-
-    def whole(index: Index) -> Index:
-        return (position, *index)
-
-    source = value.view
-    view = View(source.array, lambda index: source.index(whole(index))) if source is not None else None
-    return Value(value.shape[1:], lambda index: value.element(whole(index)), value.dtype, view, value.boolean)
-
-
 def _call_arguments(call: Node) -> list[Node]:
     """A call's positional arguments; keyword arguments and splats are refused."""
     arguments = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
@@ -1986,42 +1583,9 @@ def _enumerated(iterable: Node) -> tuple[Node, int]:
     return positional[0], -constant if negative else constant
 
 
-def _strong(rule: DtypeRule) -> DtypeRule:
-    """The rule of a NumPy value made from `rule`'s: its Python numbers become NumPy's float64 or int64."""
-    if rule.fixed:
-        return rule
-    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating)
-
-
-def _converted(value: Value, dtype: str) -> Value:
-    """`value.astype(dtype)` or `np.float32(value)`: every element rounded to `dtype`, as NumPy does before
-    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32)."""
-    return Value(value.shape, lambda index: Cast(dtype, value.element(index)), DtypeRule(fixed=dtype))
-
-
-def _ignoring_nan(function: str, a: Expr, b: Expr) -> Expr:
-    """`np.fmax(a, b)` (or `fmin`): the other value where one is NaN, NaN only where both are. A `Call` with the
-    NumPy module is `np.maximum`, which propagates NaN; this is spelled with the comparisons the model has."""
-    return Choice(Binary("!=", a, a), b, Choice(Binary("!=", b, b), a, Call(function, (a, b), "np")))
-
-
 def _operator(node: Node) -> str:
     operator = node.child_by_field_name("operator")
     return text(operator) if operator is not None else ""
-
-
-def _scaled_read(expr: Expr) -> bool:
-    """Whether `expr` is one array element times (or over) factors that read no array: `alpha * A[i, k]`."""
-    if isinstance(expr, ArrayRef):
-        return True
-    if isinstance(expr, Unary) and expr.op == "-":
-        return _scaled_read(expr.operand)
-    if isinstance(expr, Binary) and expr.op in ("*", "/"):
-        left, right = array_refs(expr.left), array_refs(expr.right)
-        if expr.op == "*" and not left:
-            return _scaled_read(expr.right)
-        return not right and _scaled_read(expr.left)
-    return False
 
 
 def _parameters(name: str, function: Node) -> list[tuple[str, Node | None]]:
@@ -2076,18 +1640,6 @@ def _integer_uses(body: Node) -> set[str]:
     return found
 
 
-def _masked(node: Node) -> tuple[Node, Node] | None:
-    """(`x`, `mask`) for `x[mask]` with a boolean-valued subscript written in place (`x > 0`, `(a < b) & c`, `~m`)."""
-    node = unparenthesised(node)
-    if node.type != "subscript" or _subscript_count(node) != 1:
-        return None
-    item = unparenthesised(node.child_by_field_name("subscript"))
-    boolean = item.type in ("comparison_operator", "not_operator") or (
-        item.type in ("binary_operator", "unary_operator") and text(item.child_by_field_name("operator")) in ("&", "|", "^", "~")
-    )
-    return (node.child_by_field_name("value"), item) if boolean else None
-
-
 def _reads_any(values: list[Node], targets: list[Node]) -> bool:
     """Whether any of `values` reads an array or name that one of `targets` writes."""
     written = {text(t.child_by_field_name("value") if t.type == "subscript" else t) for t in targets}
@@ -2121,15 +1673,6 @@ def _is_shape_read(node: Node) -> bool:
     )
 
 
-def _subscript_count(node: Node) -> int:
-    total = 0
-    while node.type == "subscript":
-        for item in node.children_by_field_name("subscript"):
-            total += len(item.named_children) if item.type == "expression_list" else 1
-        node = node.child_by_field_name("value")
-    return total
-
-
 def _subscript_base(node: Node) -> str:
     while node.type == "subscript":
         node = node.child_by_field_name("value")
@@ -2138,87 +1681,6 @@ def _subscript_base(node: Node) -> str:
 
 def _is_newaxis(node: Node) -> bool:
     return node.type == "none" or text(node) in ("np.newaxis", "numpy.newaxis")
-
-
-def _is_whole(value: Value) -> bool:
-    """Whether a view covers its array exactly, in order (`A`, not `A[1:]` or `A.T`)."""
-    if value.view is None:
-        return False
-    probe = tuple(AffineExpr.of_variable(f"_w{d}") for d in range(value.rank))
-    return value.view.index(probe) == probe
-
-
-def _transposed(value: Value, node: Node) -> Value:
-    if value.rank == 1:
-        return value
-    if value.rank != 2:
-        raise Refusal(node, f"`{text(node)[:60]}`: the transpose of an array of rank {value.rank} is not modelled (2-d only)")
-    view = View(value.view.array, lambda index: value.view.index((index[1], index[0]))) if value.view is not None else None
-    return Value(
-        (value.shape[1], value.shape[0]), lambda index: value.element((index[1], index[0])), value.dtype, view, value.boolean
-    )
-
-
-def _column(value: Value) -> Value:
-    """A vector as an (n, 1) column, for `np.outer`."""
-    return Value((value.shape[0], Extent(AffineExpr.of_constant(1))), lambda index: value.element((index[0],)), value.dtype)
-
-
-def _is_one(extent: Extent) -> bool:
-    return extent.divisor == 1 and extent.size.is_constant and extent.size.constant == 1
-
-
-def _broadcast(shapes: list[tuple[Extent, ...]], node: Node) -> tuple[tuple[Extent, ...], list[Callable[[Index], Index]]]:
-    """NumPy's broadcasting: shapes aligned at the right; a dimension of extent 1 stretches."""
-    rank = max((len(shape) for shape in shapes), default=0)
-    result: list[Extent] = []
-    for position in range(rank):
-        extents = [shape[position - (rank - len(shape))] for shape in shapes if position >= rank - len(shape)]
-        wide = [extent for extent in extents if not _is_one(extent)]
-        if not wide:
-            result.append(Extent(AffineExpr.of_constant(1)))
-            continue
-        first = wide[0]
-        for other in wide[1:]:
-            if other != first and other.size.is_constant and first.size.is_constant:
-                raise Refusal(node, f"`{text(node)[:60]}`: extents {first} and {other} do not broadcast")
-        result.append(first)
-    mappers = []
-    for shape in shapes:
-        offset = rank - len(shape)
-
-        def mapper(index: Index, shape: tuple[Extent, ...] = shape, offset: int = offset) -> Index:
-            return tuple(
-                AffineExpr.of_constant(0) if _is_one(extent) and not _is_one(result[d + offset]) else index[d + offset]
-                for d, extent in enumerate(shape)
-            )
-
-        mappers.append(mapper)
-    return tuple(result), mappers
-
-
-def _broadcast_to(value: Value, shape: tuple[Extent, ...], node: Node) -> Callable[[Index], Index]:
-    """How the target's index reads the value; the value's shape must broadcast to the target's."""
-    if value.rank > len(shape):
-        raise Refusal(node, f"`{text(node)[:60]}` has rank {value.rank}; the target has rank {len(shape)}")
-    offset = len(shape) - value.rank
-    for d, extent in enumerate(value.shape):
-        wanted = shape[d + offset]
-        if not _is_one(extent) and extent != wanted and extent.size.is_constant and wanted.size.is_constant:
-            raise Refusal(node, f"`{text(node)[:60]}`: extent {extent} does not broadcast to the target's {wanted}")
-
-    def mapper(index: Index) -> Index:
-        return tuple(
-            AffineExpr.of_constant(0) if _is_one(extent) and not _is_one(shape[d + offset]) else index[d + offset]
-            for d, extent in enumerate(value.shape)
-        )
-
-    return mapper
-
-
-def _arrays_read(value: Value) -> set[str]:
-    probe = tuple(AffineExpr.of_variable(f"_r{d}") for d in range(value.rank))
-    return {ref.array for ref in array_refs(value.element(probe))}
 
 
 def _largest(size: AffineExpr, loops: tuple[Loop, ...], node: Node) -> AffineExpr:
@@ -2248,28 +1710,3 @@ def _lex_less(first: list[str], second: list[str]) -> str:
         equal = [f"{a} = {b}" for a, b in zip(first[:position], second[:position], strict=True)]
         clauses.append(" and ".join([*equal, f"{first[position]} < {second[position]}"]))
     return " or ".join(f"({c})" for c in clauses) if clauses else "false"
-
-
-def _product_of(sizes: list[AffineExpr], node: Node) -> AffineExpr:
-    if len(sizes) == 1:
-        return sizes[0]
-    constants = [s for s in sizes if s.is_constant]
-    symbolic = [s for s in sizes if not s.is_constant]
-    if len(symbolic) > 1:
-        raise Refusal(node, f"`{text(node)[:60]}`: a mean over several symbolic axes is not modelled; divide the sum")
-    factor = 1
-    for constant in constants:
-        factor *= constant.constant
-    return symbolic[0].scaled(factor) if symbolic else AffineExpr.of_constant(factor)
-
-
-def _reduction_order(
-    unit_dims: tuple[int, ...], operand_rank: int, axes: tuple[int, ...], out_positions: dict[int, int]
-) -> tuple[int, ...]:
-    """Loops of a reduction in the operand's own dimension order, so its elements are read in memory order.
-
-    Kept unit dimensions of `keepdims` (which have no operand dimension) run outermost."""
-    order: list[int] = [d for d in unit_dims if d not in out_positions.values()]
-    for d in range(operand_rank):
-        order.append(out_positions[d] if d in out_positions else len(unit_dims) + axes.index(d))
-    return tuple(order)

@@ -1,0 +1,102 @@
+"""Products: `@`, `np.dot`, `np.matmul` and `x.dot(y)` become an initializing statement and an update over the
+output's loops and the contraction, flagged `product` so the code generators may call BLAS; `np.outer` is an
+elementwise product of a column and a row."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from repoos_agent.ingest.numpy.refusals import RANK_HINT
+from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
+from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, column
+from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.scop import Refusal
+from repoos_agent.model.affine import AffineExpr
+from repoos_agent.model.expr import ArrayRef, Binary, Expr, Name, Number, Unary, array_refs
+
+
+@lowers("dot", "matmul", methods=("dot",), materializes=True)
+def _dot(lowering: Lowering, call: CallSite) -> Value | None:
+    if len(call.positional) != 2:
+        raise Refusal(call.node, f"`{call.function}` takes two arrays")
+    left, right = (lowering.value(p, call.place) for p in call.positional)
+    return matmul(lowering, left, right, call.place, call.statement, call.into, call.name, call.node)
+
+
+@lowers("outer")
+def _outer(lowering: Lowering, call: CallSite) -> Value:
+    left, right = call.values(lowering, 2)
+    if left.rank != 1 or right.rank != 1:
+        raise Refusal(call.node, "`np.outer` of arrays other than vectors is not modelled")
+    return lowering.elementwise([column(left), right], lambda a, b: Binary("*", a, b), call.node)
+
+
+def matmul(
+    lowering: Lowering, left: Value, right: Value, place: Place, statement: Node, into: Value | None, name: str, node: Node
+) -> Value | None:
+    """`left @ right` for vectors and matrices, into `into` when it can, else a new allocation (returned)."""
+    if left.rank not in (1, 2) or right.rank not in (1, 2):
+        raise Refusal(
+            node, f"`{text(node)[:60]}`: products of arrays of rank {left.rank} and {right.rank} are not modelled (1 or 2)"
+        )
+    if left.rank == 0 or right.rank == 0:
+        raise Refusal(node, "`@` of a scalar: use `*`" + RANK_HINT)
+    left, right = _read_operand(lowering, left, place, node), _read_operand(lowering, right, place, node)
+    contraction = left.shape[-1]
+    out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
+    dtype = left.dtype.merged(right.dtype)
+    reads = arrays_read(left) | arrays_read(right)
+    target, direct = lowering.output(out_shape, dtype, into, name or "product", node, reads, place)
+    rows = 1 if left.rank == 2 else 0
+    out_rank = len(out_shape)
+
+    def parts(index: Index) -> tuple[Index, Index, Index]:
+        out, k = index[:out_rank], index[out_rank]
+        left_index = ((out[0],) if rows else ()) + (k,)
+        right_index = (k,) + ((out[rows],) if right.rank == 2 else ())
+        return out, left_index, right_index
+
+    def store_ref(out: Index) -> ArrayRef | Name:
+        if target.view is not None:
+            return ArrayRef(target.view.array, target.view.index(out))
+        element = target.element(out)
+        assert isinstance(element, Name)
+        return element
+
+    lowering.emit(out_shape, "=", lambda index: (store_ref(index), Number(0)), place, statement)
+
+    def update(index: Index) -> tuple[ArrayRef | Name, Expr]:
+        out, left_index, right_index = parts(index)
+        return store_ref(out), Binary("*", left.element(left_index), right.element(right_index))
+
+    # i, k, j: the contraction outside the output's last (contiguous) dimension
+    order = (0, out_rank, 1) if out_rank == 2 else ((out_rank, 0) if rows == 0 and out_rank == 1 else tuple(range(out_rank + 1)))
+    lowering.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order, product=True)
+    return None if direct else target
+
+
+def _read_operand(lowering: Lowering, operand: Value, place: Place, node: Node) -> Value:
+    """A product's operand as a BLAS call can read it. An array (a slice, a transpose, times
+    scalars) stays as it is; any other expression (`softmax(s) @ v`: `e / sums`) is stored
+    first, as NumPy stores it, so that the product may run as one BLAS call. A schedule that
+    fuses the operand back into the product's loops shrinks it again (array contraction)."""
+    if operand.view is not None or operand.rank == 0:
+        return operand
+    probe = tuple(AffineExpr.of_variable(f"rp_d{d}") for d in range(operand.rank))
+    if _scaled_read(operand.element(probe)):
+        return operand
+    return lowering.materialize(operand, "operand", place, node)
+
+
+def _scaled_read(expr: Expr) -> bool:
+    """Whether `expr` is one array element times (or over) factors that read no array: `alpha * A[i, k]`."""
+    if isinstance(expr, ArrayRef):
+        return True
+    if isinstance(expr, Unary) and expr.op == "-":
+        return _scaled_read(expr.operand)
+    if isinstance(expr, Binary) and expr.op in ("*", "/"):
+        left, right = array_refs(expr.left), array_refs(expr.right)
+        if expr.op == "*" and not left:
+            return _scaled_read(expr.right)
+        return not right and _scaled_read(expr.left)
+    return False
