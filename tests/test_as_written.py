@@ -299,3 +299,21 @@ def test_a_state_machine_of_ifs_on_data_runs_its_steps_in_order():
     assert got[0] == want[0]
     kernel = load_kernel(AS_WRITTEN, "traffic_light", {"state": 1, "events": 1})
     assert not prove_legal(kernel, "parallelize(S0.k)", False).legal
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (30, 7)])
+def test_chained_assignment_binds_one_value_to_every_target(shape):
+    data = rng.random(shape)
+    _same(_native(as_written.chained_assignments)(data, 1.5), as_written.chained_assignments(data, 1.5))
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 2), (40, 30)])
+def test_a_masked_assignment_computes_its_masked_operands_element_by_element(shape):
+    dx, dy = rng.random(shape), rng.random(shape)
+    _same(_native(as_written.masked_power)(dx, dy), as_written.masked_power(dx, dy))
+
+
+def test_a_masked_assignment_of_an_unmasked_array_is_refused():
+    assert _reason("masked_with_another_array", {"a": 1, "b": 1}).endswith(
+        "`b * 2.0`: a masked assignment takes scalars and arrays under the same mask (`b[m] ** 2`), element by element"
+    )

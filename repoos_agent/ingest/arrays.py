@@ -98,6 +98,7 @@ class ArrayLowering:
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
+    unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     loop_elements: dict[str, tuple[tuple[Loop, ...], tuple[Condition, ...]]] = field(default_factory=dict)  # `v`, `row`: their body
@@ -134,8 +135,11 @@ class ArrayLowering:
             kind = current.type
             if kind == "identifier" and (text(current) in self.locals or text(current) in self.walk.index_tuples):
                 return True
-            if kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern") or (
-                kind == "binary_operator" and "@" in _operator(current)
+            chained = kind == "assignment" and getattr(current.child_by_field_name("right"), "type", "") == "assignment"
+            if (
+                chained
+                or kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern")
+                or (kind == "binary_operator" and "@" in _operator(current))
             ):
                 return True
             if kind == "attribute" and text(current.child_by_field_name("attribute")) in ("T", "sum", "max", "min", "mean", "copy"):
@@ -172,7 +176,44 @@ class ArrayLowering:
         if left.type in ("pattern_list", "tuple_pattern"):
             self._unpack(left, right, op, place, node)
             return
+        if right.type == "assignment":
+            self._chained(node, place)
+            return
         self._assign(left, op, right, place, node)
+
+    def _chained(self, node: Node, place: Place) -> None:
+        """`a = b = value`: the value computed once (a copy, so no target can change it under the next), then bound
+        to each target from left to right, as Python does; names bound so share one array, as Python's do."""
+        targets, inner = [], node
+        while inner.type == "assignment" and inner.child_by_field_name("right") is not None:
+            targets.append(inner.child_by_field_name("left"))
+            inner = inner.child_by_field_name("right")
+        if inner.type == "augmented_assignment" or any(t.type not in ("identifier", "subscript") or masked(t) for t in targets):
+            raise Refusal(node, f"`{text(node)[:60]}`: a chained assignment is modelled into names and subscripts")
+        value = self.materialize(self.value(inner, place), "chained", place, node)
+        for target in targets:
+            if target.type == "identifier":
+                self._bind(text(target), inner, place, node, value)
+            else:
+                self.write(self.value(target, place), "=", value, inner, place, node)
+
+    def _selects_alike(self, right: Node, mask: str) -> bool:
+        """Whether every array `right` reads is read through `mask` (`x[m] ** -1.5`): NumPy's compacted operands then
+        line up with the masked positions, so the expression is computed element by element where the mask holds."""
+        stack = [right]
+        while stack:
+            current = stack.pop()
+            selection = masked(current)
+            if selection is not None and text(selection[1]) == mask and selection[0].type == "identifier":
+                continue
+            if current.type == "identifier" and self._is_array_name(text(current)):
+                return False
+            stack.extend(current.named_children)
+        return True
+
+    def _is_array_name(self, name: str) -> bool:
+        local = self.locals.get(name)
+        return (local is not None and local.rank > 0) or self._is_array_argument(name)
 
     def _masked_store(self, base_node: Node, mask_node: Node, op: str, right: Node, place: Place, node: Node) -> None:
         """`a[mask] = v` (or `op=`): a statement over all of `a` that writes where the mask holds and keeps the old
@@ -181,17 +222,20 @@ class ArrayLowering:
         if target.view is None:
             raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
         self.mask_of(mask, target, mask_node, base_node)
-        same_mask = masked(right)
-        if same_mask and text(same_mask[1]) == text(mask_node):
-            new = self.value(same_mask[0], place)
-            if not self.same_shape(new.shape, target.shape):
-                raise Refusal(right, f"`{text(right)}`: the masked array must have `{text(base_node)}`'s shape")
+        if self._selects_alike(right, text(mask_node)):
+            self.unmasked = text(mask_node)
+            try:
+                new = self.value(right, place)
+            finally:
+                self.unmasked = ""
+            if new.rank and not self.same_shape(new.shape, target.shape):
+                raise Refusal(right, f"`{text(right)[:60]}`: the masked arrays must have `{text(base_node)}`'s shape")
         else:
-            new = self.value(right, place)
-            if new.rank:
-                raise Refusal(
-                    right, f"`{text(right)[:60]}`: a masked assignment takes a scalar, or the same mask on the right (`b[m]`)"
-                )
+            raise Refusal(
+                right,
+                f"`{text(right)[:60]}`: a masked assignment takes scalars and arrays under the same mask "
+                f"(`b[m] ** 2`), element by element",
+            )
         binary = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}.get(op)
 
         def element(index: Index) -> Expr:
@@ -682,7 +726,10 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
-            if masked(node):
+            selection = masked(node)
+            if selection is not None and self.unmasked and text(selection[1]) == self.unmasked:
+                return self.value(selection[0], place)  # under a masked assignment's own mask: element by element
+            if selection is not None:
                 raise Refusal(
                     node,
                     f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
