@@ -98,9 +98,7 @@ class _Reshape:
         solutions = list(self._search(0, 0))
         if not solutions:
             return None
-        groups, assumed = min(
-            solutions, key=lambda found: (len(found[1]), max(len(g.source) + len(g.target) for g in found[0]))
-        )
+        groups, assumed = min(solutions, key=lambda found: (len(found[1]), max(len(g.source) + len(g.target) for g in found[0])))
         self.assumed = assumed
         return groups
 
