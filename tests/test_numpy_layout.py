@@ -73,8 +73,9 @@ TWO_ARRAYS = {  # functions of two arrays: their shapes
     "interleaved": [((1,), (1,)), ((2,), (2,)), ((5,), (5,))],
     "copied_into": [((1,), (1,)), ((2, 2), (2, 2)), ((4, 6), (4, 6))],
     "copied_row": [((1, 1), (1, 1)), ((2, 2), (3, 2)), ((4, 6), (2, 6))],
+    "copied_where": [((1,), (1,)), ((2, 2), (2, 2)), ((4, 6), (4, 6))],
 }
-CREATIONS = {  # functions of sizes only: their arguments
+GIVEN = {  # creations, and functions of sizes: their arguments
     "constant_samples": [()],
     "scalar_samples": [(0.0, 1.0, 1), (-2.0, 3.0, 2), (0.1, 0.7, 9), (1.0, 1.0, 4), (3, 7, 5)],
     "single_sample": [(3,)],
@@ -87,6 +88,7 @@ CREATIONS = {  # functions of sizes only: their arguments
     "as_pairs": [(np.arange(2.0), 1), (np.arange(4.0), 2), (np.arange(12.0), 6)],
     "pair_sums": [(np.arange(2.0), 1), (np.arange(4.0), 2), (np.arange(12.0), 6)],
     "pooled": [(np.arange(64.0).reshape(8, 8),)],
+    "zero_evens": [(np.ones(2), 1), (np.arange(12), 6)],  # writes `x` through the reshaped view
 }
 
 
@@ -140,9 +142,9 @@ def test_joined_arrays_take_numpy_s_common_type(native):
     _same_as_numpy(native, "stacked", (_array((3,), np.float32, rng), _array((3,), np.float64, rng)))
 
 
-@pytest.mark.parametrize("name", sorted(CREATIONS))
+@pytest.mark.parametrize("name", sorted(GIVEN))
 def test_each_creation_equals_numpy_bit_for_bit(native, name):
-    for arguments in CREATIONS[name]:
+    for arguments in GIVEN[name]:
         _same_as_numpy(native, name, arguments)
 
 
@@ -245,6 +247,7 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name):
             "decide the result's)",
         ),
         ("np.sum(img)", "`np.sum(img)` computes a value and drops it: assign it to a name or a slice"),
+        ("return np.copyto(img, 0)", "`np.copyto(img, 0)` produced no value"),
     ],
 )
 def test_what_stays_out_is_refused_with_what_to_write(body, message):
