@@ -88,7 +88,7 @@ class _Reshape:
         self.target = [d for d, size in enumerate(target) if size is None or size != AffineExpr.of_constant(1)]
         self.source_sizes = [extent.size for extent in source]
         self.target_sizes = target
-        self.assumed: list[tuple[AffineExpr, AffineExpr]] = []
+        self.assumed: list[tuple[AffineExpr, ...]] = []
 
     def groups(self) -> list[_Group] | None:
         """The grouping of the non-unit dimensions that needs the fewest assumptions on the sizes, then splits
