@@ -150,9 +150,23 @@ def test_swapped_scalars_take_every_value_before_any_is_bound(n):
     _same(_native(as_written.fibonacci_rows)(n), as_written.fibonacci_rows(n))
 
 
-def test_swapped_arrays_are_refused_with_what_to_write_instead():
-    assert _reason("swapped_buffers", {"u": 1}).endswith(
-        "`a, b = b, a` swaps arrays: write the steps with the roles exchanged instead (`b[...] = f(a)` then `a[...] = f(b)`)"
+@pytest.mark.parametrize("steps", [0, 1, 2, 5, 6])
+@pytest.mark.parametrize("n", [2, 3, 50])
+def test_double_buffers_swapped_at_every_step_give_the_last_steps_array(steps, n):
+    u = rng.random(n)
+    _same(_native(as_written.laplace_swapped)(u, steps), as_written.laplace_swapped(u, steps))
+    _same(_native(as_written.swapped_buffers)(u, steps), as_written.swapped_buffers(u, steps))
+
+
+def test_double_buffered_steps_keep_their_order():
+    kernel = load_kernel(AS_WRITTEN, "laplace_swapped", {"u": 1})
+    pair = next(loop.name for s in kernel.statements for loop in s.loops if loop.step == 2)
+    assert not prove_legal(kernel, f"parallelize({pair})", False).legal
+
+
+def test_a_swapped_array_read_after_the_loop_is_refused():
+    assert _reason("swapped_then_both_read", {"u": 1}).endswith(
+        "`b` is read after the loop that swaps it with `a`: which array it names depends on the number of steps; read `a` only"
     )
 
 

@@ -1549,6 +1549,42 @@ class ArrayLowering:
             self.shared.add(value.view.array)
         return value
 
+    def is_array_local(self, name: str) -> bool:
+        """Whether `name` is an array the function made (not an argument, not a view of one)."""
+        value = self.locals.get(name)
+        return (
+            value is not None
+            and value.rank > 0
+            and value.view is not None
+            and value.view.array in {a.name for a in self.allocations}
+            and is_whole(value)
+        )
+
+    def fresh_name(self, node: Node) -> str:
+        """A loop variable's name no statement of the function uses."""
+        return self._fresh_loop_names(1, Place((), (), (), [0]), node)[0]
+
+    def exchange(self, first: str, second: str) -> None:
+        """`first, second = second, first` of two array locals: the names trade the arrays they stand for."""
+        self.locals[first], self.locals[second] = self.locals[second], self.locals[first]
+
+    def copy_local(
+        self,
+        source: str,
+        target: str,
+        loops: tuple[Loop, ...],
+        guards: tuple[Condition, ...],
+        positions: tuple[int, ...],
+        counter: list[int],
+        node: Node,
+    ) -> None:
+        """`target[...] = source` as a statement of its own, under `guards`."""
+        place = Place(loops, guards, positions, counter)
+        into, value = self.locals[target], self.locals[source]
+        if not self.same_shape(into.shape, value.shape):
+            raise Refusal(node, f"`{source}` and `{target}` are swapped but differ in shape")
+        self.write(into, "=", value, node, place, node)
+
     def _fresh_loop_names(self, wanted: int, place: Place, node: Node) -> list[str]:
         """Names for loops the source does not name (`for row in A`): none the function uses anywhere, so that
         neither a loop inside nor a name read in the body can be taken for them."""
