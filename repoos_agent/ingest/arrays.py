@@ -123,6 +123,29 @@ class ArrayLowering:
         finally:
             self.statement = None
 
+    def lower_call(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None:
+        """A NumPy call as a statement (`np.copyto(dst, src)`): its lowering writes into its arguments. A call that
+        computes a value would drop it, which is refused."""
+        self.statement = node
+        try:
+            function = self.walk.names.canonical(text(node.child_by_field_name("function"))).removeprefix("np.")
+            arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+            positional = [a for a in arguments if a.type != "keyword_argument"]
+            keywords = {
+                text(a.child_by_field_name("name")): a.child_by_field_name("value")
+                for a in arguments
+                if a.type == "keyword_argument"
+            }
+            if function not in FUNCTIONS:
+                raise Refusal(node, f"`np.{function}` is not modelled")
+            site = CallSite(function, positional, keywords, Place(loops, guards, positions, counter), node, node)
+            if FUNCTIONS[function].lower(self, site) is not None:
+                raise Refusal(node, f"`{text(node)[:60]}` computes a value and drops it: assign it to a name or a slice")
+        finally:
+            self.statement = None
+
     @property
     def lowered_any(self) -> bool:
         return self.emitted > 0
@@ -405,6 +428,13 @@ class ArrayLowering:
                     first, second = self._canonical(extent), self._canonical(wide)
                     if first != second:
                         self.equal[first] = second
+
+    def assume_equal(self, first: Extent, second: Extent) -> None:
+        """NumPy raises unless these extents are equal (a reshape's sizes, the parts of a concatenation): the call
+        is checked for it, as for broadcasting."""
+        first, second = self._canonical(first), self._canonical(second)
+        if first != second:
+            self.equal[first] = second
 
     def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]:
         """The extents NumPy's broadcasting required equal, as equal sizes: what a call must satisfy for the
@@ -1080,7 +1110,7 @@ class ArrayLowering:
             return self._inline(text(callee), positional, keywords, place, node)
         dotted = self.walk.names.canonical(text(callee))
         module, _, method = dotted.rpartition(".")
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             return self._numpy(dotted.removeprefix("np."), positional, keywords, place, node)
         if module == "math":
             return self._math(method, positional, place, node)
@@ -1289,7 +1319,7 @@ class ArrayLowering:
         if node.type != "call":
             return False
         module, method = self._callee_name(node)
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             function = FUNCTIONS.get(f"{module}.{method}".removeprefix("np."))
             return function is not None and function.materializes
         return bool(module) and method in METHODS and METHODS[method].materializes
@@ -1313,7 +1343,7 @@ class ArrayLowering:
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
         module, method = self._callee_name(node)
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             function = f"{module}.{method}".removeprefix("np.")
             return FUNCTIONS[function].lower(self, CallSite(function, positional, keywords, place, node, statement, into, name))
         receiver = [callee.child_by_field_name("object"), *positional]
@@ -1664,6 +1694,12 @@ def _enumerated(iterable: Node) -> tuple[Node, int]:
         )
     constant = int(text(number).replace("_", ""), 0)
     return positional[0], -constant if negative else constant
+
+
+def _is_numpy_module(module: str) -> bool:
+    """Whether a callee's module is NumPy (`np`, `np.linalg`), not a method on a NumPy call's result
+    (`np.stack([x, y]).ravel`)."""
+    return (module == "np" or module.startswith("np.")) and "(" not in module
 
 
 def _operator(node: Node) -> str:

@@ -200,6 +200,10 @@ class ArrayFrontEnd(Protocol):
         self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
     ) -> None: ...
 
+    def lower_call(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None: ...
+
     def is_array_local(self, name: str) -> bool: ...
 
     def fresh_name(self, node: Node) -> str: ...
@@ -796,6 +800,10 @@ def walk_statement(
             assert walk.front_end is not None
             walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
             return
+        if _is_numpy_call(walk, inner):
+            assert walk.front_end is not None
+            walk.front_end.lower_call(inner, loops, guards, positions, counter)
+            return
         if inner.type == "string":
             return
         raise Refusal(inner, f"`{text(inner)[:60]}` is not an assignment")
@@ -992,6 +1000,13 @@ def _is_procedure_call(walk: Walk, node: Node) -> bool:
         return False
     callee = node.child_by_field_name("function")
     return callee.type == "identifier" and text(callee) in walk.front_end.helpers
+
+
+def _is_numpy_call(walk: Walk, node: Node) -> bool:
+    """`np.copyto(dst, src)` as a statement: a NumPy function that writes into its arguments."""
+    if node.type != "call" or walk.front_end is None:
+        return False
+    return walk.names.canonical(text(node.child_by_field_name("function"))).startswith("np.")
 
 
 def _bounds_read_arrays(walk: Walk, node: Node) -> bool:
