@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain, count
 from typing import Protocol
 
 import islpy as isl
@@ -43,6 +44,7 @@ from repoos_agent.model.kernel import (
     Array,
     Condition,
     Default,
+    DerivedSize,
     DynamicLoop,
     Kernel,
     Loop,
@@ -120,6 +122,11 @@ class UnknownRank(Refusal):
         )
 
 
+class LoopVariableProduct(Refusal):
+    """A loop variable multiplied by a size or divided (`u[i * ny + j]`, `x[i // 2]`): not affine, and no other
+    reading of a subscript applies, so a caller that tries one (an index array) passes this reason on."""
+
+
 @dataclass
 class RawStatement:
     node: Node
@@ -146,6 +153,8 @@ class Walk:
     parameters: dict[str, None] = field(default_factory=dict)  # ordered set
     shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
     size_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `m = n - 1`: a name for an affine size
+    derived: dict[str, DerivedSize] = field(default_factory=dict)  # `h = n // 2`, `nx * ny`: sizes isl takes as parameters
+    identifiers: frozenset[str] = frozenset()  # every name the function mentions: a generated size takes none of them
     assigned: dict[str, Node] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
     statements: list[RawStatement] = field(default_factory=list)
@@ -312,6 +321,7 @@ def extract_kernel(
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"}, defaults=defaults)
+    walk.identifiers = frozenset(_reads(function))
     walk.names = (names or ModuleNames()).with_imports(body.named_children)
     walk.diagnostics.extend(diagnostics)
     stated = source_ranks(function, source)
@@ -607,7 +617,7 @@ def _is_size_alias(walk: Walk, left: Node, right: Node | None, body: Node) -> bo
     while stack:
         current = stack.pop()
         kind = current.type
-        integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//")
+        integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//", "%")
         if _shape_read_array(current, walk.stored_shapes) is not None or (kind == "identifier" and text(current) in sizes):
             reads_size = True
         elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
@@ -640,17 +650,14 @@ def _target_names(target: Node | None) -> list[str]:
 
 
 def _take_size_alias(walk: Walk, left: Node, right: Node) -> None:
+    """`m = n - 1` names an affine size; `h = n // 2` or `m = nx * ny` a derived size named `h` or `m`."""
     name = text(left)
     if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
         raise Refusal(left, f"size `{name}` is defined twice")
     try:
-        walk.size_aliases[name] = affine_index(walk, right, set())
+        walk.size_aliases[name] = affine_index(walk, right, set(), name)
     except Refusal as refusal:
-        raise Refusal(
-            refusal.node,
-            f"size `{name} = {text(right)}` is not affine in the sizes at `{text(refusal.node)}`: "
-            "a size is built from sizes and integers with +, - and * by a constant",
-        ) from None
+        raise Refusal(refusal.node, f"size `{name} = {text(right)}`: {refusal.message}") from None
 
 
 def _take_shape_definition(walk: Walk, left: Node, right: Node) -> None:
@@ -1097,8 +1104,10 @@ def unparenthesised(node: Node) -> Node:
     return node
 
 
-def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
-    """An affine expression in loop variables (`scope`) and integer parameters."""
+def affine_index(walk: Walk, node: Node, scope: set[str], name: str | None = None) -> AffineExpr:
+    """An affine expression in loop variables (`scope`) and integer parameters. A product of sizes, or a floor
+    division or remainder of them (`n // 2`, `nx * ny`), is a derived size: a parameter of its own, named `name`
+    when the whole expression is one (`h = n // 2`)."""
     node = unparenthesised(node)
     if node.type == "integer":
         return AffineExpr.of_constant(int(text(node).replace("_", ""), 0))
@@ -1134,8 +1143,56 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
             return left - right
         if op == "*" and (left.is_constant or right.is_constant):
             return right.scaled(left.constant) if left.is_constant else left.scaled(right.constant)
+        if op in ("*", "//", "%"):
+            return AffineExpr.of_variable(_derived_size(walk, node, DerivedSize(name or "", op, left, right)))
         raise Refusal(node, f"`{text(node)}` is not affine (`{op}` of loop variables or parameters)")
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+
+
+def _derived_size(walk: Walk, node: Node, size: DerivedSize) -> str:
+    """The parameter that stands for `size`, an integer expression of sizes alone: the one already made for
+    the same expression (`range(n // 2)` and `np.empty(n // 2)` are one size), else a new one."""
+    operands = size.left.variables | size.right.variables
+    variables = sorted(v for v in operands if v not in walk.parameters)
+    if variables and size.op == "*":
+        raise LoopVariableProduct(
+            node,
+            f"`{text(node)}` is not affine: it multiplies loop variable `{variables[0]}` by a size (a flattened "
+            "index such as `u[i * ny + j]` is not modelled: make `u` a 2-d array and index it `u[i, j]`)",
+        )
+    if variables:
+        raise LoopVariableProduct(
+            node,
+            f"`{text(node)}` is not affine: it divides loop variable `{variables[0]}` (sizes may be divided, "
+            "`n // 2`; for every other index, loop with a step: `range(0, n, 2)`)",
+        )
+    if size.op != "*" and size.right.is_constant and size.right.constant == 0:
+        raise Refusal(node, f"`{text(node)}` divides by zero")
+    same = next((d.name for d in walk.derived.values() if (d.op, d.left, d.right) == (size.op, size.left, size.right)), None)
+    if same is not None:
+        return same
+    name = size.name or _derived_name(walk, size)
+    walk.derived[name] = DerivedSize(name, size.op, size.left, size.right)
+    walk.parameters[name] = None
+    return name
+
+
+def _derived_name(walk: Walk, size: DerivedSize) -> str:
+    """A readable name no name of the function takes: `n_div_2` for `n // 2`, `size_0` for a longer one."""
+    words = {"*": "times", "//": "div", "%": "mod"}
+    parts = []
+    for operand in (size.left, size.right):
+        if operand.terms == () and operand.constant >= 0:
+            parts.append(str(operand.constant))
+        elif operand.constant == 0 and len(operand.terms) == 1 and operand.terms[0][1] == 1:
+            parts.append(operand.terms[0][0])
+    if len(parts) == 2:
+        base = f"{parts[0]}_{words[size.op]}_{parts[1]}"
+        candidates = chain([base], (f"{base}_{n}" for n in count(2)))
+    else:
+        candidates = (f"size_{n}" for n in count())
+    taken = walk.identifiers | set(walk.parameters) | set(walk.shape_parameters) | set(walk.derived) | ISL_RESERVED
+    return next(candidate for candidate in candidates if candidate not in taken)
 
 
 def index_tuple_refusal(node: Node) -> Refusal:
@@ -1285,6 +1342,8 @@ def _subscript(walk: Walk, ref: Node, index: Node, scope: set[str]) -> AffineExp
     An index of a dynamic loop is its variable plus a constant, so its range is checkable before the run."""
     try:
         affine = affine_index(walk, index, scope)
+    except LoopVariableProduct:
+        raise
     except Refusal:
         read = index_read(walk, index, scope)
         if read is None:
@@ -1419,6 +1478,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
     parameters = tuple(p for p in walk.arguments if p in walk.parameters) + tuple(
         p for p in walk.shape_parameters if p in walk.parameters
     )
+    parameters += tuple(walk.derived)
     shape_parameters = tuple(sp for sp in walk.shape_parameters.values() if sp.name in walk.parameters)
     param_space = "[" + ", ".join(parameters) + "]"
     locals_written = set(walk.assigned)
@@ -1494,6 +1554,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         allocations=allocations,
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
+        derived=tuple(walk.derived.values()),
         assumptions=tuple(
             (a, b)
             for a, b in (front_end.size_equalities() if front_end is not None else ())
