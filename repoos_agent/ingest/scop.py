@@ -88,6 +88,8 @@ VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+SHAPE_READ = "<shape>"
+"""What `_integer_arithmetic` finds for `len(x)` or `x.shape[0]`: no name can be it."""
 RANK_NEEDED = " (give the inputs' shapes: `--arg A=f64[64,64]` on the command line, `args` through MCP)"
 
 
@@ -608,23 +610,66 @@ def _shape_read_array(node: Node, stored: Mapping[str, str] | None = None) -> st
 def _is_size_alias(walk: Walk, left: Node, right: Node | None, body: Node) -> bool:
     """`m = n - 1`, `h = len(x) // 2` or `n = 280`: a name bound to integer arithmetic on sizes and constants alone.
     Such a name is a size the loops and slices may use, so it is kept as its expression rather than lowered as a
-    scalar statement; `1 / n` or `n - k` with `k` an argument stay scalar statements, as before, and so does a
-    constant assigned again later (`count = 0` that a loop adds to)."""
+    scalar statement. `1 / n` or `n - k` with `k` an argument stay scalar statements, as before (`k` may be a
+    float), unless the name is used where Python takes integers alone (`nb = len(x) // b; range(nb)`); and so
+    does a constant assigned again later (`count = 0` that a loop adds to)."""
     if left.type != "identifier" or right is None:
         return False
     sizes = {*walk.shape_parameters, *walk.size_aliases}
-    stack, reads_size = [right], False
+    if text(left) in _integer_names(body):
+        sizes |= set(walk.arguments) - walk.arrays
+    reads = _integer_arithmetic(right, walk.stored_shapes)
+    if reads is None or not reads <= sizes | {SHAPE_READ}:
+        return False
+    return bool(reads) or _assignments(body, text(left)) == 1
+
+
+def _integer_arithmetic(node: Node, stored: Mapping[str, str]) -> set[str] | None:
+    """The names an expression of names, integers, shape reads (`SHAPE_READ`) and `+ - * // %` reads; None for
+    any other expression."""
+    stack, found = [node], set()
     while stack:
         current = stack.pop()
         kind = current.type
         integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//", "%")
-        if _shape_read_array(current, walk.stored_shapes) is not None or (kind == "identifier" and text(current) in sizes):
-            reads_size = True
+        if _shape_read_array(current, stored) is not None:
+            found.add(SHAPE_READ)
+        elif kind == "identifier":
+            found.add(text(current))
         elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
             stack.extend(current.named_children)
         elif kind != "integer":
-            return False
-    return reads_size or _assignments(body, text(left)) == 1
+            return None
+    return found
+
+
+def _integer_names(body: Node) -> frozenset[str]:
+    """Names the function uses where Python takes integers alone: in `range(...)`, in subscripts and slices, and
+    in integer arithmetic (`+ - * // %`) bound to a name so used (`used = blocks * b` with `x[:used]`: a product
+    or sum is an integer only if its operands are)."""
+    found: set[str] = set()
+    bindings: list[tuple[str, set[str]]] = []
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if current.type == "subscript":
+            found.update(n for part in current.children_by_field_name("subscript") for n in _reads(part))
+        elif current.type == "call" and text(current.child_by_field_name("function")) in RANGE_CALLS:
+            found.update(_reads(current.child_by_field_name("arguments")))
+        elif current.type == "assignment" and current.child_by_field_name("left").type == "identifier":
+            right = current.child_by_field_name("right")
+            reads = _integer_arithmetic(right, {}) if right is not None else None
+            if reads is not None:
+                bindings.append((text(current.child_by_field_name("left")), reads))
+        stack.extend(current.named_children)
+    grown = True
+    while grown:
+        before = len(found)
+        for name, reads in bindings:
+            if name in found:
+                found |= reads
+        grown = len(found) > before
+    return frozenset(found)
 
 
 def _assignments(body: Node, name: str) -> int:
