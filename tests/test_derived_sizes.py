@@ -14,7 +14,7 @@ import repoos_agent
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import check_baseline, fresh_copy
 from repoos_agent.codegen.loopnest import build_loop_nest
-from repoos_agent.ingest import ingest_file, load_kernel
+from repoos_agent.ingest import ingest_file, ingest_source, load_kernel
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure import compare_outputs
@@ -111,6 +111,15 @@ def test_a_flattened_index_is_refused_with_why_and_what_to_write():
     )
 
 
+def test_a_loop_variable_may_not_hide_a_derived_size():
+    source = "def f(x):\n    h = len(x) // 2\n    for i in range(h):\n        x[i] = 0.0\n"
+    source += "    for h in range(2):\n        x[h] = 1.0\n"
+    report = ingest_source(source, "user.py", {"f": {"x": 1}})[0]
+    assert [(d.line, d.message) for d in report.diagnostics] == [
+        (5, "loop variable `h` hides an argument or size of the same name")
+    ]
+
+
 def test_a_stored_contract_computes_the_derived_sizes_its_allocations_need(tmp_path):
     """A swap from the store has no model: the contract keeps the derived sizes, and the call computes them."""
     graph = str(tmp_path / "graph.sqlite")
@@ -122,7 +131,15 @@ def test_a_stored_contract_computes_the_derived_sizes_its_allocations_need(tmp_p
         np.testing.assert_allclose(swapped(x), derived_sizes.fold(x), rtol=1e-12)
 
 
-@pytest.mark.parametrize(("name", "specs"), [("fold", ["x=f64[9]"]), ("scaled_cells", ["cells=f64[40]", "nx=5", "ny=7"])])
+@pytest.mark.parametrize(
+    ("name", "specs"),
+    [
+        ("fold", ["x=f64[9]"]),
+        ("scaled_cells", ["cells=f64[40]", "nx=5", "ny=7"]),
+        ("whole_blocks", ["x=f64[10]", "b=3"]),
+        ("remainder_steps", ["x=f64[5]", "n=-1"]),
+    ],
+)
 @pytest.mark.parametrize("compiler", ["c", "mlir"])
 def test_check_builds_a_correct_baseline_with_both_backends(name, specs, compiler):
     target = resolve_target(f"{FIXTURE}:{name}", [parse_arg_spec(spec) for spec in specs])

@@ -643,6 +643,13 @@ def _integer_arithmetic(node: Node, stored: Mapping[str, str]) -> set[str] | Non
     return found
 
 
+def _integer_operands(node: Node) -> set[str]:
+    """The names of the integer arithmetic in a subscript, a slice or a call's arguments (not in `x[int(t)]`)."""
+    if node.type in ("slice", "expression_list", "argument_list"):
+        return {name for child in node.named_children for name in _integer_operands(child)}
+    return _integer_arithmetic(node, {}) or set()
+
+
 def _integer_names(body: Node) -> frozenset[str]:
     """Names the function uses where Python takes integers alone: in `range(...)`, in subscripts and slices, and
     in integer arithmetic (`+ - * // %`) bound to a name so used (`used = blocks * b` with `x[:used]`: a product
@@ -653,9 +660,9 @@ def _integer_names(body: Node) -> frozenset[str]:
     while stack:
         current = stack.pop()
         if current.type == "subscript":
-            found.update(n for part in current.children_by_field_name("subscript") for n in _reads(part))
+            found.update(n for part in current.children_by_field_name("subscript") for n in _integer_operands(part))
         elif current.type == "call" and text(current.child_by_field_name("function")) in RANGE_CALLS:
-            found.update(_reads(current.child_by_field_name("arguments")))
+            found.update(_integer_operands(current.child_by_field_name("arguments")))
         elif current.type == "assignment" and current.child_by_field_name("left").type == "identifier":
             right = current.child_by_field_name("right")
             reads = _integer_arithmetic(right, {}) if right is not None else None
@@ -1050,7 +1057,7 @@ def loop_variable(walk: Walk, variable: Node, enclosing: set[str]) -> str:
         raise Refusal(variable, f"loop variable `{name}` is a reserved word of the polyhedral library; rename it")
     if name in enclosing or name in walk.index_aliases or name in walk.index_tuples:
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
-    if name in walk.arguments or name in walk.shape_parameters:
+    if name in walk.arguments or name in walk.shape_parameters or name in walk.derived:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
     return name
 
