@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import islpy as isl
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,8 @@ from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
 from repoos_agent.measure import compare_outputs
 from repoos_agent.model import Signature
+from repoos_agent.model.affine import AffineExpr
+from repoos_agent.model.kernel import DerivedSize
 from repoos_agent.runtime.swap import SwapFallbackWarning
 from repoos_agent.store import SQLiteStore
 from repoos_agent.store.recording import record_winner
@@ -63,6 +66,19 @@ def test_a_named_half_is_the_size_of_that_name_and_isl_knows_its_floor():
     assert str(kernel.assumed) == "[n, n_div_2] -> {  : -1 + n <= 2n_div_2 <= n }"
     middle = load_kernel(FIXTURE, "middle", {"x": 1})
     assert [(size.name, str(size)) for size in middle.derived] == [("h", "n // 2"), ("n_mod_2", "n % 2")]
+
+
+@pytest.mark.parametrize("op", ["//", "%"])
+@pytest.mark.parametrize("divisor", [-3, 2])
+def test_what_isl_is_told_of_a_division_holds_at_pythons_value_alone(op, divisor):
+    """Legality and code generation may use the fact; it must admit Python's value, negative sizes included, and
+    no other."""
+    size = DerivedSize("d", op, AffineExpr((("n", 1),), 1), AffineExpr.of_constant(divisor))
+    ctx = isl.Context()
+    fact = isl.Set.read_from_str(ctx, f"[n, d] -> {{ : {size.fact()} }}")
+    for n in range(-6, 7):
+        admitted = fact.intersect(isl.Set.read_from_str(ctx, f"[n, d] -> {{ : n = {n} }}"))
+        assert admitted.is_equal(isl.Set.read_from_str(ctx, f"[n, d] -> {{ : n = {n} and d = {size.value({'n': n})} }}"))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 9])
