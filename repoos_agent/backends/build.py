@@ -21,7 +21,7 @@ from repoos_agent.codegen import BoundsCheck, CArgument, CSource, generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import CompileError
-from repoos_agent.model.kernel import Allocation, Kernel, isl_lock
+from repoos_agent.model.kernel import Allocation, DerivedSize, Kernel, isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import LoweredSchedule, ScheduleState
 
@@ -109,6 +109,7 @@ def build_native(
         "name": source.name,
         "allocations": [a.as_json() for a in source.allocations],
         "shape_names": list(source.shape_names),
+        "derived": [size.as_json() for size in source.derived],
     }
     write_atomically(entry, json.dumps(metadata).encode())
     return NativeKernel(signature, source, library)
@@ -147,6 +148,7 @@ def _read_entry(entry: Path) -> tuple[CSource, Path] | None:
             name=metadata["name"],
             allocations=tuple(Allocation.from_json(a) for a in metadata.get("allocations", [])),
             shape_names=tuple(metadata.get("shape_names", [])),
+            derived=tuple(DerivedSize.from_json(size) for size in metadata.get("derived", [])),
         )
         intact = library.exists() and file_digest(library) == metadata["library_sha256"]
     except (OSError, ValueError, KeyError, TypeError):

@@ -39,7 +39,7 @@ from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
-from repoos_agent.model.kernel import Allocation, Kernel, Statement
+from repoos_agent.model.kernel import Allocation, DerivedSize, Kernel, Statement, derived_values
 from repoos_agent.model.signature import C_TYPES, Signature
 from repoos_agent.schedule import Contraction, LoweredSchedule, ScheduleState
 from repoos_agent.schedule.products import Operand, ProductCall
@@ -215,13 +215,14 @@ class CSource:
     allocations: tuple[Allocation, ...] = ()  # arrays the caller allocates and passes after the arguments
     shape_names: tuple[str, ...] = ()  # the size each of `shape_sizes` defines
     libraries: tuple[str, ...] = ()  # what the build links besides libm (`openblas` for `blas` schedules)
+    derived: tuple[DerivedSize, ...] = ()  # sizes the entry computes from the others (`h = n // 2`), in order
 
     def parameter_values(self, values: Mapping[str, object]) -> dict[str, int]:
         """The sizes a call with `values` runs at, by name: what the allocations' extents read."""
         known = {name: int(values[name]) for name in self.sizes}  # type: ignore[call-overload]
         for name, (array, dim) in zip(self.shape_names, self.shape_sizes, strict=True):
             known[name] = int(values[array].shape[dim])  # type: ignore[attr-defined]
-        return known
+        return derived_values(self.derived, known)
 
 
 def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None = None, mlir_call: bool = False) -> CSource:
@@ -273,9 +274,10 @@ class _Printer:
         kernel = self.kernel
         arguments = self._arguments()
         nest = build_loop_nest(kernel, self.lowered)
-        assumed, assumed_lines = self._assumption_checks()
-        checks, check_lines = self._bounds_checks(nest, len(assumed))
-        checks, check_lines = assumed + checks, assumed_lines + check_lines
+        derived, derived_lines = self._derived_definitions(0)
+        assumed, assumed_lines = self._assumption_checks(len(derived))
+        checks, check_lines = self._bounds_checks(nest, len(derived) + len(assumed))
+        checks, check_lines = derived + assumed + checks, derived_lines + assumed_lines + check_lines
         data_checks, data_lines = self._index_checks(len(checks))
         checks, check_lines = checks + data_checks, check_lines + data_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
@@ -305,14 +307,23 @@ class _Printer:
         count_parameters = ", ".join(f"int64_t {self.c_names[p]}" for p in sizes)
         count_parameters += "".join(f", int64_t {self._dim_name(sp.array, sp.dim)}" for sp in kernel.shape_parameters)
         lines += [f"int64_t {COUNTER}({count_parameters.lstrip(', ') or 'void'})", "{", "    int64_t count = 0;"]
-        lines += ["    " + line for line in self._shape_definitions()]
+        lines += ["    " + line for line in self._shape_definitions() + self._derived_definitions(None)[1]]
         lines += self._node(nest.root, 1, lambda _s, _a: ["count += 1;"], marks=False)
         lines += ["    return count;", "}", ""]
         shape_sizes = tuple((sp.array, sp.dim) for sp in kernel.shape_parameters)
         shape_names = tuple(sp.name for sp in kernel.shape_parameters)
         libraries = BLAS_LIBRARIES if self.lowered.blas and not mlir_call else ()
         return CSource(
-            "\n".join(lines), arguments, checks, sizes, shape_sizes, kernel.name, kernel.allocations, shape_names, libraries
+            "\n".join(lines),
+            arguments,
+            checks,
+            sizes,
+            shape_sizes,
+            kernel.name,
+            kernel.allocations,
+            shape_names,
+            libraries,
+            kernel.derived,
         )
 
     def _ranked_arrays(self) -> list:
@@ -328,6 +339,7 @@ class _Printer:
         ]
         params = [f"rp_memref_{a.rank} *" for a in self._ranked_arrays()]
         params += ["double" if kind == "float" else "int64_t" for _, kind in self.signature.scalars]
+        params += ["int64_t" for _ in self.kernel.derived]
         lines.append(f"extern void _mlir_ciface_{MLIR_ENTRY}({', '.join(params) or 'void'});")
         return [*lines, ""]
 
@@ -344,6 +356,7 @@ class _Printer:
             args.append(f"&{name}_memref")
         argument_names = {a.name: self._argument_c_name(a) for a in self._arguments()}
         args += [argument_names[name] for name, _ in self.signature.scalars]
+        args += [self.c_names[size.name] for size in self.kernel.derived]
         return [*lines, f"_mlir_ciface_{MLIR_ENTRY}({', '.join(args)});"]
 
     def _arguments(self) -> tuple[CArgument, ...]:
@@ -452,13 +465,40 @@ class _Printer:
         reading them, so they need no initial value, and no value leaves the loop."""
         return [f"{C_TYPE[self.kinds.names[name]]} {self.c_names[name]};" for name in sorted(scalars)]
 
-    def _assumption_checks(self) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+    def _derived_definitions(self, first_code: int | None) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+        """The derived sizes (`h = n // 2`), computed from the other sizes as Python computes them, before any
+        check reads them. Where Python's value has no C one (a product past 64 bits, a division by a size that
+        is zero) the call is refused with a code after `first_code`; the instance counter (`first_code` None),
+        which refuses nothing, counts 0 there."""
+        checks: list[BoundsCheck] = []
+        lines: list[str] = []
+        for size in self.kernel.derived:
+            name = self.c_names[size.name]
+            left, right = _affine_c(size.left, self.c_names), _affine_c(size.right, self.c_names)
+            test, failure = "", ""
+            if size.op == "*":
+                lines.append(f"int64_t {name};")
+                test = f"__builtin_mul_overflow((int64_t) ({left}), (int64_t) ({right}), &{name})"
+                failure = "does not fit a 64-bit integer"
+            elif not size.right.is_constant:
+                test, failure = f"({right}) == 0", "divides by zero"
+            if test:
+                code = 0 if first_code is None else first_code + len(checks) + 1
+                if first_code is not None:
+                    checks.append(BoundsCheck(code, "", -1, f"size `{size.name} = {size}` {failure}"))
+                lines.append(f"if ({test}) return {code};")
+            if size.op != "*":
+                function = "rp_floordiv" if size.op == "//" else "rp_mod"
+                lines.append(f"const int64_t {name} = {function}({left}, {right});")
+        return tuple(checks), lines
+
+    def _assumption_checks(self, first_code: int) -> tuple[tuple[BoundsCheck, ...], list[str]]:
         """Return codes for the sizes the loop nest was built assuming equal, checked before anything else:
         a call NumPy would refuse to broadcast is refused here too, never run on code built for other sizes."""
         checks: list[BoundsCheck] = []
         lines: list[str] = []
         for first, second in self.kernel.assumptions:
-            code = len(checks) + 1
+            code = first_code + len(checks) + 1
             message = (
                 f"the arrays' shapes do not broadcast as the function's NumPy statements need: {first} = {second} does not hold"
             )
@@ -821,8 +861,10 @@ class _Printer:
         scalars = [a.name for a in self.kernel.arrays if a.rank == 0 and a.name not in node.private]
         parameters = [f"{a.c_type} {self._argument_c_name(a)}" for a in self._arguments()]
         parameters += [f"int64_t {iterator}" for iterator in free]
+        derived = [self.c_names[size.name] for size in self.kernel.derived]  # computed once, at the entry
+        parameters += [f"int64_t {size}" for size in derived]
         parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
-        arguments = [self._argument_c_name(a) for a in self._arguments()] + free + [self.c_names[s] for s in scalars]
+        arguments = [self._argument_c_name(a) for a in self._arguments()] + free + derived + [self.c_names[s] for s in scalars]
         # A scatter to privatize inside runs atomically instead: the nested loop runs on this thread alone.
         outlined, self._outlined = self._outlined, True
         body = self._node(node.body, 2, emit, True)

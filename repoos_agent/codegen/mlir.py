@@ -387,6 +387,7 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
     scalars = []
     for name, kind in signature.scalars:
         scalars.append((name, "i64" if kind == "int" else "f64"))
+    scalars += [(size.name, "i64") for size in kernel.derived]  # the C wrapper computes them, as Python does
     params = ", ".join(
         [f"%{name}: {emitter.memref_type(name)} {{llvm.noalias}}" for name, _, _ in arrays]
         + [f"%{name}.arg: {t}" if name in kernel.parameters else f"%{name}: {t}" for name, t in scalars]
@@ -394,8 +395,9 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
     body: list[str] = []
     emitter.lines = body
     env: dict[str, str] = {}
+    derived = {size.name for size in kernel.derived}
     for name in kernel.parameters:
-        if name in kernel.arguments:
+        if name in kernel.arguments or name in derived:
             env[name] = emitter.op(2, f"arith.index_cast %{name}.arg : i64 to index")
     for shape in kernel.shape_parameters:
         dim = emitter.op(2, f"arith.constant {shape.dim} : index")

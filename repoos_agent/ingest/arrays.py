@@ -49,6 +49,7 @@ from repoos_agent.ingest.scop import (
     CONSTANTS,
     ISL_RESERVED,
     LoopHeader,
+    LoopVariableProduct,
     RawStatement,
     Refusal,
     UnknownRank,
@@ -1025,6 +1026,8 @@ class ArrayLowering:
             raise Refusal(node, f"`{text(node)}` is not an index")
         try:
             return affine_index(self.walk, node, place.scope)
+        except LoopVariableProduct:
+            raise
         except Refusal:
             raise Refusal(
                 node, f"index `{text(node)}` is not affine in the loop variables and sizes (index arrays are not modelled)"

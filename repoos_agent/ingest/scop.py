@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain, count
 from typing import Protocol
 
 import islpy as isl
@@ -43,6 +44,7 @@ from repoos_agent.model.kernel import (
     Array,
     Condition,
     Default,
+    DerivedSize,
     DynamicLoop,
     Kernel,
     Loop,
@@ -86,6 +88,8 @@ VALUE_CALLS = MATH_FUNCTIONS | {"abs", "min", "max", "float"}
 AUGMENTED_OPS = ("+=", "-=", "*=", "/=")
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "**")
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+SHAPE_READ = "<shape>"
+"""What `_integer_arithmetic` finds for `len(x)` or `x.shape[0]`: no name can be it."""
 RANK_NEEDED = " (give the inputs' shapes: `--arg A=f64[64,64]` on the command line, `args` through MCP)"
 
 
@@ -120,6 +124,11 @@ class UnknownRank(Refusal):
         )
 
 
+class LoopVariableProduct(Refusal):
+    """A loop variable multiplied by a size or divided (`u[i * ny + j]`, `x[i // 2]`): not affine, and no other
+    reading of a subscript applies, so a caller that tries one (an index array) passes this reason on."""
+
+
 @dataclass
 class RawStatement:
     node: Node
@@ -146,6 +155,8 @@ class Walk:
     parameters: dict[str, None] = field(default_factory=dict)  # ordered set
     shape_parameters: dict[str, ShapeParameter] = field(default_factory=dict)
     size_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `m = n - 1`: a name for an affine size
+    derived: dict[str, DerivedSize] = field(default_factory=dict)  # `h = n // 2`, `nx * ny`: sizes isl takes as parameters
+    identifiers: frozenset[str] = frozenset()  # every name the function mentions: a generated size takes none of them
     assigned: dict[str, Node] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
     statements: list[RawStatement] = field(default_factory=list)
@@ -334,6 +345,7 @@ def extract_kernel(
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"}, defaults=defaults)
+    walk.identifiers = frozenset(_reads(function))
     walk.names = (names or ModuleNames()).with_imports(body.named_children)
     walk.diagnostics.extend(diagnostics)
     stated = source_ranks(function, source)
@@ -620,23 +632,73 @@ def _shape_read_array(node: Node, stored: Mapping[str, str] | None = None) -> st
 def _is_size_alias(walk: Walk, left: Node, right: Node | None, body: Node) -> bool:
     """`m = n - 1`, `h = len(x) // 2` or `n = 280`: a name bound to integer arithmetic on sizes and constants alone.
     Such a name is a size the loops and slices may use, so it is kept as its expression rather than lowered as a
-    scalar statement; `1 / n` or `n - k` with `k` an argument stay scalar statements, as before, and so does a
-    constant assigned again later (`count = 0` that a loop adds to)."""
+    scalar statement. `1 / n` or `n - k` with `k` an argument stay scalar statements, as before (`k` may be a
+    float), unless the name is used where Python takes integers alone (`nb = len(x) // b; range(nb)`); and so
+    does a constant assigned again later (`count = 0` that a loop adds to)."""
     if left.type != "identifier" or right is None:
         return False
     sizes = {*walk.shape_parameters, *walk.size_aliases}
-    stack, reads_size = [right], False
+    if text(left) in _integer_names(body):
+        sizes |= set(walk.arguments) - walk.arrays
+    reads = _integer_arithmetic(right, walk.stored_shapes)
+    if reads is None or not reads <= sizes | {SHAPE_READ}:
+        return False
+    return bool(reads) or _assignments(body, text(left)) == 1
+
+
+def _integer_arithmetic(node: Node, stored: Mapping[str, str]) -> set[str] | None:
+    """The names an expression of names, integers, shape reads (`SHAPE_READ`) and `+ - * // %` reads; None for
+    any other expression."""
+    stack, found = [node], set()
     while stack:
         current = stack.pop()
         kind = current.type
-        integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//")
-        if _shape_read_array(current, walk.stored_shapes) is not None or (kind == "identifier" and text(current) in sizes):
-            reads_size = True
+        integer_operator = kind == "binary_operator" and text(current.child_by_field_name("operator")) in ("+", "-", "*", "//", "%")
+        if _shape_read_array(current, stored) is not None:
+            found.add(SHAPE_READ)
+        elif kind == "identifier":
+            found.add(text(current))
         elif integer_operator or kind in ("unary_operator", "parenthesized_expression"):
             stack.extend(current.named_children)
         elif kind != "integer":
-            return False
-    return reads_size or _assignments(body, text(left)) == 1
+            return None
+    return found
+
+
+def _integer_operands(node: Node) -> set[str]:
+    """The names of the integer arithmetic in a subscript, a slice or a call's arguments (not in `x[int(t)]`)."""
+    if node.type in ("slice", "expression_list", "argument_list"):
+        return {name for child in node.named_children for name in _integer_operands(child)}
+    return _integer_arithmetic(node, {}) or set()
+
+
+def _integer_names(body: Node) -> frozenset[str]:
+    """Names the function uses where Python takes integers alone: in `range(...)`, in subscripts and slices, and
+    in integer arithmetic (`+ - * // %`) bound to a name so used (`used = blocks * b` with `x[:used]`: a product
+    or sum is an integer only if its operands are)."""
+    found: set[str] = set()
+    bindings: list[tuple[str, set[str]]] = []
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if current.type == "subscript":
+            found.update(n for part in current.children_by_field_name("subscript") for n in _integer_operands(part))
+        elif current.type == "call" and text(current.child_by_field_name("function")) in RANGE_CALLS:
+            found.update(_integer_operands(current.child_by_field_name("arguments")))
+        elif current.type == "assignment" and current.child_by_field_name("left").type == "identifier":
+            right = current.child_by_field_name("right")
+            reads = _integer_arithmetic(right, {}) if right is not None else None
+            if reads is not None:
+                bindings.append((text(current.child_by_field_name("left")), reads))
+        stack.extend(current.named_children)
+    grown = True
+    while grown:
+        before = len(found)
+        for name, reads in bindings:
+            if name in found:
+                found |= reads
+        grown = len(found) > before
+    return frozenset(found)
 
 
 def _assignments(body: Node, name: str) -> int:
@@ -662,17 +724,14 @@ def _target_names(target: Node | None) -> list[str]:
 
 
 def _take_size_alias(walk: Walk, left: Node, right: Node) -> None:
+    """`m = n - 1` names an affine size; `h = n // 2` or `m = nx * ny` a derived size named `h` or `m`."""
     name = text(left)
     if name in walk.arguments or name in walk.shape_parameters or name in walk.size_aliases:
         raise Refusal(left, f"size `{name}` is defined twice")
     try:
-        walk.size_aliases[name] = affine_index(walk, right, set())
+        walk.size_aliases[name] = affine_index(walk, right, set(), name)
     except Refusal as refusal:
-        raise Refusal(
-            refusal.node,
-            f"size `{name} = {text(right)}` is not affine in the sizes at `{text(refusal.node)}`: "
-            "a size is built from sizes and integers with +, - and * by a constant",
-        ) from None
+        raise Refusal(refusal.node, f"size `{name} = {text(right)}`: {refusal.message}") from None
 
 
 def _take_shape_definition(walk: Walk, left: Node, right: Node) -> None:
@@ -1118,7 +1177,7 @@ def loop_variable(walk: Walk, variable: Node, enclosing: set[str]) -> str:
         raise Refusal(variable, f"loop variable `{name}` is a reserved word of the polyhedral library; rename it")
     if name in enclosing or name in walk.index_aliases or name in walk.index_tuples:
         raise Refusal(variable, f"loop variable `{name}` reuses the name of an enclosing loop")
-    if name in walk.arguments or name in walk.shape_parameters:
+    if name in walk.arguments or name in walk.shape_parameters or name in walk.derived:
         raise Refusal(variable, f"loop variable `{name}` hides an argument or size of the same name")
     return name
 
@@ -1217,8 +1276,10 @@ def unparenthesised(node: Node) -> Node:
     return node
 
 
-def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
-    """An affine expression in loop variables (`scope`) and integer parameters."""
+def affine_index(walk: Walk, node: Node, scope: set[str], name: str | None = None) -> AffineExpr:
+    """An affine expression in loop variables (`scope`) and integer parameters. A product of sizes, or a floor
+    division or remainder of them (`n // 2`, `nx * ny`), is a derived size: a parameter of its own, named `name`
+    when the whole expression is one (`h = n // 2`)."""
     node = unparenthesised(node)
     if node.type == "integer":
         return AffineExpr.of_constant(int(text(node).replace("_", ""), 0))
@@ -1254,8 +1315,56 @@ def affine_index(walk: Walk, node: Node, scope: set[str]) -> AffineExpr:
             return left - right
         if op == "*" and (left.is_constant or right.is_constant):
             return right.scaled(left.constant) if left.is_constant else left.scaled(right.constant)
+        if op in ("*", "//", "%"):
+            return AffineExpr.of_variable(_derived_size(walk, node, DerivedSize(name or "", op, left, right)))
         raise Refusal(node, f"`{text(node)}` is not affine (`{op}` of loop variables or parameters)")
     raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
+
+
+def _derived_size(walk: Walk, node: Node, size: DerivedSize) -> str:
+    """The parameter that stands for `size`, an integer expression of sizes alone: the one already made for
+    the same expression (`range(n // 2)` and `np.empty(n // 2)` are one size), else a new one."""
+    operands = size.left.variables | size.right.variables
+    variables = sorted(v for v in operands if v not in walk.parameters)
+    if variables and size.op == "*":
+        raise LoopVariableProduct(
+            node,
+            f"`{text(node)}` is not affine: it multiplies loop variable `{variables[0]}` by a size (a flattened "
+            "index such as `u[i * ny + j]` is not modelled: make `u` a 2-d array and index it `u[i, j]`)",
+        )
+    if variables:
+        raise LoopVariableProduct(
+            node,
+            f"`{text(node)}` is not affine: it divides loop variable `{variables[0]}` (sizes may be divided, "
+            "`n // 2`; for every other index, loop with a step: `range(0, n, 2)`)",
+        )
+    if size.op != "*" and size.right.is_constant and size.right.constant == 0:
+        raise Refusal(node, f"`{text(node)}` divides by zero")
+    same = next((d.name for d in walk.derived.values() if (d.op, d.left, d.right) == (size.op, size.left, size.right)), None)
+    if same is not None:
+        return same
+    name = size.name or _derived_name(walk, size)
+    walk.derived[name] = DerivedSize(name, size.op, size.left, size.right)
+    walk.parameters[name] = None
+    return name
+
+
+def _derived_name(walk: Walk, size: DerivedSize) -> str:
+    """A readable name no name of the function takes: `n_div_2` for `n // 2`, `size_0` for a longer one."""
+    words = {"*": "times", "//": "div", "%": "mod"}
+    parts = []
+    for operand in (size.left, size.right):
+        if operand.terms == () and operand.constant >= 0:
+            parts.append(str(operand.constant))
+        elif operand.constant == 0 and len(operand.terms) == 1 and operand.terms[0][1] == 1:
+            parts.append(operand.terms[0][0])
+    if len(parts) == 2:
+        base = f"{parts[0]}_{words[size.op]}_{parts[1]}"
+        candidates = chain([base], (f"{base}_{n}" for n in count(2)))
+    else:
+        candidates = (f"size_{n}" for n in count())
+    taken = walk.identifiers | set(walk.parameters) | set(walk.shape_parameters) | set(walk.derived) | ISL_RESERVED
+    return next(candidate for candidate in candidates if candidate not in taken)
 
 
 def index_tuple_refusal(node: Node) -> Refusal:
@@ -1405,6 +1514,8 @@ def _subscript(walk: Walk, ref: Node, index: Node, scope: set[str]) -> AffineExp
     An index of a dynamic loop is its variable plus a constant, so its range is checkable before the run."""
     try:
         affine = affine_index(walk, index, scope)
+    except LoopVariableProduct:
+        raise
     except Refusal:
         read = index_read(walk, index, scope)
         if read is None:
@@ -1539,6 +1650,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
     parameters = tuple(p for p in walk.arguments if p in walk.parameters) + tuple(
         p for p in walk.shape_parameters if p in walk.parameters
     )
+    parameters += tuple(walk.derived)
     shape_parameters = tuple(sp for sp in walk.shape_parameters.values() if sp.name in walk.parameters)
     param_space = "[" + ", ".join(parameters) + "]"
     locals_written = set(walk.assigned)
@@ -1615,6 +1727,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
         casts=tuple(front_end.casts) if front_end is not None else (),
+        derived=tuple(walk.derived.values()),
         assumptions=tuple(
             (a, b)
             for a, b in (front_end.size_equalities() if front_end is not None else ())

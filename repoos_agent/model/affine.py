@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -45,6 +46,10 @@ class AffineExpr:
     @property
     def variables(self) -> frozenset[str]:
         return frozenset(name for name, _ in self.terms)
+
+    def value(self, values: Mapping[str, int]) -> int:
+        """The expression's value where each variable has its value in `values`."""
+        return self.constant + sum(coefficient * values[name] for name, coefficient in self.terms)
 
     def __str__(self) -> str:
         """isl and C both read this form: `2*i - n + 3`."""

@@ -250,8 +250,7 @@ class Extent:
     divisor: int = 1
 
     def value(self, parameters: Mapping[str, int]) -> int:
-        total = self.size.constant + sum(coefficient * parameters[name] for name, coefficient in self.size.terms)
-        return max(0, -(-total // self.divisor))
+        return max(0, -(-self.size.value(parameters) // self.divisor))
 
     def __str__(self) -> str:
         return str(self.size) if self.divisor == 1 else f"ceil(({self.size})/{self.divisor})"
@@ -326,6 +325,68 @@ class ShapeParameter:
     dim: int
 
 
+@dataclass(frozen=True)
+class DerivedSize:
+    """A size the function computes from other sizes before its loops (`h = len(x) // 2`, `m = nx * ny`,
+    `n % 2` in a guard). To isl it is one more parameter, so the model stays affine in its parameters; the
+    native entry computes it from the others with Python's semantics, and `Kernel.assumed` states what is
+    known of it: a floor division's or a remainder's exact relation to its operand (by a constant), and
+    nothing of a product or of a division by a size, which stay opaque (conservative)."""
+
+    name: str
+    op: str  # "*", "//" or "%"
+    left: AffineExpr
+    right: AffineExpr
+
+    def value(self, sizes: Mapping[str, int]) -> int:
+        """Its value at `sizes`, as Python computes it (floor division and remainder of negative values too)."""
+        left, right = self.left.value(sizes), self.right.value(sizes)
+        if self.op == "*":
+            return left * right
+        return left // right if self.op == "//" else left % right
+
+    def fact(self) -> str:
+        """What isl may know of it, as constraint text ("" for nothing): `h = floor((n)/2)` for `n // 2`."""
+        if self.op == "*" or not self.right.is_constant:
+            return ""
+        divisor = self.right.constant
+        numerator = self.left if divisor > 0 else -self.left
+        quotient = f"floor(({numerator})/{abs(divisor)})"
+        if self.op == "//":
+            return f"{self.name} = {quotient}"
+        return f"{self.name} = {self.left} - {divisor}*{quotient}"
+
+    def __str__(self) -> str:
+        return f"{_operand(self.left)} {self.op} {_operand(self.right)}"
+
+    def as_json(self) -> list:
+        """The form a stored contract keeps, so a swapped call sizes its allocations without the model."""
+        return [
+            self.name,
+            self.op,
+            [[list(t) for t in self.left.terms], self.left.constant],
+            [[list(t) for t in self.right.terms], self.right.constant],
+        ]
+
+    @staticmethod
+    def from_json(data: list) -> DerivedSize:
+        name, op, left, right = data
+        return DerivedSize(name, op, *(AffineExpr(tuple((n, c) for n, c in terms), constant) for terms, constant in (left, right)))
+
+
+def _operand(expr: AffineExpr) -> str:
+    return str(expr) if len(expr.terms) + bool(expr.constant) <= 1 else f"({expr})"
+
+
+def derived_values(derived: tuple[DerivedSize, ...], sizes: Mapping[str, int]) -> dict[str, int]:
+    """`sizes` with the derived sizes' values added, each computed from those before it (a division by zero
+    raises ZeroDivisionError, as the Python function would)."""
+    known = dict(sizes)
+    for size in derived:
+        known[size.name] = size.value(known)
+    return known
+
+
 Default = int | float
 """A parameter's literal default (`eps=1.0`, `n=64`, `flag=True`): what a call that leaves it out passes."""
 
@@ -364,14 +425,16 @@ class Kernel:
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
     entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
     casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
+    derived: tuple[DerivedSize, ...] = ()  # parameters computed from the others (`h = n // 2`), in order
 
     @cached_property
     def assumed(self) -> isl.Set:
-        """The parameter values a call may have: the `assumptions` hold (NumPy would raise otherwise). The
-        generated code is built for these alone, and its entry checks them before anything else."""
+        """The parameter values a call may have: the `assumptions` hold (NumPy would raise otherwise), and each
+        derived size is what its definition computes. The generated code is built for these alone; its entry
+        computes the derived sizes and checks the assumptions before anything else."""
         space = "[" + ", ".join(self.parameters) + "]"
-        equal = " and ".join(f"{a} = {b}" for a, b in self.assumptions)
-        return isl.Set.read_from_str(self.ctx, f"{space} -> {{ : {equal or 'true'} }}")
+        facts = [f"{a} = {b}" for a, b in self.assumptions] + [size.fact() for size in self.derived if size.fact()]
+        return isl.Set.read_from_str(self.ctx, f"{space} -> {{ : {' and '.join(facts) or 'true'} }}")
 
     @property
     def c_arguments(self) -> tuple[str, ...]:
@@ -423,12 +486,15 @@ class Kernel:
 
     def parameter_values(self, values: Mapping[str, object]) -> dict[str, int]:
         """The integer parameters' values in a call with `values`: arguments as given, shape
-        parameters read from their array's shape."""
+        parameters read from their array's shape, derived sizes computed from them."""
         known = {name: int(values[name]) for name in self.parameters if name in self.arguments and name in values}
         for shape in self.shape_parameters:
             array = values.get(shape.array)
             if array is not None:
                 known[shape.name] = int(array.shape[shape.dim])
+        for size in self.derived:
+            if size.left.variables | size.right.variables <= known.keys():
+                known[size.name] = size.value(known)
         return known
 
     @property

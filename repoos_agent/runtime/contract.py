@@ -9,7 +9,7 @@ from repoos_agent.backends.build import file_digest
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen import BoundsCheck, CArgument, CSource
 from repoos_agent.errors import RepoosError
-from repoos_agent.model.kernel import Allocation
+from repoos_agent.model.kernel import Allocation, DerivedSize
 from repoos_agent.model.signature import Signature
 from repoos_agent.store.records import VerifiedKernel
 
@@ -37,6 +37,7 @@ def load_contract(contract: VerifiedKernel) -> NativeKernel:
         name=interface["name"],
         allocations=tuple(Allocation.from_json(a) for a in interface.get("allocations", [])),
         shape_names=tuple(interface.get("shape_names", [])),
+        derived=tuple(DerivedSize.from_json(size) for size in interface.get("derived", [])),
     )
     types = dict(entry.split(":", 1) for entry in contract.signature)
     ranked = {name for name, _, _ in interface["arrays"]}

@@ -18,7 +18,7 @@ import numpy as np
 
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.measure.cores import call_team, usable_cores
-from repoos_agent.model.kernel import Allocation, Kernel, ReturnValue
+from repoos_agent.model.kernel import Allocation, Kernel, ReturnValue, derived_values
 from repoos_agent.model.signature import Signature
 from repoos_agent.runtime.entry import entry_checks
 from repoos_agent.store.records import VerifiedKernel
@@ -181,7 +181,10 @@ class CallPlan:
                     return f"argument `{name}` = {value} does not fit the native kernel's 64-bit integer"
             elif not isinstance(value, (float, int, np.floating, np.integer)):
                 return f"argument `{name}` is a {type(value).__name__}; the native kernel takes a number"
-        allocated = self._allocate(values)
+        try:
+            allocated = self._allocate(values)
+        except ZeroDivisionError:
+            return "a size the function computes divides by zero (the original raises ZeroDivisionError)"
         prepared: list[object] = []
         for role, position, dim in self._layout:
             if role == "array":
@@ -198,12 +201,13 @@ class CallPlan:
 
     def _allocate(self, values: Sequence[object]) -> list[np.ndarray]:
         """The call's results (new arrays, as NumPy's) and temporaries (kept from the last call on this thread),
-        sized by its sizes."""
+        sized by its sizes, the derived ones computed as the native entry computes them."""
         if not self.interface.allocations:
             return []
         sizes = {name: int(values[position]) for name, position in self._sizes}  # type: ignore[call-overload]
         for name, position, dim in self._shape_sizes:
             sizes[name] = values[position].shape[dim]  # type: ignore[attr-defined]
+        sizes = derived_values(self.native.source.derived, sizes)
         return [self.native.allocation(a.name, a.role, a.extents(sizes)) for a, _ in self.interface.allocations]
 
     def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:

@@ -253,6 +253,7 @@ def record_winner(
         "returns_tuple": kernel.returns_tuple,
         "allocations": [a.as_json() for a in kernel.allocations],
         "shape_names": list(source.shape_names),
+        "derived": [size.as_json() for size in source.derived],
         "entry_code": kernel.entry_code,
     }
     measured = evaluation.speedup if evaluation and evaluation.speedup is not None else 1.0
