@@ -330,3 +330,20 @@ def test_a_copyto_numpy_would_refuse_for_its_types_runs_the_original_which_raise
     floats = np.zeros(5)
     _native(as_written.copy_into)(floats, ints)
     _same(floats, ints.astype(float))
+
+
+@pytest.mark.parametrize(("n", "k"), [(1, 1), (2, 2), (60, 5)])
+def test_a_value_helper_with_loops_its_own_sizes_and_a_branch_on_data_is_inlined(n, k):
+    signal, taps, x = rng.random(n), rng.random(k), rng.random(n)
+    got = _native(as_written.helpers_with_loops_and_branches)(signal, taps, x)
+    _same(got, as_written.helpers_with_loops_and_branches(signal, taps, x))
+
+
+@pytest.mark.parametrize(("h", "w"), [(2, 2), (4, 6), (10, 8)])
+def test_a_reshape_by_derived_sizes_is_a_view_and_an_odd_size_raises_as_numpy_does(h, w):
+    img = rng.random((h, w))
+    _same(_native(as_written.blocks_of_two)(img, h, w), as_written.blocks_of_two(img, h, w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SwapFallbackWarning)
+        with pytest.raises(ValueError, match="cannot reshape"):
+            repoos_agent.accelerate(graph=NO_STORE)(as_written.blocks_of_two)(rng.random((h + 1, w)), h + 1, w)

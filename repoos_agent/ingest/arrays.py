@@ -1310,15 +1310,47 @@ class ArrayLowering:
         return given
 
     def _inline_body(self, name: str, function: Node, place: Place) -> Value:
+        """The helper's statements walked in place (sizes it reads off its arrays bound while it runs, loops and
+        all), then the value it returns."""
+        from repoos_agent.ingest.scop import take_helper_sizes, walk_statement  # the walk calls this front end
+
         body = _body_statements(function)
-        for statement in body[:-1]:
-            inner = statement.named_children[0] if statement.type == "expression_statement" else statement
-            if inner.type not in ("assignment", "augmented_assignment"):
-                raise Refusal(statement, f"`{name}` is inlined: only assignments and a final `return` are modelled in it")
-            self.assignment(inner, place)
-        if not body or body[-1].type != "return_statement" or not body[-1].named_children:
+        if not body:
             raise Refusal(function, f"`{name}` is inlined: it must end with `return value`")
-        returned = body[-1].named_children[0]
+        shadowed: dict[str, AffineExpr | None] = {}
+        try:
+            for statement in body[:-1]:
+                taken = take_helper_sizes(self.walk, statement, function.child_by_field_name("body"))
+                if taken is not None:
+                    shadowed = {**taken, **shadowed}  # the first binding's previous value is the caller's
+                    continue
+                walk_statement(self.walk, statement, place.loops, place.guards, place.positions, place.counter)
+            return self._returned(name, body[-1], place)
+        finally:
+            for size, before in shadowed.items():
+                if before is None:
+                    self.walk.size_aliases.pop(size, None)
+                else:
+                    self.walk.size_aliases[size] = before
+
+    def _returned(self, name: str, statement: Node, place: Place) -> Value:
+        """What a helper's last statement returns: `return value`, or an `if`/`else` whose branches each return."""
+        if statement.type == "if_statement":
+            alternatives = statement.children_by_field_name("alternative")
+            if len(alternatives) != 1 or alternatives[0].type != "else_clause":
+                raise Refusal(statement, f"`{name}` is inlined: an `if` it ends with needs an `else` and no `elif`")
+            branches = [statement.child_by_field_name("consequence"), alternatives[0].child_by_field_name("body")]
+            lasts = [[c for c in branch.named_children if c.type != "comment"] for branch in branches]
+            if any(len(last) != 1 for last in lasts):
+                raise Refusal(statement, f"`{name}` is inlined: each branch of the `if` it ends with must only return")
+            test = self.value(statement.child_by_field_name("condition"), place)
+            if test.rank:
+                raise Refusal(statement, f"`{name}`: `if` on an array is ambiguous in NumPy; use np.where")
+            then, otherwise = (self._returned(name, last[0], place) for last in lasts)
+            return self.elementwise([test, then, otherwise], lambda c, a, b: Choice(c, a, b), statement)
+        if statement.type != "return_statement" or not statement.named_children:
+            raise Refusal(statement, f"`{name}` is inlined: it must end with `return value`")
+        returned = statement.named_children[0]
         whole = unparenthesised(returned)
         if self._materializes(whole):
             value = self._produce(whole, place, whole, into=None, name=f"{name}_out")
@@ -1390,7 +1422,7 @@ class ArrayLowering:
         node = unparenthesised(node)
         if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "shape":
             return self.value(node.child_by_field_name("object"), place).shape
-        items = node.named_children if node.type == "tuple" else [node]
+        items = node.named_children if node.type in ("tuple", "list") else [node]
         extents = []
         for item in items:
             try:
@@ -1612,6 +1644,20 @@ class ArrayLowering:
         if value.view.array not in self.walk.arguments:  # the loop holds the array: a rebinding must not write into it
             self.shared.add(value.view.array)
         return value
+
+    def local_extent(self, node: Node) -> AffineExpr | None:
+        """The extent a size read of a local array reads (`weights.shape[0]` in an inlined helper), None for others."""
+        read = shape_read(node, self.walk.stored_shapes)
+        if read is None or read[1] is None or read[0] not in self.locals:
+            return None
+        value = self.locals[read[0]]
+        dim = read[1] if read[1] >= 0 else value.rank + read[1]
+        if not 0 <= dim < value.rank:
+            raise Refusal(node, f"`{text(node)}`: `{read[0]}` has {value.rank} dimensions")
+        extent = value.shape[dim]
+        if extent.divisor != 1:
+            raise Refusal(node, f"`{text(node)}` of a strided slice is not modelled: take the size of the whole array")
+        return extent.size
 
     def is_array_local(self, name: str) -> bool:
         """Whether `name` is an array the function made (not an argument, not a view of one)."""

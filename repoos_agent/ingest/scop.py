@@ -218,6 +218,8 @@ class ArrayFrontEnd(Protocol):
 
     def is_array_local(self, name: str) -> bool: ...
 
+    def local_extent(self, node: Node) -> AffineExpr | None: ...
+
     def fresh_name(self, node: Node) -> str: ...
 
     def exchange(self, first: str, second: str) -> None: ...
@@ -488,6 +490,22 @@ def _defines_sizes(walk: Walk, node: Node, body: Node) -> bool:
     return bool(pairs) and all(
         _is_shape_definition(walk, right) or _is_size_alias(walk, left, right, body) for left, right in pairs or ()
     )
+
+
+def take_helper_sizes(walk: Walk, node: Node, body: Node) -> dict[str, AffineExpr | None] | None:
+    """An inlined helper's size statement (`K = weights.shape[0]`, `H_out = h - K + 1`): its names bound as sizes
+    while the helper's body is walked, over the caller's names as a function's locals are; returns what each name
+    stood for before, for the caller to put back; None when the statement binds no sizes."""
+    pairs = _bindings(node)
+    if not pairs or not all(left.type == "identifier" and _is_size_alias(walk, left, right, body) for left, right in pairs):
+        return None
+    before: dict[str, AffineExpr | None] = {}
+    for left, right in pairs:
+        assert right is not None
+        expr = affine_index(walk, right, set())
+        before.setdefault(text(left), walk.size_aliases.get(text(left)))
+        walk.size_aliases[text(left)] = expr
+    return before
 
 
 def _defines_a_function(walk: Walk, node: Node) -> bool:
@@ -1301,7 +1319,8 @@ def affine_index(walk: Walk, node: Node, scope: set[str], name: str | None = Non
             return AffineExpr.of_variable(name)
         raise Refusal(node, f"`{name}` is neither a loop variable nor an integer argument")
     if node.type in ("call", "subscript"):
-        return AffineExpr.of_variable(_inline_size(walk, node))
+        extent = walk.front_end.local_extent(node) if walk.front_end is not None else None
+        return extent if extent is not None else AffineExpr.of_variable(_inline_size(walk, node))
     if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
         inner = affine_index(walk, node.child_by_field_name("argument"), scope)
         return -inner if text(node.child_by_field_name("operator")) == "-" else inner

@@ -21,11 +21,16 @@ from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, Number
 from repoos_agent.model.kernel import DtypeRule, Extent
 
 
-@lowers("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", materializes=True)
+@lowers("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "ndarray", materializes=True)
 def _creation(lowering: Lowering, call: CallSite) -> Value:
+    """`np.zeros(shape, dtype)` and its kin; `np.ndarray(shape, dtype)`, the constructor, is `np.empty`."""
     function, positional, keywords, place, node = call.function, call.positional, call.keywords, call.place, call.node
+    function = "empty" if function == "ndarray" else function
     if not positional:
         raise Refusal(node, f"`np.{function}` needs a shape")
+    dtype_at = 2 if function.startswith("full") else 1  # the dtype may come positionally: `np.zeros((n, n), np.int32)`
+    if len(positional) > dtype_at and "dtype" not in keywords:
+        keywords = {**keywords, "dtype": positional[dtype_at]}
     if function.endswith("_like"):
         like = lowering.value(positional[0], place)
         shape, dtype = like.shape, like.dtype
@@ -222,10 +227,12 @@ def _eye(lowering: Lowering, call: CallSite) -> Value:
     k = affine_index(lowering.walk, k_node, call.place.scope) if k_node is not None else AffineExpr.of_constant(0)
     if not k.is_constant:
         raise Refusal(k_node, f"`{text(call.node)[:60]}`: the diagonal `k` must be an integer constant")
-    dtype = dtype_name(call.keywords["dtype"]) if "dtype" in call.keywords else "float64"
+    rule = dtype_rule(lowering, call.keywords["dtype"], call.place) if "dtype" in call.keywords else DtypeRule(fixed="float64")
+    dtype = rule.fixed
 
     def element(index: Index) -> Expr:
         on = Binary("==", affine_value(index[1] - index[0]), Number(k.constant))
-        return Cast(dtype, Choice(on, Number(1), Number(0)))
+        # 0 and 1 are exact in every type: another array's type (`dtype=x.dtype`) needs no conversion written out
+        return Cast(dtype, Choice(on, Number(1), Number(0))) if dtype else Choice(on, Number(1), Number(0))
 
-    return Value((rows, columns), element, DtypeRule(fixed=dtype))
+    return Value((rows, columns), element, rule)
