@@ -16,18 +16,23 @@ from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExp
 from repoos_agent.codegen.numeric import COMPARISONS, assignment_value, is_float, kind_environment, promote
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import Signature
 
 MLIR_ENTRY = "repoos_mlir_kernel"
-MLIR_TYPES = {"int": "i64", "float": "f64", "float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32"}
+MLIR_TYPES = {"int": "i64", "float": "f64", "float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32", "bool": "i8"}
 _CMPI = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _CMPF = {"==": "oeq", "!=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 _MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.sin", "cos": "math.cos",
          "tan": "math.tan", "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil", "fabs": "math.absf",
-         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan"}  # fmt: skip
+         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "exp2": "math.exp2", "log2": "math.log2",
+         "log10": "math.log10", "sinh": "math.sinh", "cosh": "math.cosh", "trunc": "math.trunc",
+         "rint": "math.roundeven"}  # fmt: skip
+LIBM = ("log1p", "expm1", "cbrt", "hypot")
+"""Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
+the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class _Emitter:
         self.parallel = False
         self.outlined = 0
         self.functions: list[list[str]] = []
+        self.external: dict[str, str] = {}  # libm functions called: name -> declaration
         self.scalar_arguments = [(name, "i64" if kind == "int" else "f64") for name, kind in self.signature.scalars]
 
     def fresh(self) -> str:
@@ -235,7 +241,8 @@ class _Emitter:
             return self.op(depth, f"arith.sitofp {value} : {a} to {b}")
         if a.startswith("f") and b.startswith("i"):
             return self.op(depth, f"arith.fptosi {value} : {a} to {b}")
-        return self.op(depth, f"arith.{'extsi' if a == 'i32' else 'trunci'} {value} : {a} to {b}")
+        widths = {"i8": 8, "i32": 32, "i64": 64}
+        return self.op(depth, f"arith.{'extsi' if widths[a] < widths[b] else 'trunci'} {value} : {a} to {b}")
 
     def value(self, expr: Expr, scope: dict[str, str], depth: int) -> str:
         kind = self.kinds.kind_of(expr)
@@ -308,14 +315,37 @@ class _Emitter:
             return self.op(depth, f"arith.divf {left}, {right} : {t}")
         if op == "//":
             if floating:
-                quotient = self.op(depth, f"arith.divf {left}, {right} : {t}")
-                return self.op(depth, f"math.floor {quotient} : {t}")
+                return self.floor_divide(left, right, t, depth)
             return self.op(depth, f"arith.floordivsi {left}, {right} : {t}")
         if op == "%":
             return self.python_mod(left, right, t, floating, depth)
         if floating:
             return self.op(depth, f"math.powf {left}, {right} : {t}")
         return self.op(depth, f"math.ipowi {left}, {right} : {t}")
+
+    def floor_divide(self, left: str, right: str, t: str, depth: int) -> str:
+        """NumPy's (and Python's) float `a // b`: the quotient of `fmod`, rounded to the nearest integer, not
+        `floor(a / b)` (1.0 // 0.1 is 9.0); `a / b` where `b` is 0."""
+        zero = self.op(depth, f"arith.constant 0.0 : {t}")
+        one = self.op(depth, f"arith.constant 1.0 : {t}")
+        half = self.op(depth, f"arith.constant 0.5 : {t}")
+        remainder = self.op(depth, f"arith.remf {left}, {right} : {t}")
+        quotient = self.op(depth, f"arith.divf {self.op(depth, f'arith.subf {left}, {remainder} : {t}')}, {right} : {t}")
+        nonzero = self.op(depth, f"arith.cmpf une, {remainder}, {zero} : {t}")
+        negative_r = self.op(depth, f"arith.cmpf olt, {remainder}, {zero} : {t}")
+        negative_d = self.op(depth, f"arith.cmpf olt, {right}, {zero} : {t}")
+        differ = self.op(depth, f"arith.andi {nonzero}, {self.op(depth, f'arith.xori {negative_r}, {negative_d} : i1')} : i1")
+        lowered = self.op(depth, f"arith.subf {quotient}, {one} : {t}")
+        quotient = self.op(depth, f"arith.select {differ}, {lowered}, {quotient} : {t}")
+        floor = self.op(depth, f"math.floor {quotient} : {t}")
+        above = self.op(depth, f"arith.cmpf ogt, {self.op(depth, f'arith.subf {quotient}, {floor} : {t}')}, {half} : {t}")
+        rounded = self.op(depth, f"arith.select {above}, {self.op(depth, f'arith.addf {floor}, {one} : {t}')}, {floor} : {t}")
+        ratio = self.op(depth, f"arith.divf {left}, {right} : {t}")
+        signed_zero = self.op(depth, f"math.copysign {zero}, {ratio} : {t}")
+        is_zero = self.op(depth, f"arith.cmpf oeq, {quotient}, {zero} : {t}")
+        result = self.op(depth, f"arith.select {is_zero}, {signed_zero}, {rounded} : {t}")
+        by_zero = self.op(depth, f"arith.cmpf oeq, {right}, {zero} : {t}")
+        return self.op(depth, f"arith.select {by_zero}, {ratio}, {result} : {t}")
 
     def python_mod(self, left: str, right: str, t: str, floating: bool, depth: int) -> str:
         """Python's `%`: the remainder takes the divisor's sign."""
@@ -355,9 +385,18 @@ class _Emitter:
             return self.op(depth, f"{'math.absf' if is_float(kind) else 'math.absi'} {operand} : {t}")
         if expr.function == "float":
             return self.converted(expr.args[0], "float", scope, depth)
+        if expr.function in ROUNDINGS and not is_float(kind):  # NumPy's floor of an integer is the integer
+            return self.converted(expr.args[0], kind, scope, depth)
         compute = "float32" if kind == "float32" else "float"
         args = [self.converted(a, compute, scope, depth) for a in expr.args]
         ct = MLIR_TYPES[compute]
+        if expr.function == "reciprocal":
+            return self.op(depth, f"arith.divf {self.op(depth, f'arith.constant 1.0 : {ct}')}, {args[0]} : {ct}")
+        if expr.function in LIBM:
+            name = f"{expr.function}f" if ct == "f32" else expr.function
+            types = ", ".join([ct] * len(args))
+            self.external[name] = f"  func.func private @{name}({types}) -> {ct}"
+            return self.op(depth, f"func.call @{name}({', '.join(args)}) : ({types}) -> {ct}")
         if expr.function == "pow":
             return self.op(depth, f"math.powf {args[0]}, {args[1]} : {ct}")
         if expr.function == "atan2":
@@ -413,7 +452,7 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
                 initial = emitter.convert(initial, source_kind, kind, 2)
             emitter.emit(2, f"memref.store {initial}, %local.{array.name}[] : memref<{t}>")
     emitter.node(nest.root, env, 2)
-    outlined = [line for function in emitter.functions for line in function]
+    outlined = [line for function in emitter.functions for line in function] + list(emitter.external.values())
     entry = f"  func.func @{MLIR_ENTRY}({params}) attributes {{llvm.emit_c_interface}} {{"
     text = "\n".join(["module {", entry, *body, "    return", "  }", *outlined, "}", ""])
     return MlirSource(text, arrays, tuple(scalars), emitter.parallel)

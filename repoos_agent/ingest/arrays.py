@@ -64,6 +64,7 @@ from repoos_agent.ingest.scop import (
 )
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
+    KEEPS_INTEGERS,
     MATH_FUNCTIONS,
     ArrayRef,
     Binary,
@@ -119,6 +120,16 @@ class ArrayLowering:
         self.statement = node
         try:
             self.returned(node, Place((), (), (), counter))
+        finally:
+            self.statement = None
+
+    def lower_call_statement(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None:
+        """`np.add(a, b, out=c)` as a statement: lowered for what it writes; the value it returns is dropped."""
+        self.statement = node
+        try:
+            self.value(node, Place(loops, guards, positions, counter))
         finally:
             self.statement = None
 
@@ -785,6 +796,8 @@ class ArrayLowering:
         if isinstance(expr, Cast):
             if expr.dtype == "strong":
                 return strong(self._expr_rule(expr.operand, seen))
+            if expr.dtype == "widened":
+                return replace(self._expr_rule(expr.operand, seen), widened=True)
             return DtypeRule((f"<{expr.dtype}>",)) if expr.dtype in ("int", "float") else DtypeRule(fixed=expr.dtype)
         if isinstance(expr, Call) and (expr.module == "math" or expr.function == "float"):
             return DtypeRule(("<float>",))
@@ -803,8 +816,8 @@ class ArrayLowering:
             rule = rule.merged(self._expr_rule(operand, seen))
         if isinstance(expr, Binary) and expr.op == "/":
             return DtypeRule(rule.sources, True)
-        if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum or `abs`, and a NumPy value
-            return strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
+        if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum, `abs` or a rounding, and a NumPy value
+            return strong(DtypeRule(rule.sources, expr.function not in KEEPS_INTEGERS))
         return rule
 
     def _is_size(self, node: Node) -> bool:

@@ -211,6 +211,10 @@ class ArrayFrontEnd(Protocol):
 
     def lower_return(self, node: Node, counter: list[int]) -> None: ...
 
+    def lower_call_statement(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None: ...
+
     def loop_header(
         self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
     ) -> LoopHeader: ...
@@ -776,6 +780,10 @@ def walk_statement(
             assert walk.front_end is not None
             walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
             return
+        if _writes_out(walk, inner):
+            assert walk.front_end is not None
+            walk.front_end.lower_call_statement(inner, loops, guards, positions, counter)
+            return
         if inner.type == "string":
             return
         raise Refusal(inner, f"`{text(inner)[:60]}` is not an assignment")
@@ -888,6 +896,14 @@ def _is_procedure_call(walk: Walk, node: Node) -> bool:
         return False
     callee = node.child_by_field_name("function")
     return callee.type == "identifier" and text(callee) in walk.front_end.helpers
+
+
+def _writes_out(walk: Walk, node: Node) -> bool:
+    """`np.add(a, b, out=c)` as a statement: a call made for what it writes into its `out=` array."""
+    if node.type != "call" or walk.front_end is None:
+        return False
+    arguments = node.child_by_field_name("arguments").named_children
+    return any(a.type == "keyword_argument" and text(a.child_by_field_name("name")) == "out" for a in arguments)
 
 
 def _bounds_read_arrays(walk: Walk, node: Node) -> bool:

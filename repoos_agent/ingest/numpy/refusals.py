@@ -20,7 +20,7 @@ UNSUPPORTED = {
     "triu": "np.triu is not modelled: write the triangle as a loop over rows (`A[i, i:]`)",
     "concatenate": "np.concatenate is not modelled: assign the parts into a slice of one array",
     "stack": "np.stack is not modelled: assign the parts into slices of one array",
-    **{name: f"`np.{name}` is not modelled yet" for name in ("sign", "isnan", "isinf", "nonzero", "sort")},
+    **{name: f"`np.{name}` is not modelled yet" for name in ("nonzero", "sort")},
 }
 
 

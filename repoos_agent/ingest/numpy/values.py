@@ -71,12 +71,23 @@ def strong(rule: DtypeRule) -> DtypeRule:
     """The rule of a NumPy value made from `rule`'s: its Python numbers become NumPy's float64 or int64."""
     if rule.fixed:
         return rule
-    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating)
+    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating, widened=rule.widened)
 
 
 def floating(value: Value) -> Value:
     """`value` as true division or a math function makes it: integers become float64."""
     return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed), value.view, value.boolean)
+
+
+def widened(value: Value) -> Value:
+    """`value`'s elements as NumPy sums and multiplies them (`np.sum`, `np.prod`, `np.cumsum`): integers narrower
+    than int64 in int64, so a sum of int32 elements does not wrap where NumPy's does not."""
+    rule = value.dtype
+    return Value(
+        value.shape,
+        lambda index: Cast("widened", value.element(index)),
+        DtypeRule(rule.sources, rule.floating, rule.fixed, widened=True),
+    )
 
 
 def converted(value: Value, dtype: str) -> Value:
