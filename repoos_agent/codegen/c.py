@@ -33,7 +33,7 @@ from repoos_agent.codegen.loopnest import (
     substitute,
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
-from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
@@ -989,7 +989,7 @@ class _Printer:
     def _statement(self, statement: Statement, args: list[str]) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
-        stored = assignment_value(statement.op, statement.target, statement.value)
+        stored = stored_value(statement.op, statement.target, statement.value, self.kinds.kind_of(statement.target))
         body = [f"{target} = {self._value(stored)};"]
         if statement.name in self._lanes:
             body = [self._lane_update(statement, self._lanes[statement.name])]

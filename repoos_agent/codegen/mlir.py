@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
-from repoos_agent.codegen.numeric import COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.codegen.numeric import COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
@@ -210,16 +210,15 @@ class _Emitter:
 
     def statement(self, statement: Statement, args: list[str], env: dict[str, str], depth: int) -> None:
         scope = {**env, **dict(zip(statement.iterators, args, strict=True))}
-        stored = assignment_value(statement.op, statement.target, statement.value)
         target = statement.target
         if isinstance(target, ArrayRef):
             kind = self.signature.array_type(target.array)
-            value = self.converted(stored, kind, scope, depth)
+            value = self.converted(stored_value(statement.op, target, statement.value, kind), kind, scope, depth)
             indices = ", ".join(self.affine(i, scope, depth) for i in target.indices)
             self.emit(depth, f"memref.store {value}, %{target.array}[{indices}] : {self.memref_type(target.array)}")
         else:
             kind = self.kinds.names[target.name]
-            value = self.converted(stored, kind, scope, depth)
+            value = self.converted(stored_value(statement.op, target, statement.value, kind), kind, scope, depth)
             self.emit(depth, f"memref.store {value}, %local.{target.name}[] : memref<{MLIR_TYPES[kind]}>")
 
     def memref_type(self, array: str) -> str:
@@ -321,7 +320,20 @@ class _Emitter:
             return self.python_mod(left, right, t, floating, depth)
         if floating:
             return self.op(depth, f"math.powf {left}, {right} : {t}")
-        return self.op(depth, f"math.ipowi {left}, {right} : {t}")
+        assert isinstance(expr.right, Number), "an integer exponent is a constant (`integer_type_problem`)"
+        return self.integer_power(left, int(expr.right.value), t, depth)
+
+    def integer_power(self, base: str, exponent: int, t: str, depth: int) -> str:
+        """`base ** exponent` for a constant exponent of at least 0, by squaring (LLVM has no lowering of
+        `math.ipowi`); wrapping on overflow as NumPy's integers do."""
+        result = self.op(depth, f"arith.constant 1 : {t}")
+        while exponent:
+            if exponent & 1:
+                result = self.op(depth, f"arith.muli {result}, {base} : {t}")
+            exponent >>= 1
+            if exponent:
+                base = self.op(depth, f"arith.muli {base}, {base} : {t}")
+        return result
 
     def floor_divide(self, left: str, right: str, t: str, depth: int) -> str:
         """NumPy's (and Python's) float `a // b`: the quotient of `fmod`, rounded to the nearest integer, not

@@ -142,3 +142,10 @@ def kind_environment(kernel: Kernel, signature: Signature) -> KindEnvironment:
 def assignment_value(op: str, target: Expr, value: Expr) -> Expr:
     """`t op= v` as the value Python stores: `t op v` (augmented ops compute in the promoted kind)."""
     return value if op == "=" else Binary(op[:-1], target, value)
+
+
+def stored_value(op: str, target: Expr, value: Expr, target_kind: str) -> Expr:
+    """What `t op= v` writes into a target of `target_kind`: into a bool array, the value's truth (NumPy stores
+    2.5 as True, where a C conversion to a byte would store 2)."""
+    stored = assignment_value(op, target, value)
+    return Binary("!=", stored, Number(0)) if target_kind == "bool" else stored

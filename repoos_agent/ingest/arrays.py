@@ -192,7 +192,7 @@ class ArrayLowering:
         if target.view is None:
             raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
         self.mask_of(mask, target, mask_node, base_node)
-        same_mask = masked(right)
+        same_mask = self.selection(right)
         if same_mask and text(same_mask[1]) == text(mask_node):
             new = self.value(same_mask[0], place)
             if not self.same_shape(new.shape, target.shape):
@@ -212,6 +212,17 @@ class ArrayLowering:
 
         value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
         self.write(target, "=", value, right, place, node)
+
+    def selection(self, node: Node) -> tuple[Node, Node] | None:
+        """(`x`, `mask`) for `x[mask]` with a boolean mask: an expression written in place (`x[x > 0]`), or a boolean
+        array bound to a name before (`m = x > 0`, then `x[m]`)."""
+        found = masked(node)
+        node = unparenthesised(node)
+        if found is not None or node.type != "subscript" or subscript_count(node) != 1:
+            return found
+        item = unparenthesised(node.child_by_field_name("subscript"))
+        held = self.locals.get(text(item)) if item.type == "identifier" else None
+        return (node.child_by_field_name("value"), item) if held is not None and held.boolean and held.rank else None
 
     def mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
         """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call
@@ -245,7 +256,7 @@ class ArrayLowering:
             self._bind(text(target), value, place, node, result)
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
-        selection = masked(left)
+        selection = self.selection(left)
         if selection:
             self._masked_store(*selection, op, right, place, node)
             return
@@ -284,8 +295,8 @@ class ArrayLowering:
         """Store a computed value into the target's view (through a temporary if it reads what it overwrites)."""
         assert target.view is not None
         self._writable(target, node)
-        if value.boolean:
-            raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
+        if target.boolean and op != "=":
+            raise Refusal(node, f"`{text(node)[:60]}`: `{op}` into a boolean array is not modelled; assign with `&`, `|` or `~`")
         mapper = broadcast_to(value, target.shape, right)
         self._equate([value.shape], target.shape)
         if self._overwrites_its_reads(target, op, value, mapper, place):
@@ -328,8 +339,8 @@ class ArrayLowering:
         else:
             value = self.value(right, place)
         assert value is not None
-        if value.boolean:
-            raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
+        if value.boolean and value.rank == 0:
+            raise Refusal(right, f"`{text(right)}` is a boolean scalar, which is not stored: test it where it is used")
         if value.rank == 0:
             self.locals.pop(name, None)
             self._assign_scalar(name, "=", value, place, node)
@@ -448,8 +459,6 @@ class ArrayLowering:
             value = produced
         else:
             value = self.value(part, place)
-        if value.boolean:
-            raise Refusal(part, f"`{text(part)}` is a boolean array; boolean results are not modelled")
         if value.rank == 0:
             return self._scalar_result(value, place, node)
         allocation = self._allocation_of(value)
@@ -461,7 +470,8 @@ class ArrayLowering:
         return ReturnValue(allocation.name)
 
     def _scalar_result(self, value: Value, place: Place, node: Node) -> ReturnValue:
-        name = self.allocate("result", (Extent(AffineExpr.of_constant(1)),), value.dtype, node, role="result")
+        dtype = DtypeRule(fixed="bool") if value.boolean else value.dtype
+        name = self.allocate("result", (Extent(AffineExpr.of_constant(1)),), dtype, node, role="result")
         self.emit((), "=", lambda index: (ArrayRef(name, (AffineExpr.of_constant(0),)), value.element(())), place, node)
         return ReturnValue(name, scalar=True)
 
@@ -616,13 +626,16 @@ class ArrayLowering:
             self.walk.assigned.setdefault(local, node)
             self.emit((), "=", lambda index: (Name(local), value.element(())), place, node)
             return Value((), lambda index: Name(local), value.dtype)
-        name = self.allocate(hint, value.shape, value.dtype, node, place=place)
+        dtype = DtypeRule(fixed="bool") if value.boolean else value.dtype  # NumPy's bool: one byte, 0 or 1
+        name = self.allocate(hint, value.shape, dtype, node, place=place)
         self.emit(value.shape, "=", lambda index: (ArrayRef(name, index), value.element(index)), place, node)
-        return self.stored(name, value.shape, value.dtype)
+        return self.stored(name, value.shape, dtype)
 
     @staticmethod
     def stored(name: str, shape: tuple[Extent, ...], dtype: DtypeRule) -> Value:
-        return Value(shape, lambda index: ArrayRef(name, index), dtype, View(name, lambda index: index))
+        """An allocation's value: a view of all of it, a mask where its type is bool."""
+        boolean = dtype.fixed == "bool"
+        return Value(shape, lambda index: ArrayRef(name, index), dtype, View(name, lambda index: index), boolean)
 
     def _overwrites_its_reads(self, target: Value, op: str, value: Value, mapper, place: Place) -> bool:
         """Whether writing element by element would read an element this statement already overwrote.
@@ -693,7 +706,7 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
-            if masked(node):
+            if self.selection(node):
                 raise Refusal(
                     node,
                     f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
@@ -710,6 +723,8 @@ class ArrayLowering:
                 raise Refusal(node, f"operator `{op}` is not modelled on arrays")
             if op == "+":
                 return operand
+            if operand.boolean and operand.rank:
+                raise Refusal(node, f"`{text(node)[:60]}`: NumPy does not negate a boolean array; use `~` for its opposite")
             return Value(operand.shape, lambda index: Unary("-", operand.element(index)), operand.dtype)
         if kind == "binary_operator":
             return self._binary(node, place)
@@ -1020,6 +1035,12 @@ class ArrayLowering:
 
     def elementwise(self, values: list[Value], combine: Callable[..., Expr], node: Node, boolean: bool = False) -> Value:
         shape, mappers = broadcast([v.shape for v in values], node)
+        if shape and not boolean and all(value.boolean for value in values):
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}`: arithmetic of boolean arrays alone is not modelled (NumPy keeps them bool); "
+                "count with `m * 1` or np.where(m, 1, 0), combine with `&`, `|` or `~`",
+            )
         self._equate([v.shape for v in values], shape)
         dtype = DtypeRule()
         for value in values:

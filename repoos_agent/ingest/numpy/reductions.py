@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.numpy.refusals import RANK_HINT
 from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
-from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, masked, widened
+from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, widened
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, affine_value
 from repoos_agent.model.affine import AffineExpr
@@ -28,7 +28,7 @@ def _reduction(lowering: Lowering, call: CallSite) -> Value | None:
     node, place = call.node, call.place
     if not call.positional:
         raise Refusal(node, f"`{call.function}` needs an array")
-    selection = masked(call.positional[0])
+    selection = lowering.selection(call.positional[0])
     operand = (
         _masked_operand(lowering, *selection, call.function, place) if selection else lowering.value(call.positional[0], place)
     )

@@ -13,7 +13,7 @@ from tree_sitter import Node
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, unparenthesised
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import Cast, Expr, array_refs
+from repoos_agent.model.expr import Binary, Cast, Expr, Number, array_refs
 from repoos_agent.model.kernel import Condition, DtypeRule, Extent, Loop
 
 Index = tuple[AffineExpr, ...]
@@ -92,7 +92,10 @@ def widened(value: Value) -> Value:
 
 def converted(value: Value, dtype: str) -> Value:
     """`value.astype(dtype)` or `np.float32(value)`: every element rounded to `dtype`, as NumPy does before
-    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32)."""
+    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32); to `bool`, whether it is
+    not zero."""
+    if dtype == "bool":
+        return Value(value.shape, lambda index: Binary("!=", value.element(index), Number(0)), DtypeRule(fixed="bool"), None, True)
     return Value(value.shape, lambda index: Cast(dtype, value.element(index)), DtypeRule(fixed=dtype))
 
 
