@@ -101,8 +101,16 @@ PRELUDE = """\
 static inline int64_t floord(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
 static inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t rp_floordiv(int64_t a, int64_t b) { return floord(a, b); }
-static inline int64_t rp_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline int64_t rp_floordiv(int64_t a, int64_t b)
+{
+    return b == 0 ? 0 : b == -1 ? (int64_t) (0 - (uint64_t) a) : floord(a, b); /* NumPy's: 0, and wrapping */
+}
+static inline int64_t rp_mod(int64_t a, int64_t b)
+{
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
 static inline double rp_fmod(double a, double b)
 {
     double r = fmod(a, b);

@@ -261,8 +261,8 @@ class _Emitter:
         if isinstance(expr, Unary):
             operand = self.value(expr.operand, scope, depth)
             operand_kind = self.kinds.kind_of(expr.operand)
-            if expr.op == "not":
-                return self.truth(operand, operand_kind, depth, negate=True)
+            if expr.op == "not":  # an i64 0 or 1, as the other truth values are
+                return self.boolean(self.truth(operand, operand_kind, depth, negate=True), depth)
             if expr.op == "+":
                 return operand
             if is_float(kind):
@@ -315,9 +315,18 @@ class _Emitter:
         if op == "//":
             if floating:
                 return self.floor_divide(left, right, t, depth)
-            return self.op(depth, f"arith.floordivsi {left}, {right} : {t}")
+            safe, zero, minus_one = self.safe_divisor(right, t, depth)
+            quotient = self.op(depth, f"arith.floordivsi {left}, {safe} : {t}")
+            negated = self.op(depth, f"arith.subi {self.op(depth, f'arith.constant 0 : {t}')}, {left} : {t}")
+            quotient = self.op(depth, f"arith.select {minus_one}, {negated}, {quotient} : {t}")
+            return self.op(depth, f"arith.select {zero}, {self.op(depth, f'arith.constant 0 : {t}')}, {quotient} : {t}")
         if op == "%":
-            return self.python_mod(left, right, t, floating, depth)
+            if floating:
+                return self.python_mod(left, right, t, floating, depth)
+            safe, zero, minus_one = self.safe_divisor(right, t, depth)
+            remainder = self.python_mod(left, safe, t, floating, depth)
+            either = self.op(depth, f"arith.ori {zero}, {minus_one} : i1")
+            return self.op(depth, f"arith.select {either}, {self.op(depth, f'arith.constant 0 : {t}')}, {remainder} : {t}")
         if floating:
             return self.op(depth, f"math.powf {left}, {right} : {t}")
         assert isinstance(expr.right, Number), "an integer exponent is a constant (`integer_type_problem`)"
@@ -334,6 +343,15 @@ class _Emitter:
             if exponent:
                 base = self.op(depth, f"arith.muli {base}, {base} : {t}")
         return result
+
+    def safe_divisor(self, right: str, t: str, depth: int) -> tuple[str, str, str]:
+        """An integer divisor that cannot trap (1 where it is 0 or -1), and whether it was 0 and -1: NumPy's
+        integer `//` and `%` by 0 are 0, and the minimum's by -1 wraps, where the machine's division faults."""
+        zero = self.op(depth, f"arith.cmpi eq, {right}, {self.op(depth, f'arith.constant 0 : {t}')} : {t}")
+        minus_one = self.op(depth, f"arith.cmpi eq, {right}, {self.op(depth, f'arith.constant -1 : {t}')} : {t}")
+        either = self.op(depth, f"arith.ori {zero}, {minus_one} : i1")
+        safe = self.op(depth, f"arith.select {either}, {self.op(depth, f'arith.constant 1 : {t}')}, {right} : {t}")
+        return safe, zero, minus_one
 
     def floor_divide(self, left: str, right: str, t: str, depth: int) -> str:
         """NumPy's (and Python's) float `a // b`: the quotient of `fmod`, rounded to the nearest integer, not
