@@ -68,7 +68,7 @@ def corpus(which: str) -> list[tuple[str, str, list[str]]]:
     return found
 
 
-def reach_of(corpus_name: str, label: str, specs: list[str], optimize_too: bool, iters: int) -> Reached:
+def reach_of(corpus_name: str, label: str, specs: list[str], optimize_too: bool, iters: int, size: str) -> Reached:
     short = label.rsplit(":", 1)[1] if corpus_name == "sample" else label
     try:
         target = resolve_target(label, [parse_arg_spec(spec) for spec in specs])
@@ -82,13 +82,12 @@ def reach_of(corpus_name: str, label: str, specs: list[str], optimize_too: bool,
         return Reached(corpus_name, short, True, False, f"wrong: {', '.join(report.mismatched)}")
     if not optimize_too:
         return Reached(corpus_name, short, True, True, "")
-    return Reached(corpus_name, short, True, True, "", _over_original(target, report.speedup, iters))
+    return Reached(corpus_name, short, True, True, "", _over_original(target, report.speedup, iters, size))
 
 
-def _over_original(target: Target, check_speedup: float, iters: int) -> float:
+def _over_original(target: Target, check_speedup: float, iters: int, size: str) -> float:
     """The search's winner over the Python original: head to head where the finish raced the original."""
-    size = "SMALL" if target.bundled else None
-    result = optimize(target, SearchConfig(size=size, iters=iters))
+    result = optimize(target, SearchConfig(size=size if target.bundled else None, iters=iters))
     if result.original_won:
         return 1.0
     if result.original_speedup:
@@ -147,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", choices=("all", "bundled", "as-written", "sample"), default="all")
     parser.add_argument("--optimize", action="store_true", help="also search each modelled function and race it")
     parser.add_argument("--iters", type=int, default=2, help="search turns per function with --optimize")
+    parser.add_argument("--size", default="SMALL", help="the bundled kernels' size class for the searches")
     parser.add_argument("--only", default="", help="comma-separated function names")
     args = parser.parse_args(argv)
     os.environ.setdefault("REPOOS_CACHE_DIR", tempfile.mkdtemp(prefix="repoos-reach-cache-"))
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     for corpus_name, label, specs in corpus(args.corpus):
         if wanted and label.rsplit(":", 1)[-1] not in wanted:
             continue
-        row = reach_of(corpus_name, label, specs, args.optimize, args.iters)
+        row = reach_of(corpus_name, label, specs, args.optimize, args.iters, args.size)
         print(f"{row.corpus:8} {row.name:28} {'modelled' if row.modelled else 'refused':9} {row.reason[:90]}", flush=True)
         rows.append(row)
     lines = table(rows, args.optimize)
@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     if not wanted:
         command = "python benchmarks/reach.py " + " ".join(argv if argv is not None else sys.argv[1:])
         RESULTS.mkdir(parents=True, exist_ok=True)
-        path = RESULTS / f"reach-{args.corpus}{'-optimize' if args.optimize else ''}.md"
+        searched = f"-optimize-{args.size.lower()}" if args.optimize else ""
+        path = RESULTS / f"reach-{args.corpus}{searched}.md"
         path.write_text("# Reach\n\n" + _provenance(command.strip()) + "\n\n" + "\n".join(lines) + "\n")
         print(f"written to {path}")
     return 0

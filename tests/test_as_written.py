@@ -150,9 +150,23 @@ def test_swapped_scalars_take_every_value_before_any_is_bound(n):
     _same(_native(as_written.fibonacci_rows)(n), as_written.fibonacci_rows(n))
 
 
-def test_swapped_arrays_are_refused_with_what_to_write_instead():
-    assert _reason("swapped_buffers", {"u": 1}).endswith(
-        "`a, b = b, a` swaps arrays: write the steps with the roles exchanged instead (`b[...] = f(a)` then `a[...] = f(b)`)"
+@pytest.mark.parametrize("steps", [0, 1, 2, 5, 6])
+@pytest.mark.parametrize("n", [2, 3, 50])
+def test_double_buffers_swapped_at_every_step_give_the_last_steps_array(steps, n):
+    u = rng.random(n)
+    _same(_native(as_written.laplace_swapped)(u, steps), as_written.laplace_swapped(u, steps))
+    _same(_native(as_written.swapped_buffers)(u, steps), as_written.swapped_buffers(u, steps))
+
+
+def test_double_buffered_steps_keep_their_order():
+    kernel = load_kernel(AS_WRITTEN, "laplace_swapped", {"u": 1})
+    pair = next(loop.name for s in kernel.statements for loop in s.loops if loop.step == 2)
+    assert not prove_legal(kernel, f"parallelize({pair})", False).legal
+
+
+def test_a_swapped_array_read_after_the_loop_is_refused():
+    assert _reason("swapped_then_both_read", {"u": 1}).endswith(
+        "`b` is read after the loop that swaps it with `a`: which array it names depends on the number of steps; read `a` only"
     )
 
 
@@ -285,3 +299,21 @@ def test_a_state_machine_of_ifs_on_data_runs_its_steps_in_order():
     assert got[0] == want[0]
     kernel = load_kernel(AS_WRITTEN, "traffic_light", {"state": 1, "events": 1})
     assert not prove_legal(kernel, "parallelize(S0.k)", False).legal
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (30, 7)])
+def test_chained_assignment_binds_one_value_to_every_target(shape):
+    data = rng.random(shape)
+    _same(_native(as_written.chained_assignments)(data, 1.5), as_written.chained_assignments(data, 1.5))
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 2), (40, 30)])
+def test_a_masked_assignment_computes_its_masked_operands_element_by_element(shape):
+    dx, dy = rng.random(shape), rng.random(shape)
+    _same(_native(as_written.masked_power)(dx, dy), as_written.masked_power(dx, dy))
+
+
+def test_a_masked_assignment_of_an_unmasked_array_is_refused():
+    assert _reason("masked_with_another_array", {"a": 1, "b": 1}).endswith(
+        "`b * 2.0`: a masked assignment takes scalars and arrays under the same mask (`b[m] ** 2`), element by element"
+    )

@@ -127,7 +127,7 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
 def test_kernels_lists_polybench_and_the_numpy_programs(repoos_command):
     result = run(repoos_command, "kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
-    assert len(names) == 30 + 63 + 2 + 6
+    assert len(names) == 30 + 66 + 2 + 6
     assert {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention", "sparse:spmv", "graphs:pagerank"} <= names
 
 

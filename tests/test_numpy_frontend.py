@@ -229,7 +229,7 @@ def test_implicit_loops_are_named_by_role_and_shown():
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * 2.0j\n", 5, "complex numbers are not modelled (real float"),
         ("import scipy.special\n\n\ndef f(a):\n    a[:] = scipy.special.erf(a)\n", 5, "module `scipy.special` is unknown"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.einsum('i->i', a)\n", 5, "np.einsum is not modelled"),
-        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * np.arange(0.0, 1.0, 0.1)\n", 5, "integers affine in the sizes"),
+        ("import numpy as np\n\n\ndef f(a):\n    a[:] = a * np.arange(0.0, 1.0, a[0])\n", 5, "must be a size expression"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.linalg.norm(a, 3)\n", 5, "the vector norm `ord=3` is not modelled"),
         ("import numpy as np\n\n\ndef f(a):\n    a[:] = np.linalg.solve(a, a)\n", 5, "write a product with `@`"),
     ],

@@ -101,7 +101,7 @@ NUMPY_KERNELS = [
 """NumPy programs lowered by the array front-end: a product, reductions over rows, a stencil in a time
 loop, a triangular solve by rows, float32, a loop-variant temporary; and as people write them: masked
 assignments (statements guarded by data), a helper that writes the grid's edges, masked counts
-(`REPOOS_SOUNDNESS_EXAMPLES` hunts all 63, and `-m slow` runs the rest at this draw)."""
+(`REPOOS_SOUNDNESS_EXAMPLES` hunts all 66, and `-m slow` runs the rest at this draw)."""
 NUMPY_EXAMPLES_PER_KERNEL = 10
 IRREGULAR_SUITES = ("sparse", "graphs")
 """CSR kernels: subscripts read from index arrays (gathers, scatters with `+=`) and loops with bounds read from

@@ -48,7 +48,7 @@ def engine_digest() -> str:
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for part in ENGINE_PARTS:
-        for path in sorted((root / part).glob("*.py")):
+        for path in sorted((root / part).rglob("*.py")):  # `ingest/numpy/` too
             digest.update(path.read_bytes())
     return digest.hexdigest()
 

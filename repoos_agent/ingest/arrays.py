@@ -99,6 +99,7 @@ class ArrayLowering:
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
+    unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     loop_elements: dict[str, tuple[tuple[Loop, ...], tuple[Condition, ...]]] = field(default_factory=dict)  # `v`, `row`: their body
@@ -123,13 +124,26 @@ class ArrayLowering:
         finally:
             self.statement = None
 
-    def lower_call_statement(
+    def lower_call(
         self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
     ) -> None:
-        """`np.add(a, b, out=c)` as a statement: lowered for what it writes; the value it returns is dropped."""
+        """A NumPy call as a statement (`np.copyto(dst, src)`): its lowering writes into its arguments. A call that
+        computes a value would drop it, which is refused."""
         self.statement = node
         try:
-            self.value(node, Place(loops, guards, positions, counter))
+            function = self.walk.names.canonical(text(node.child_by_field_name("function"))).removeprefix("np.")
+            arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+            positional = [a for a in arguments if a.type != "keyword_argument"]
+            keywords = {
+                text(a.child_by_field_name("name")): a.child_by_field_name("value")
+                for a in arguments
+                if a.type == "keyword_argument"
+            }
+            if function not in FUNCTIONS:
+                raise Refusal(node, f"`np.{function}` is not modelled")
+            site = CallSite(function, positional, keywords, Place(loops, guards, positions, counter), node, node)
+            if FUNCTIONS[function].lower(self, site) is not None and "out" not in keywords:  # `out=` is what it wrote
+                raise Refusal(node, f"`{text(node)[:60]}` computes a value and drops it: assign it to a name or a slice")
         finally:
             self.statement = None
 
@@ -145,8 +159,11 @@ class ArrayLowering:
             kind = current.type
             if kind == "identifier" and (text(current) in self.locals or text(current) in self.walk.index_tuples):
                 return True
-            if kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern") or (
-                kind == "binary_operator" and "@" in _operator(current)
+            chained = kind == "assignment" and getattr(current.child_by_field_name("right"), "type", "") == "assignment"
+            if (
+                chained
+                or kind in ("slice", "ellipsis", "none", "keyword_argument", "pattern_list", "tuple_pattern")
+                or (kind == "binary_operator" and "@" in _operator(current))
             ):
                 return True
             if kind == "attribute" and text(current.child_by_field_name("attribute")) in ("T", "sum", "max", "min", "mean", "copy"):
@@ -183,7 +200,45 @@ class ArrayLowering:
         if left.type in ("pattern_list", "tuple_pattern"):
             self._unpack(left, right, op, place, node)
             return
+        if right.type == "assignment":
+            self._chained(node, place)
+            return
         self._assign(left, op, right, place, node)
+
+    def _chained(self, node: Node, place: Place) -> None:
+        """`a = b = value`: the value computed once (a copy, so no target can change it under the next), then bound
+        to each target from left to right, as Python does; names bound so share one array, as Python's do."""
+        targets, inner = [], node
+        while inner.type == "assignment" and inner.child_by_field_name("right") is not None:
+            targets.append(inner.child_by_field_name("left"))
+            inner = inner.child_by_field_name("right")
+        written = ("identifier", "subscript")
+        if inner.type == "augmented_assignment" or any(t.type not in written or self.selection(t) for t in targets):
+            raise Refusal(node, f"`{text(node)[:60]}`: a chained assignment is modelled into names and subscripts")
+        value = self.materialize(self.value(inner, place), "chained", place, node)
+        for target in targets:
+            if target.type == "identifier":
+                self._bind(text(target), inner, place, node, value)
+            else:
+                self.write(self.value(target, place), "=", value, inner, place, node)
+
+    def _selects_alike(self, right: Node, mask: str) -> bool:
+        """Whether every array `right` reads is read through `mask` (`x[m] ** -1.5`): NumPy's compacted operands then
+        line up with the masked positions, so the expression is computed element by element where the mask holds."""
+        stack = [right]
+        while stack:
+            current = stack.pop()
+            selection = self.selection(current)
+            if selection is not None and text(selection[1]) == mask and selection[0].type == "identifier":
+                continue
+            if current.type == "identifier" and self._is_array_name(text(current)):
+                return False
+            stack.extend(current.named_children)
+        return True
+
+    def _is_array_name(self, name: str) -> bool:
+        local = self.locals.get(name)
+        return (local is not None and local.rank > 0) or self._is_array_argument(name)
 
     def _masked_store(self, base_node: Node, mask_node: Node, op: str, right: Node, place: Place, node: Node) -> None:
         """`a[mask] = v` (or `op=`): a statement over all of `a` that writes where the mask holds and keeps the old
@@ -192,17 +247,20 @@ class ArrayLowering:
         if target.view is None:
             raise Refusal(base_node, f"`{text(base_node)}` is not stored memory")
         self.mask_of(mask, target, mask_node, base_node)
-        same_mask = self.selection(right)
-        if same_mask and text(same_mask[1]) == text(mask_node):
-            new = self.value(same_mask[0], place)
-            if not self.same_shape(new.shape, target.shape):
-                raise Refusal(right, f"`{text(right)}`: the masked array must have `{text(base_node)}`'s shape")
+        if self._selects_alike(right, text(mask_node)):
+            self.unmasked = text(mask_node)
+            try:
+                new = self.value(right, place)
+            finally:
+                self.unmasked = ""
+            if new.rank and not self.same_shape(new.shape, target.shape):
+                raise Refusal(right, f"`{text(right)[:60]}`: the masked arrays must have `{text(base_node)}`'s shape")
         else:
-            new = self.value(right, place)
-            if new.rank:
-                raise Refusal(
-                    right, f"`{text(right)[:60]}`: a masked assignment takes a scalar, or the same mask on the right (`b[m]`)"
-                )
+            raise Refusal(
+                right,
+                f"`{text(right)[:60]}`: a masked assignment takes scalars and arrays under the same mask "
+                f"(`b[m] ** 2`), element by element",
+            )
         binary = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}.get(op)
 
         def element(index: Index) -> Expr:
@@ -383,6 +441,13 @@ class ArrayLowering:
                     first, second = self._canonical(extent), self._canonical(wide)
                     if first != second:
                         self.equal[first] = second
+
+    def assume_equal(self, first: Extent, second: Extent) -> None:
+        """NumPy raises unless these extents are equal (a reshape's sizes, the parts of a concatenation): the call
+        is checked for it, as for broadcasting."""
+        first, second = self._canonical(first), self._canonical(second)
+        if first != second:
+            self.equal[first] = second
 
     def size_equalities(self) -> tuple[tuple[AffineExpr, AffineExpr], ...]:
         """The extents NumPy's broadcasting required equal, as equal sizes: what a call must satisfy for the
@@ -706,7 +771,10 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
-            if self.selection(node):
+            selection = self.selection(node)
+            if selection is not None and self.unmasked and text(selection[1]) == self.unmasked:
+                return self.value(selection[0], place)  # under a masked assignment's own mask: element by element
+            if selection is not None:
                 raise Refusal(
                     node,
                     f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
@@ -1067,7 +1135,7 @@ class ArrayLowering:
             return self._inline(text(callee), positional, keywords, place, node)
         dotted = self.walk.names.canonical(text(callee))
         module, _, method = dotted.rpartition(".")
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             return self._numpy(dotted.removeprefix("np."), positional, keywords, place, node)
         if module == "math":
             return self._math(method, positional, place, node)
@@ -1276,7 +1344,7 @@ class ArrayLowering:
         if node.type != "call":
             return False
         module, method = self._callee_name(node)
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             function = FUNCTIONS.get(f"{module}.{method}".removeprefix("np."))
             return function is not None and function.materializes
         return bool(module) and method in METHODS and METHODS[method].materializes
@@ -1300,7 +1368,7 @@ class ArrayLowering:
             text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
         }
         module, method = self._callee_name(node)
-        if module == "np" or module.startswith("np."):
+        if _is_numpy_module(module):
             function = f"{module}.{method}".removeprefix("np.")
             return FUNCTIONS[function].lower(self, CallSite(function, positional, keywords, place, node, statement, into, name))
         receiver = [callee.child_by_field_name("object"), *positional]
@@ -1553,6 +1621,42 @@ class ArrayLowering:
             self.shared.add(value.view.array)
         return value
 
+    def is_array_local(self, name: str) -> bool:
+        """Whether `name` is an array the function made (not an argument, not a view of one)."""
+        value = self.locals.get(name)
+        return (
+            value is not None
+            and value.rank > 0
+            and value.view is not None
+            and value.view.array in {a.name for a in self.allocations}
+            and is_whole(value)
+        )
+
+    def fresh_name(self, node: Node) -> str:
+        """A loop variable's name no statement of the function uses."""
+        return self._fresh_loop_names(1, Place((), (), (), [0]), node)[0]
+
+    def exchange(self, first: str, second: str) -> None:
+        """`first, second = second, first` of two array locals: the names trade the arrays they stand for."""
+        self.locals[first], self.locals[second] = self.locals[second], self.locals[first]
+
+    def copy_local(
+        self,
+        source: str,
+        target: str,
+        loops: tuple[Loop, ...],
+        guards: tuple[Condition, ...],
+        positions: tuple[int, ...],
+        counter: list[int],
+        node: Node,
+    ) -> None:
+        """`target[...] = source` as a statement of its own, under `guards`."""
+        place = Place(loops, guards, positions, counter)
+        into, value = self.locals[target], self.locals[source]
+        if not self.same_shape(into.shape, value.shape):
+            raise Refusal(node, f"`{source}` and `{target}` are swapped but differ in shape")
+        self.write(into, "=", value, node, place, node)
+
     def _fresh_loop_names(self, wanted: int, place: Place, node: Node) -> list[str]:
         """Names for loops the source does not name (`for row in A`): none the function uses anywhere, so that
         neither a loop inside nor a name read in the body can be taken for them."""
@@ -1615,6 +1719,12 @@ def _enumerated(iterable: Node) -> tuple[Node, int]:
         )
     constant = int(text(number).replace("_", ""), 0)
     return positional[0], -constant if negative else constant
+
+
+def _is_numpy_module(module: str) -> bool:
+    """Whether a callee's module is NumPy (`np`, `np.linalg`), not a method on a NumPy call's result
+    (`np.stack([x, y]).ravel`)."""
+    return (module == "np" or module.startswith("np.")) and "(" not in module
 
 
 def _operator(node: Node) -> str:

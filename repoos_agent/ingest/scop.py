@@ -200,6 +200,27 @@ class ArrayFrontEnd(Protocol):
         self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
     ) -> None: ...
 
+    def lower_call(
+        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
+    ) -> None: ...
+
+    def is_array_local(self, name: str) -> bool: ...
+
+    def fresh_name(self, node: Node) -> str: ...
+
+    def exchange(self, first: str, second: str) -> None: ...
+
+    def copy_local(
+        self,
+        source: str,
+        target: str,
+        loops: tuple[Loop, ...],
+        guards: tuple[Condition, ...],
+        positions: tuple[int, ...],
+        counter: list[int],
+        node: Node,
+    ) -> None: ...
+
     @property
     def lowered_any(self) -> bool: ...
 
@@ -210,10 +231,6 @@ class ArrayFrontEnd(Protocol):
     ) -> None: ...
 
     def lower_return(self, node: Node, counter: list[int]) -> None: ...
-
-    def lower_call_statement(
-        self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
-    ) -> None: ...
 
     def loop_header(
         self, node: Node, loops: tuple[Loop, ...], guards: tuple[Condition, ...], positions: tuple[int, ...], counter: list[int]
@@ -728,6 +745,9 @@ def walk_statement(
         return
     if node.type == "for_statement" and walk.data_guard is not None:
         raise Refusal(node, "a loop under a condition on data is not modelled: put the condition inside the loop")
+    if node.type == "for_statement" and _swapped_buffers(walk, node) is not None:
+        _walk_double_buffered(walk, node, loops, guards, positions, counter)
+        return
     if node.type == "for_statement":
         inner_counter = [0]
         place = positions + (counter[0],)
@@ -780,9 +800,9 @@ def walk_statement(
             assert walk.front_end is not None
             walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
             return
-        if _writes_out(walk, inner):
+        if _is_numpy_call(walk, inner):
             assert walk.front_end is not None
-            walk.front_end.lower_call_statement(inner, loops, guards, positions, counter)
+            walk.front_end.lower_call(inner, loops, guards, positions, counter)
             return
         if inner.type == "string":
             return
@@ -798,6 +818,90 @@ def walk_statement(
         "statement)",
     }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
     raise Refusal(node, what)
+
+
+def _swapped_buffers(walk: Walk, node: Node) -> tuple[str, str] | None:
+    """(`a`, `b`) for a `for` over a `range` whose body ends in `a, b = b, a` with `a` and `b` array locals: double
+    buffering, the two arrays exchanging roles at every step."""
+    body = [c for c in node.child_by_field_name("body").named_children if c.type != "comment"]
+    iterable = unparenthesised(node.child_by_field_name("right"))
+    if walk.front_end is None or not body or iterable.type != "call":
+        return None
+    if text(iterable.child_by_field_name("function")) not in RANGE_CALLS or node.child_by_field_name("left").type != "identifier":
+        return None
+    last = body[-1]
+    if last.type != "expression_statement" or last.named_children[0].type != "assignment":
+        return None
+    left, right = last.named_children[0].child_by_field_name("left"), last.named_children[0].child_by_field_name("right")
+    if left.type not in ("pattern_list", "tuple_pattern") or right is None or right.type not in ("expression_list", "tuple"):
+        return None
+    targets, values = [text(t) for t in left.named_children], [text(v) for v in right.named_children]
+    if len(targets) != 2 or values != targets[::-1] or not all(walk.front_end.is_array_local(name) for name in targets):
+        return None
+    return targets[0], targets[1]
+
+
+def _walk_double_buffered(
+    walk: Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    """`for t in range(a, b): <body>; x, y = y, x`, unrolled by two so that the names stay put: the body as written
+    at even steps, the body with `x` and `y` exchanged at odd ones (when there is one). After an odd number of
+    steps Python's `x` is the other array: its contents are copied into `x`'s at the last step, which is right
+    only while nothing reads `y` after the loop (refused otherwise) and neither array is an argument."""
+    assert walk.front_end is not None
+    first, second = _swapped_buffers(walk, node) or ("", "")
+    variable = text(node.child_by_field_name("left"))
+    if _read_after(node, second):
+        raise Refusal(
+            node,
+            f"`{second}` is read after the loop that swaps it with `{first}`: which array it names depends on the number "
+            f"of steps; read `{first}` only",
+        )
+    scope = {loop.name for loop in loops}
+    loop_variable(walk, node.child_by_field_name("left"), scope)
+    arguments = range_arguments(unparenthesised(node.child_by_field_name("right")))
+    start, stop, step = _range_bounds(walk, arguments, scope)
+    if step != 1 or len(stop.pieces) != 1 or len(start.pieces) != 1:
+        raise Refusal(node, f"a loop that swaps `{first}` and `{second}` is modelled over a `range` with step 1 and one bound")
+    pair = walk.front_end.fresh_name(node)
+    loop = Loop(name=pair, start=start, stop=stop, step=2, line=node.start_point[0] + 1)
+    walk.loop_count += 1
+    place = positions + (counter[0],)
+    counter[0] += 1
+    inner = [0]
+    body = [c for c in node.child_by_field_name("body").named_children if c.type != "comment"][:-1]
+    odd = Condition(AffineExpr.of_variable(pair) + AffineExpr.of_constant(1), "<", stop.pieces[0])
+    for offset, extra in ((0, ()), (1, (odd,))):
+        walk.index_aliases[variable] = AffineExpr.of_variable(pair) + AffineExpr.of_constant(offset)
+        try:
+            for child in body:
+                try:
+                    walk_statement(walk, child, (*loops, loop), guards + extra, place, inner)
+                except Refusal as refusal:
+                    walk.refuse(refusal)
+        finally:
+            walk.index_aliases.pop(variable, None)
+            walk.front_end.exchange(first, second)
+    last = Condition(AffineExpr.of_variable(pair) + AffineExpr.of_constant(1), ">=", stop.pieces[0])
+    walk.front_end.copy_local(second, first, (*loops, loop), (*guards, last), place, inner, node)
+
+
+def _read_after(node: Node, name: str) -> bool:
+    """Whether `name` is read by a statement after `node` in the same body (or any body around it)."""
+    current = node
+    while current.parent is not None and current.type != "function_definition":
+        sibling = current.next_named_sibling
+        while sibling is not None:
+            if name in _reads(sibling):
+                return True
+            sibling = sibling.next_named_sibling
+        current = current.parent
+    return False
 
 
 def _affine_conditions(walk: Walk, node: Node, loops: tuple[Loop, ...]) -> tuple[Condition, ...] | None:
@@ -898,12 +1002,11 @@ def _is_procedure_call(walk: Walk, node: Node) -> bool:
     return callee.type == "identifier" and text(callee) in walk.front_end.helpers
 
 
-def _writes_out(walk: Walk, node: Node) -> bool:
-    """`np.add(a, b, out=c)` as a statement: a call made for what it writes into its `out=` array."""
+def _is_numpy_call(walk: Walk, node: Node) -> bool:
+    """`np.copyto(dst, src)` as a statement: a NumPy function that writes into its arguments."""
     if node.type != "call" or walk.front_end is None:
         return False
-    arguments = node.child_by_field_name("arguments").named_children
-    return any(a.type == "keyword_argument" and text(a.child_by_field_name("name")) == "out" for a in arguments)
+    return walk.names.canonical(text(node.child_by_field_name("function"))).startswith("np.")
 
 
 def _bounds_read_arrays(walk: Walk, node: Node) -> bool:

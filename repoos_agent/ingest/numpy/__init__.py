@@ -3,10 +3,12 @@
 `registry` holds the table and its decorator, `values` the value algebra they compose (values, views,
 broadcasting), and each family has a module: `ufuncs` (a data table of elementwise functions), `reductions`,
 `statistics` (var, std, average, arg-extrema, counts), `scans`, `linalg`,
-`products`, `creations`, `conversions`, `layout`, and `refusals` (what stays out, and what to write instead).
+`products`, `creations`, `conversions`, `layout` (views: reshape, flip, triangles), `assembly` (results
+stored piece by piece: roll, tile, concatenate, pad, copyto), and `refusals` (what stays out, and what to write instead).
 Importing this package registers them all."""
 
 from repoos_agent.ingest.numpy import (
+    assembly,
     conversions,
     creations,
     layout,
@@ -24,6 +26,7 @@ __all__ = [
     "FUNCTIONS",
     "METHODS",
     "CallSite",
+    "assembly",
     "conversions",
     "creations",
     "layout",

@@ -14,12 +14,6 @@ RANK_HINT = (
 
 UNSUPPORTED = {
     "einsum": "np.einsum is not modelled; write the contraction with `@` or a reduction",
-    "reshape": "reshape is not modelled: write the loops over the shape you need",
-    "linspace": "np.linspace is not modelled inside a kernel: pass the array in",
-    "tril": "np.tril is not modelled: write the triangle as a loop over rows (`A[i, :i + 1]`)",
-    "triu": "np.triu is not modelled: write the triangle as a loop over rows (`A[i, i:]`)",
-    "concatenate": "np.concatenate is not modelled: assign the parts into a slice of one array",
-    "stack": "np.stack is not modelled: assign the parts into slices of one array",
     **{name: f"`np.{name}` is not modelled yet" for name in ("nonzero", "sort")},
 }
 
