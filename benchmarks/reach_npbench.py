@@ -109,9 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for info_path in infos:
         row = outcome_of(args.npbench, info_path)
-        print(
-            f"{row.name:28} {'in scope' if row.in_scope else 'out':9} {'modelled' if row.modelled else 'refused':9} {row.reason[:80]}"
-        )
+        scope, modelled = "in scope" if row.in_scope else "out", "modelled" if row.modelled else "refused"
+        print(f"{row.name:28} {scope:9} {modelled:9} {row.reason[:80]}")
         rows.append(row)
     scoped = [row for row in rows if row.in_scope]
     modelled = sum(row.modelled for row in scoped)

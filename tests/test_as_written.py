@@ -317,3 +317,16 @@ def test_a_masked_assignment_of_an_unmasked_array_is_refused():
     assert _reason("masked_with_another_array", {"a": 1, "b": 1}).endswith(
         "`b * 2.0`: a masked assignment takes scalars and arrays under the same mask (`b[m] ** 2`), element by element"
     )
+
+
+def test_a_copyto_numpy_would_refuse_for_its_types_runs_the_original_which_raises():
+    dst, src = np.zeros(5, dtype=np.int64), rng.random(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SwapFallbackWarning)
+        with pytest.raises(TypeError):
+            repoos_agent.accelerate(graph=NO_STORE)(as_written.copy_into)(dst, src)
+    assert not dst.any()
+    ints = np.arange(5, dtype=np.int64)
+    floats = np.zeros(5)
+    _native(as_written.copy_into)(floats, ints)
+    _same(floats, ints.astype(float))

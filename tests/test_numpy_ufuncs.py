@@ -15,7 +15,7 @@ import pytest
 import repoos_agent
 from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
-from repoos_agent.errors import CompileError
+from repoos_agent.errors import ArgumentSpecError, CompileError
 from repoos_agent.ingest import ingest_source, load_kernel
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.model import Signature
@@ -244,3 +244,15 @@ def test_integer_builds_refuse_what_numpy_raises_on(tmp_path, source, message):
         generate_c(kernel, Signature.of_values(kernel, integers))
     floats = {name: value.astype(np.float64) for name, value in integers.items()}
     generate_c(kernel, Signature.of_values(kernel, floats))  # floats raise nothing in NumPy, and build
+
+
+def test_out_of_another_kind_is_refused_for_the_types_numpy_refuses(tmp_path):
+    """`np.add(x, 0.5, out=o)` into an int array raises TypeError in NumPy (casting='same_kind'): a build for those
+    types is refused, so a swapped call runs the original, which raises; into a float array it builds."""
+    path = tmp_path / "user.py"
+    path.write_text("import numpy as np\n\n\ndef f(x, o):\n    np.add(x, 0.5, out=o)\n    return o\n")
+    kernel = load_kernel(path, "f", {"x": 1, "o": 1})
+    refused = "`np.add(x, 0.5, out=o)` copies float64 into int64, which NumPy refuses"
+    with pytest.raises(ArgumentSpecError, match=re.escape(refused)):
+        Signature.of_values(kernel, {"x": np.arange(3), "o": np.zeros(3, dtype=np.int64)})
+    generate_c(kernel, Signature.of_values(kernel, {"x": np.arange(3), "o": np.zeros(3)}))

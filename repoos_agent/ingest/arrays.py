@@ -77,7 +77,16 @@ from repoos_agent.model.expr import (
     Unary,
     array_refs,
 )
-from repoos_agent.model.kernel import Allocation, Condition, DtypeRule, Extent, Loop, ReturnValue, ShapeParameter
+from repoos_agent.model.kernel import (
+    Allocation,
+    Condition,
+    DtypeRule,
+    Extent,
+    Loop,
+    ReturnValue,
+    SameKindCast,
+    ShapeParameter,
+)
 
 LOOP_NAMES = ("i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "z")
 ARRAY_OPERATORS = ("+", "-", "*", "/", "//", "%", "**")
@@ -99,6 +108,7 @@ class ArrayLowering:
     shared: set[str] = field(default_factory=set)  # allocations two names see: never rebound in place
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
+    casts: list[SameKindCast] = field(default_factory=list)  # copies NumPy makes only within a kind
     unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
@@ -281,6 +291,10 @@ class ArrayLowering:
         item = unparenthesised(node.child_by_field_name("subscript"))
         held = self.locals.get(text(item)) if item.type == "identifier" else None
         return (node.child_by_field_name("value"), item) if held is not None and held.boolean and held.rank else None
+
+    def require_cast(self, source: DtypeRule, target: DtypeRule, node: Node) -> None:
+        """A copy NumPy makes only within a kind (`np.copyto`): checked against the call's types when it is built."""
+        self.casts.append(SameKindCast(source, target, node.start_point[0] + 1, text(node)[:60]))
 
     def mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
         """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call

@@ -193,6 +193,7 @@ class ArrayFrontEnd(Protocol):
     allocations: list
     returns: list[ReturnValue]
     returns_tuple: bool
+    casts: list  # copies NumPy makes only within a kind, checked against a call's types
     helpers: dict[str, Node]  # functions a call inlines: the module's, and those defined in the function
     closures: set[str]  # of them, those defined in the function, which see its locals
 
@@ -1613,6 +1614,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         allocations=allocations,
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
+        casts=tuple(front_end.casts) if front_end is not None else (),
         assumptions=tuple(
             (a, b)
             for a, b in (front_end.size_equalities() if front_end is not None else ())

@@ -338,6 +338,17 @@ Default = int | float
 """A parameter's literal default (`eps=1.0`, `n=64`, `flag=True`): what a call that leaves it out passes."""
 
 
+@dataclass(frozen=True)
+class SameKindCast:
+    """A copy NumPy refuses unless its source's type casts to its target's within a kind (`np.copyto`'s default):
+    the types are the call's, so a call whose types NumPy would refuse is refused when it is built."""
+
+    source: DtypeRule
+    target: DtypeRule
+    line: int
+    text: str
+
+
 @dataclass(frozen=True, eq=False)
 class Kernel:
     """A modelled Python function: parameters, arrays, statements, and their isl context."""
@@ -360,6 +371,7 @@ class Kernel:
     numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
     entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
+    casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
 
     @cached_property
     def assumed(self) -> isl.Set:

@@ -66,6 +66,13 @@ class Signature:
             else:
                 raise ArgumentSpecError(f"argument `{name}` must be a number or an array, got {type(value).__name__}")
         array_types, scalar_kinds = dict(arrays), dict(scalars)
+        for cast in kernel.casts:
+            source, target = cast.source.resolve(array_types, scalar_kinds), cast.target.resolve(array_types, scalar_kinds)
+            if not np.can_cast(source, target, "same_kind"):
+                raise ArgumentSpecError(
+                    f"`{kernel.name}` line {cast.line}: `{cast.text}` copies {source} into {target}, which NumPy refuses "
+                    "(casting='same_kind'); it raises TypeError there"
+                )
         for allocation in kernel.allocations:
             dtype = allocation.dtype.resolve(array_types, scalar_kinds)
             if dtype not in C_TYPES:

@@ -377,13 +377,18 @@ def _edge_segments(extent: Extent, before: int, after: int) -> list:
 def _copyto(lowering: Lowering, call: CallSite) -> None:
     """`np.copyto(dst, src)` (a statement): `src` broadcast into `dst`'s memory, as `dst[...] = src` writes it;
     `where=` keeps `dst`'s old element where the mask is False."""
-    call.refuse_keywords(("where",))
+    call.refuse_keywords(("where", "casting"))
     if len(call.positional) != 2:
         raise Refusal(call.node, "`np.copyto` takes the destination and the source")
     target = lowering.value(call.positional[0], call.place)
     if target.view is None:
         raise Refusal(call.positional[0], f"`{text(call.positional[0])}` is not stored memory: np.copyto writes an array")
     value = lowering.value(call.positional[1], call.place)
+    casting = call.keywords.get("casting")
+    if casting is None or text(casting).strip("'\"") == "same_kind":
+        lowering.require_cast(value.dtype, target.dtype, call.node)
+    elif text(casting).strip("'\"") != "unsafe":
+        raise Refusal(casting, f"`casting={text(casting)}` is modelled as 'same_kind' (the default) or 'unsafe'")
     mask_node = call.keywords.get("where")
     if mask_node is not None:
         mask = lowering.value(mask_node, call.place)

@@ -145,11 +145,13 @@ def _lower(name: str, ufunc: Ufunc) -> Callable[[Lowering, CallSite], Value]:
 
 def written_out(lowering: Lowering, call: CallSite, value: Value) -> Value:
     """`np.add(a, b, out=c)`: the result written into `c` (through a temporary where it reads what it
-    overwrites, as NumPy's own overlap check does), and `c` is what the call returns."""
+    overwrites, as NumPy's own overlap check does), and `c` is what the call returns. NumPy casts into `c`
+    within a kind only (a float result into an int `c` raises), which a build for the call's types checks."""
     out_node = call.keywords["out"]
     target = lowering.value(out_node, call.place)
     if target.view is None:
         raise Refusal(out_node, f"`out={text(out_node)[:40]}` of `{call.spelled}` must be an array or a slice of one")
+    lowering.require_cast(value.dtype, target.dtype, call.node)
     lowering.write(target, "=", value, call.node, call.place, call.statement)
     return target
 
