@@ -13,12 +13,12 @@ import numpy as np
 from repoos_agent.errors import ArgumentSpecError
 from repoos_agent.model.kernel import Kernel
 
-DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32}
-_ARRAY = re.compile(r"^(f64|f32|i64|i32)\[([^\]]*)\]$")
+DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "b8": np.bool_}
+_ARRAY = re.compile(r"^(f64|f32|i64|i32|b8)\[([^\]]*)\]$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 FORMAT = (
     "NAME=VALUE, VALUE an integer (`n=512`), a float (`alpha=1.5`) or TYPE[d0,...] "
-    "(`a=f64[512,512]`, TYPE f64|f32|i64|i32, dims integers or integer args)"
+    "(`a=f64[512,512]`, TYPE f64|f32|i64|i32|b8, dims integers or integer args)"
 )
 
 
@@ -126,7 +126,9 @@ def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str
             continue
         shape = tuple(_dimension(d, by_name, spec) for d in spec.dims)
         dtype = DTYPES[spec.dtype]
-        if np.issubdtype(dtype, np.integer):
+        if dtype is np.bool_:
+            values[name] = rng.integers(0, 2, size=shape).astype(dtype)
+        elif np.issubdtype(dtype, np.integer):
             values[name] = rng.integers(1, 100, size=shape).astype(dtype)
         else:
             values[name] = rng.uniform(0.5, 1.5, size=shape).astype(dtype)

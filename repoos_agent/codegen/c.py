@@ -33,11 +33,11 @@ from repoos_agent.codegen.loopnest import (
     substitute,
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
-from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
+from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Allocation, DerivedSize, Kernel, Statement, derived_values
 from repoos_agent.model.signature import C_TYPES, Signature
@@ -101,9 +101,39 @@ PRELUDE = """\
 static inline int64_t floord(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
 static inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t rp_floordiv(int64_t a, int64_t b) { return floord(a, b); }
-static inline int64_t rp_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static inline double rp_fmod(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline int64_t rp_floordiv(int64_t a, int64_t b)
+{
+    return b == 0 ? 0 : b == -1 ? (int64_t) (0 - (uint64_t) a) : floord(a, b); /* NumPy's: 0, and wrapping */
+}
+static inline int64_t rp_mod(int64_t a, int64_t b)
+{
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline double rp_fmod(double a, double b)
+{
+    double r = fmod(a, b);
+    return r == 0 ? copysign(0.0, b) : ((r < 0) != (b < 0)) ? r + b : r;
+}
+static inline double rp_ffloordiv(double a, double b)
+{
+    if (b == 0) return a / b;
+    double r = fmod(a, b), d = (a - r) / b;
+    if (r != 0 && ((b < 0) != (r < 0))) d -= 1.0;
+    if (d == 0) return copysign(0.0, a / b);
+    double f = floor(d);
+    return d - f > 0.5 ? f + 1.0 : f;
+}
+static inline float rp_ffloordivf(float a, float b)
+{
+    if (b == 0) return a / b;
+    float r = fmodf(a, b), d = (a - r) / b;
+    if (r != 0 && ((b < 0) != (r < 0))) d -= 1.0f;
+    if (d == 0) return copysignf(0.0f, a / b);
+    float f = floorf(d);
+    return d - f > 0.5f ? f + 1.0f : f;
+}
 static inline int64_t rp_ipow(int64_t a, int64_t e) { int64_t r = 1; while (e-- > 0) r *= a; return r; }
 static inline double rp_select(int c, double a, double b) { return c ? a : b; }
 static inline float rp_selectf(int c, float a, float b) { return c ? a : b; }
@@ -237,7 +267,7 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
         raise CompileError(
             "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
         )
-    problem = blas_type_problem(kernel, signature, lowered)
+    problem = blas_type_problem(kernel, signature, lowered) or integer_type_problem(kernel, signature)
     if problem is not None:
         raise CompileError(problem)
     return _Printer(kernel, signature, lowered).source(mlir_call)
@@ -252,6 +282,43 @@ def blas_type_problem(kernel: Kernel, signature: Signature, lowered: LoweredSche
             listed = ", ".join(f"`{name}` {signature.array_type(name)}" for name in types)
             return f"blas({call.update}): BLAS multiplies float64 or float32 arrays of one type; here {listed}"
     return None
+
+
+def integer_type_problem(kernel: Kernel, signature: Signature) -> str | None:
+    """Why a statement cannot be built for these integer types, or None. NumPy raises on an integer power whose
+    exponent is negative, which a loop cannot do halfway through, so an integer exponent must be a constant
+    of at least 0; NumPy's integer `np.reciprocal` of 0 is whatever the hardware makes of infinity."""
+    kinds = kind_environment(kernel, signature)
+    for statement in kernel.statements:
+        for expr in _subexpressions(statement.value):
+            if is_float(kinds.kind_of(expr)):
+                continue
+            if isinstance(expr, Binary) and expr.op == "**":
+                exponent = expr.right
+                if not (isinstance(exponent, Number) and isinstance(exponent.value, int) and exponent.value >= 0):
+                    return (
+                        f"{statement.name} (`{statement.text}`): an integer power whose exponent may be negative "
+                        "(NumPy raises there) is not modelled: give the exponent as a constant >= 0, or make the "
+                        "base a float (`x ** 2.0`)"
+                    )
+            if isinstance(expr, ValueCall) and expr.function == "reciprocal":
+                return f"{statement.name} (`{statement.text}`): `np.reciprocal` of integers is not modelled: write `1.0 / x`"
+    return None
+
+
+def _subexpressions(expr: Expr) -> list[Expr]:
+    """`expr` and every expression inside it (subscripts aside)."""
+    if isinstance(expr, (Unary, Cast)):
+        inner = [expr.operand]
+    elif isinstance(expr, Binary):
+        inner = [expr.left, expr.right]
+    elif isinstance(expr, ValueCall):
+        inner = list(expr.args)
+    elif isinstance(expr, Choice):
+        inner = [expr.test, expr.then, expr.otherwise]
+    else:
+        inner = []
+    return [expr, *(found for part in inner for found in _subexpressions(part))]
 
 
 class _Printer:
@@ -972,7 +1039,7 @@ class _Printer:
     def _statement(self, statement: Statement, args: list[str]) -> list[str]:
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
-        stored = assignment_value(statement.op, statement.target, statement.value)
+        stored = stored_value(statement.op, statement.target, statement.value, self.kinds.kind_of(statement.target))
         body = [f"{target} = {self._value(stored)};"]
         if statement.name in self._lanes:
             body = [self._lane_update(statement, self._lanes[statement.name])]
@@ -1108,7 +1175,9 @@ class _Printer:
         if op in ("+", "-", "*", "/"):
             result = f"({left} {op} {right})"
         elif op == "//":
-            result = f"rp_floordiv({left}, {right})" if not is_float(kind) else f"floor({left} / {right})"
+            # NumPy's (and Python's) float floor division is fmod's quotient, not floor(a / b): 1.0 // 0.1 is 9.0
+            floor_divide = "rp_ffloordivf" if c_type == "float" else "rp_ffloordiv"
+            result = f"rp_floordiv({left}, {right})" if not is_float(kind) else f"{floor_divide}({left}, {right})"
         elif op == "%":
             result = f"rp_mod({left}, {right})" if not is_float(kind) else f"rp_fmod({left}, {right})"
         elif is_float(kind) and _small_power(expr.right):
@@ -1143,6 +1212,10 @@ class _Printer:
             return f"{absolute}({self._value(expr.args[0])})"
         if expr.function == "float":
             return f"((double) {self._value(expr.args[0])})"
+        if expr.function in ROUNDINGS and not is_float(kind):  # NumPy's floor of an integer is the integer
+            return self._as(expr.args[0], kind)
+        if expr.function == "reciprocal":
+            return f"(({C_TYPE[kind]}) 1 / {self._as(expr.args[0], kind)})"
         if C_TYPE[kind] == "float":
             # NumPy runs a float32 function in float32: `expf`, whose libmvec variant has twice the lanes
             # (but `exp`, see UNDERFLOWING_EXP).

@@ -13,21 +13,26 @@ import math
 from dataclasses import dataclass, field
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
-from repoos_agent.codegen.numeric import COMPARISONS, assignment_value, is_float, kind_environment, promote
+from repoos_agent.codegen.numeric import COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.expr import Call as ValueCall
 from repoos_agent.model.kernel import Kernel, Statement
 from repoos_agent.model.signature import Signature
 
 MLIR_ENTRY = "repoos_mlir_kernel"
-MLIR_TYPES = {"int": "i64", "float": "f64", "float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32"}
+MLIR_TYPES = {"int": "i64", "float": "f64", "float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32", "bool": "i8"}
 _CMPI = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _CMPF = {"==": "oeq", "!=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 _MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.sin", "cos": "math.cos",
          "tan": "math.tan", "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil", "fabs": "math.absf",
-         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan"}  # fmt: skip
+         "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "exp2": "math.exp2", "log2": "math.log2",
+         "log10": "math.log10", "sinh": "math.sinh", "cosh": "math.cosh", "trunc": "math.trunc",
+         "rint": "math.roundeven"}  # fmt: skip
+LIBM = ("log1p", "expm1", "cbrt", "hypot")
+"""Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
+the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class _Emitter:
         self.parallel = False
         self.outlined = 0
         self.functions: list[list[str]] = []
+        self.external: dict[str, str] = {}  # libm functions called: name -> declaration
         self.scalar_arguments = [(name, "i64" if kind == "int" else "f64") for name, kind in self.signature.scalars]
 
     def fresh(self) -> str:
@@ -204,16 +210,15 @@ class _Emitter:
 
     def statement(self, statement: Statement, args: list[str], env: dict[str, str], depth: int) -> None:
         scope = {**env, **dict(zip(statement.iterators, args, strict=True))}
-        stored = assignment_value(statement.op, statement.target, statement.value)
         target = statement.target
         if isinstance(target, ArrayRef):
             kind = self.signature.array_type(target.array)
-            value = self.converted(stored, kind, scope, depth)
+            value = self.converted(stored_value(statement.op, target, statement.value, kind), kind, scope, depth)
             indices = ", ".join(self.affine(i, scope, depth) for i in target.indices)
             self.emit(depth, f"memref.store {value}, %{target.array}[{indices}] : {self.memref_type(target.array)}")
         else:
             kind = self.kinds.names[target.name]
-            value = self.converted(stored, kind, scope, depth)
+            value = self.converted(stored_value(statement.op, target, statement.value, kind), kind, scope, depth)
             self.emit(depth, f"memref.store {value}, %local.{target.name}[] : memref<{MLIR_TYPES[kind]}>")
 
     def memref_type(self, array: str) -> str:
@@ -235,7 +240,8 @@ class _Emitter:
             return self.op(depth, f"arith.sitofp {value} : {a} to {b}")
         if a.startswith("f") and b.startswith("i"):
             return self.op(depth, f"arith.fptosi {value} : {a} to {b}")
-        return self.op(depth, f"arith.{'extsi' if a == 'i32' else 'trunci'} {value} : {a} to {b}")
+        widths = {"i8": 8, "i32": 32, "i64": 64}
+        return self.op(depth, f"arith.{'extsi' if widths[a] < widths[b] else 'trunci'} {value} : {a} to {b}")
 
     def value(self, expr: Expr, scope: dict[str, str], depth: int) -> str:
         kind = self.kinds.kind_of(expr)
@@ -255,8 +261,8 @@ class _Emitter:
         if isinstance(expr, Unary):
             operand = self.value(expr.operand, scope, depth)
             operand_kind = self.kinds.kind_of(expr.operand)
-            if expr.op == "not":
-                return self.truth(operand, operand_kind, depth, negate=True)
+            if expr.op == "not":  # an i64 0 or 1, as the other truth values are
+                return self.boolean(self.truth(operand, operand_kind, depth, negate=True), depth)
             if expr.op == "+":
                 return operand
             if is_float(kind):
@@ -308,14 +314,68 @@ class _Emitter:
             return self.op(depth, f"arith.divf {left}, {right} : {t}")
         if op == "//":
             if floating:
-                quotient = self.op(depth, f"arith.divf {left}, {right} : {t}")
-                return self.op(depth, f"math.floor {quotient} : {t}")
-            return self.op(depth, f"arith.floordivsi {left}, {right} : {t}")
+                return self.floor_divide(left, right, t, depth)
+            safe, zero, minus_one = self.safe_divisor(right, t, depth)
+            quotient = self.op(depth, f"arith.floordivsi {left}, {safe} : {t}")
+            negated = self.op(depth, f"arith.subi {self.op(depth, f'arith.constant 0 : {t}')}, {left} : {t}")
+            quotient = self.op(depth, f"arith.select {minus_one}, {negated}, {quotient} : {t}")
+            return self.op(depth, f"arith.select {zero}, {self.op(depth, f'arith.constant 0 : {t}')}, {quotient} : {t}")
         if op == "%":
-            return self.python_mod(left, right, t, floating, depth)
+            if floating:
+                return self.python_mod(left, right, t, floating, depth)
+            safe, zero, minus_one = self.safe_divisor(right, t, depth)
+            remainder = self.python_mod(left, safe, t, floating, depth)
+            either = self.op(depth, f"arith.ori {zero}, {minus_one} : i1")
+            return self.op(depth, f"arith.select {either}, {self.op(depth, f'arith.constant 0 : {t}')}, {remainder} : {t}")
         if floating:
             return self.op(depth, f"math.powf {left}, {right} : {t}")
-        return self.op(depth, f"math.ipowi {left}, {right} : {t}")
+        assert isinstance(expr.right, Number), "an integer exponent is a constant (`integer_type_problem`)"
+        return self.integer_power(left, int(expr.right.value), t, depth)
+
+    def integer_power(self, base: str, exponent: int, t: str, depth: int) -> str:
+        """`base ** exponent` for a constant exponent of at least 0, by squaring (LLVM has no lowering of
+        `math.ipowi`); wrapping on overflow as NumPy's integers do."""
+        result = self.op(depth, f"arith.constant 1 : {t}")
+        while exponent:
+            if exponent & 1:
+                result = self.op(depth, f"arith.muli {result}, {base} : {t}")
+            exponent >>= 1
+            if exponent:
+                base = self.op(depth, f"arith.muli {base}, {base} : {t}")
+        return result
+
+    def safe_divisor(self, right: str, t: str, depth: int) -> tuple[str, str, str]:
+        """An integer divisor that cannot trap (1 where it is 0 or -1), and whether it was 0 and -1: NumPy's
+        integer `//` and `%` by 0 are 0, and the minimum's by -1 wraps, where the machine's division faults."""
+        zero = self.op(depth, f"arith.cmpi eq, {right}, {self.op(depth, f'arith.constant 0 : {t}')} : {t}")
+        minus_one = self.op(depth, f"arith.cmpi eq, {right}, {self.op(depth, f'arith.constant -1 : {t}')} : {t}")
+        either = self.op(depth, f"arith.ori {zero}, {minus_one} : i1")
+        safe = self.op(depth, f"arith.select {either}, {self.op(depth, f'arith.constant 1 : {t}')}, {right} : {t}")
+        return safe, zero, minus_one
+
+    def floor_divide(self, left: str, right: str, t: str, depth: int) -> str:
+        """NumPy's (and Python's) float `a // b`: the quotient of `fmod`, rounded to the nearest integer, not
+        `floor(a / b)` (1.0 // 0.1 is 9.0); `a / b` where `b` is 0."""
+        zero = self.op(depth, f"arith.constant 0.0 : {t}")
+        one = self.op(depth, f"arith.constant 1.0 : {t}")
+        half = self.op(depth, f"arith.constant 0.5 : {t}")
+        remainder = self.op(depth, f"arith.remf {left}, {right} : {t}")
+        quotient = self.op(depth, f"arith.divf {self.op(depth, f'arith.subf {left}, {remainder} : {t}')}, {right} : {t}")
+        nonzero = self.op(depth, f"arith.cmpf une, {remainder}, {zero} : {t}")
+        negative_r = self.op(depth, f"arith.cmpf olt, {remainder}, {zero} : {t}")
+        negative_d = self.op(depth, f"arith.cmpf olt, {right}, {zero} : {t}")
+        differ = self.op(depth, f"arith.andi {nonzero}, {self.op(depth, f'arith.xori {negative_r}, {negative_d} : i1')} : i1")
+        lowered = self.op(depth, f"arith.subf {quotient}, {one} : {t}")
+        quotient = self.op(depth, f"arith.select {differ}, {lowered}, {quotient} : {t}")
+        floor = self.op(depth, f"math.floor {quotient} : {t}")
+        above = self.op(depth, f"arith.cmpf ogt, {self.op(depth, f'arith.subf {quotient}, {floor} : {t}')}, {half} : {t}")
+        rounded = self.op(depth, f"arith.select {above}, {self.op(depth, f'arith.addf {floor}, {one} : {t}')}, {floor} : {t}")
+        ratio = self.op(depth, f"arith.divf {left}, {right} : {t}")
+        signed_zero = self.op(depth, f"math.copysign {zero}, {ratio} : {t}")
+        is_zero = self.op(depth, f"arith.cmpf oeq, {quotient}, {zero} : {t}")
+        result = self.op(depth, f"arith.select {is_zero}, {signed_zero}, {rounded} : {t}")
+        by_zero = self.op(depth, f"arith.cmpf oeq, {right}, {zero} : {t}")
+        return self.op(depth, f"arith.select {by_zero}, {ratio}, {result} : {t}")
 
     def python_mod(self, left: str, right: str, t: str, floating: bool, depth: int) -> str:
         """Python's `%`: the remainder takes the divisor's sign."""
@@ -355,9 +415,18 @@ class _Emitter:
             return self.op(depth, f"{'math.absf' if is_float(kind) else 'math.absi'} {operand} : {t}")
         if expr.function == "float":
             return self.converted(expr.args[0], "float", scope, depth)
+        if expr.function in ROUNDINGS and not is_float(kind):  # NumPy's floor of an integer is the integer
+            return self.converted(expr.args[0], kind, scope, depth)
         compute = "float32" if kind == "float32" else "float"
         args = [self.converted(a, compute, scope, depth) for a in expr.args]
         ct = MLIR_TYPES[compute]
+        if expr.function == "reciprocal":
+            return self.op(depth, f"arith.divf {self.op(depth, f'arith.constant 1.0 : {ct}')}, {args[0]} : {ct}")
+        if expr.function in LIBM:
+            name = f"{expr.function}f" if ct == "f32" else expr.function
+            types = ", ".join([ct] * len(args))
+            self.external[name] = f"  func.func private @{name}({types}) -> {ct}"
+            return self.op(depth, f"func.call @{name}({', '.join(args)}) : ({types}) -> {ct}")
         if expr.function == "pow":
             return self.op(depth, f"math.powf {args[0]}, {args[1]} : {ct}")
         if expr.function == "atan2":
@@ -415,7 +484,7 @@ def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirS
                 initial = emitter.convert(initial, source_kind, kind, 2)
             emitter.emit(2, f"memref.store {initial}, %local.{array.name}[] : memref<{t}>")
     emitter.node(nest.root, env, 2)
-    outlined = [line for function in emitter.functions for line in function]
+    outlined = [line for function in emitter.functions for line in function] + list(emitter.external.values())
     entry = f"  func.func @{MLIR_ENTRY}({params}) attributes {{llvm.emit_c_interface}} {{"
     text = "\n".join(["module {", entry, *body, "    return", "  }", *outlined, "}", ""])
     return MlirSource(text, arrays, tuple(scalars), emitter.parallel)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repoos_agent.model.expr import ArrayRef, Binary, Call, Cast, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import KEEPS_INTEGERS, ArrayRef, Binary, Call, Cast, Choice, Expr, Name, Number, Unary
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 
 WEAK = frozenset({"int", "float"})
-C_TYPE = {"int": "int64_t", "float": "double", "float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t"}
+C_TYPE = {
+    "int": "int64_t", "float": "double", "float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t",
+    "bool": "uint8_t",
+}  # fmt: skip
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
@@ -31,15 +34,25 @@ def strong(kind: str) -> str:
     return {"float": "float64", "int": "int64"}.get(kind, kind)
 
 
+def widened(kind: str) -> str:
+    """The type NumPy sums an array of `kind` in: the platform integer (int64) for narrower integers and bools."""
+    kind = strong(kind)
+    return "int64" if kind in ("int32", "bool") else kind
+
+
 def promote(a: str, b: str) -> str:
-    """The kind of `a op b` for + - * // % ** under NumPy 2's promotion rules."""
+    """The kind of `a op b` for + - * // % ** under NumPy 2's promotion rules; a bool meets anything as its
+    weakest strong type (NEP 50: a bool array times a Python int is int64)."""
+    if a == "bool" or b == "bool":
+        other = b if a == "bool" else a
+        return strong(other)
     if a in WEAK and b in WEAK:
         return "float" if "float" in (a, b) else "int"
     if a in WEAK or b in WEAK:
-        weak, strong = (a, b) if a in WEAK else (b, a)
+        weak, other = (a, b) if a in WEAK else (b, a)
         if weak == "int":
-            return strong
-        return strong if is_float(strong) else "float64"
+            return other
+        return other if is_float(other) else "float64"
     if a == b:
         return a
     if is_float(a) == is_float(b):
@@ -79,19 +92,23 @@ class KindEnvironment:
         if isinstance(expr, Call):
             return self._call_kind(expr)
         if isinstance(expr, Cast):
-            return strong(self.kind_of(expr.operand)) if expr.dtype == "strong" else expr.dtype
+            if expr.dtype in ("strong", "widened"):
+                operand = self.kind_of(expr.operand)
+                return strong(operand) if expr.dtype == "strong" else widened(operand)
+            return expr.dtype
         if isinstance(expr, Choice):
             return promote(self.kind_of(expr.then), self.kind_of(expr.otherwise))
         raise TypeError(expr)
 
     def _call_kind(self, expr: Call) -> str:
         """A NumPy function's result is a NumPy value (`np.log(2.0)` is a strong float64), float unless it is an
-        extremum or `abs`, which keep integers; Python's `min`/`max`/`abs` return one of their values."""
+        extremum, `abs` or a rounding (`KEEPS_INTEGERS`), which keep integers; Python's `min`/`max`/`abs`
+        return one of their values."""
         kinds = [self.kind_of(a) for a in expr.args]
         result = kinds[0]
         for kind in kinds[1:]:
             result = promote(result, kind)
-        if expr.function in ("min", "max", "abs"):
+        if expr.function in KEEPS_INTEGERS:
             return strong(result) if expr.module == "np" else result
         if expr.module == "np":
             return result if result == "float32" else "float64"
@@ -125,3 +142,10 @@ def kind_environment(kernel: Kernel, signature: Signature) -> KindEnvironment:
 def assignment_value(op: str, target: Expr, value: Expr) -> Expr:
     """`t op= v` as the value Python stores: `t op v` (augmented ops compute in the promoted kind)."""
     return value if op == "=" else Binary(op[:-1], target, value)
+
+
+def stored_value(op: str, target: Expr, value: Expr, target_kind: str) -> Expr:
+    """What `t op= v` writes into a target of `target_kind`: into a bool array, the value's truth (NumPy stores
+    2.5 as True, where a C conversion to a byte would store 2)."""
+    stored = assignment_value(op, target, value)
+    return Binary("!=", stored, Number(0)) if target_kind == "bool" else stored

@@ -65,6 +65,7 @@ from repoos_agent.ingest.scop import (
 )
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
+    KEEPS_INTEGERS,
     MATH_FUNCTIONS,
     ArrayRef,
     Binary,
@@ -152,7 +153,7 @@ class ArrayLowering:
             if function not in FUNCTIONS:
                 raise Refusal(node, f"`np.{function}` is not modelled")
             site = CallSite(function, positional, keywords, Place(loops, guards, positions, counter), node, node)
-            if FUNCTIONS[function].lower(self, site) is not None:
+            if FUNCTIONS[function].lower(self, site) is not None and "out" not in keywords:  # `out=` is what it wrote
                 raise Refusal(node, f"`{text(node)[:60]}` computes a value and drops it: assign it to a name or a slice")
         finally:
             self.statement = None
@@ -222,7 +223,8 @@ class ArrayLowering:
         while inner.type == "assignment" and inner.child_by_field_name("right") is not None:
             targets.append(inner.child_by_field_name("left"))
             inner = inner.child_by_field_name("right")
-        if inner.type == "augmented_assignment" or any(t.type not in ("identifier", "subscript") or masked(t) for t in targets):
+        written = ("identifier", "subscript")
+        if inner.type == "augmented_assignment" or any(t.type not in written or self.selection(t) for t in targets):
             raise Refusal(node, f"`{text(node)[:60]}`: a chained assignment is modelled into names and subscripts")
         value = self.materialize(self.value(inner, place), "chained", place, node)
         for target in targets:
@@ -237,7 +239,7 @@ class ArrayLowering:
         stack = [right]
         while stack:
             current = stack.pop()
-            selection = masked(current)
+            selection = self.selection(current)
             if selection is not None and text(selection[1]) == mask and selection[0].type == "identifier":
                 continue
             if current.type == "identifier" and self._is_array_name(text(current)):
@@ -280,6 +282,17 @@ class ArrayLowering:
         value = Value(target.shape, element, target.dtype.merged(new.dtype) if binary else target.dtype)
         self.write(target, "=", value, right, place, node)
 
+    def selection(self, node: Node) -> tuple[Node, Node] | None:
+        """(`x`, `mask`) for `x[mask]` with a boolean mask: an expression written in place (`x[x > 0]`), or a boolean
+        array bound to a name before (`m = x > 0`, then `x[m]`)."""
+        found = masked(node)
+        node = unparenthesised(node)
+        if found is not None or node.type != "subscript" or subscript_count(node) != 1:
+            return found
+        item = unparenthesised(node.child_by_field_name("subscript"))
+        held = self.locals.get(text(item)) if item.type == "identifier" else None
+        return (node.child_by_field_name("value"), item) if held is not None and held.boolean and held.rank else None
+
     def require_cast(self, source: DtypeRule, target: DtypeRule, node: Node) -> None:
         """A copy NumPy makes only within a kind (`np.copyto`): checked against the call's types when it is built."""
         self.casts.append(SameKindCast(source, target, node.start_point[0] + 1, text(node)[:60]))
@@ -316,7 +329,7 @@ class ArrayLowering:
             self._bind(text(target), value, place, node, result)
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
-        selection = masked(left)
+        selection = self.selection(left)
         if selection:
             self._masked_store(*selection, op, right, place, node)
             return
@@ -355,8 +368,8 @@ class ArrayLowering:
         """Store a computed value into the target's view (through a temporary if it reads what it overwrites)."""
         assert target.view is not None
         self._writable(target, node)
-        if value.boolean:
-            raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
+        if target.boolean and op != "=":
+            raise Refusal(node, f"`{text(node)[:60]}`: `{op}` into a boolean array is not modelled; assign with `&`, `|` or `~`")
         mapper = broadcast_to(value, target.shape, right)
         self._equate([value.shape], target.shape)
         if self._overwrites_its_reads(target, op, value, mapper, place):
@@ -399,8 +412,8 @@ class ArrayLowering:
         else:
             value = self.value(right, place)
         assert value is not None
-        if value.boolean:
-            raise Refusal(right, f"`{text(right)}` is a boolean array; boolean arrays are not stored (use np.where)")
+        if value.boolean and value.rank == 0:
+            raise Refusal(right, f"`{text(right)}` is a boolean scalar, which is not stored: test it where it is used")
         if value.rank == 0:
             self.locals.pop(name, None)
             self._assign_scalar(name, "=", value, place, node)
@@ -526,8 +539,6 @@ class ArrayLowering:
             value = produced
         else:
             value = self.value(part, place)
-        if value.boolean:
-            raise Refusal(part, f"`{text(part)}` is a boolean array; boolean results are not modelled")
         if value.rank == 0:
             return self._scalar_result(value, place, node)
         allocation = self._allocation_of(value)
@@ -539,7 +550,8 @@ class ArrayLowering:
         return ReturnValue(allocation.name)
 
     def _scalar_result(self, value: Value, place: Place, node: Node) -> ReturnValue:
-        name = self.allocate("result", (Extent(AffineExpr.of_constant(1)),), value.dtype, node, role="result")
+        dtype = DtypeRule(fixed="bool") if value.boolean else value.dtype
+        name = self.allocate("result", (Extent(AffineExpr.of_constant(1)),), dtype, node, role="result")
         self.emit((), "=", lambda index: (ArrayRef(name, (AffineExpr.of_constant(0),)), value.element(())), place, node)
         return ReturnValue(name, scalar=True)
 
@@ -694,13 +706,16 @@ class ArrayLowering:
             self.walk.assigned.setdefault(local, node)
             self.emit((), "=", lambda index: (Name(local), value.element(())), place, node)
             return Value((), lambda index: Name(local), value.dtype)
-        name = self.allocate(hint, value.shape, value.dtype, node, place=place)
+        dtype = DtypeRule(fixed="bool") if value.boolean else value.dtype  # NumPy's bool: one byte, 0 or 1
+        name = self.allocate(hint, value.shape, dtype, node, place=place)
         self.emit(value.shape, "=", lambda index: (ArrayRef(name, index), value.element(index)), place, node)
-        return self.stored(name, value.shape, value.dtype)
+        return self.stored(name, value.shape, dtype)
 
     @staticmethod
     def stored(name: str, shape: tuple[Extent, ...], dtype: DtypeRule) -> Value:
-        return Value(shape, lambda index: ArrayRef(name, index), dtype, View(name, lambda index: index))
+        """An allocation's value: a view of all of it, a mask where its type is bool."""
+        boolean = dtype.fixed == "bool"
+        return Value(shape, lambda index: ArrayRef(name, index), dtype, View(name, lambda index: index), boolean)
 
     def _overwrites_its_reads(self, target: Value, op: str, value: Value, mapper, place: Place) -> bool:
         """Whether writing element by element would read an element this statement already overwrote.
@@ -771,7 +786,7 @@ class ArrayLowering:
         if kind == "attribute":
             return self._attribute(node, place)
         if kind == "subscript":
-            selection = masked(node)
+            selection = self.selection(node)
             if selection is not None and self.unmasked and text(selection[1]) == self.unmasked:
                 return self.value(selection[0], place)  # under a masked assignment's own mask: element by element
             if selection is not None:
@@ -791,6 +806,8 @@ class ArrayLowering:
                 raise Refusal(node, f"operator `{op}` is not modelled on arrays")
             if op == "+":
                 return operand
+            if operand.boolean and operand.rank:
+                raise Refusal(node, f"`{text(node)[:60]}`: NumPy does not negate a boolean array; use `~` for its opposite")
             return Value(operand.shape, lambda index: Unary("-", operand.element(index)), operand.dtype)
         if kind == "binary_operator":
             return self._binary(node, place)
@@ -877,6 +894,8 @@ class ArrayLowering:
         if isinstance(expr, Cast):
             if expr.dtype == "strong":
                 return strong(self._expr_rule(expr.operand, seen))
+            if expr.dtype == "widened":
+                return replace(self._expr_rule(expr.operand, seen), widened=True)
             return DtypeRule((f"<{expr.dtype}>",)) if expr.dtype in ("int", "float") else DtypeRule(fixed=expr.dtype)
         if isinstance(expr, Call) and (expr.module == "math" or expr.function == "float"):
             return DtypeRule(("<float>",))
@@ -895,8 +914,8 @@ class ArrayLowering:
             rule = rule.merged(self._expr_rule(operand, seen))
         if isinstance(expr, Binary) and expr.op == "/":
             return DtypeRule(rule.sources, True)
-        if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum or `abs`, and a NumPy value
-            return strong(DtypeRule(rule.sources, expr.function not in ("min", "max", "abs")))
+        if isinstance(expr, Call) and expr.module == "np":  # float unless an extremum, `abs` or a rounding, and a NumPy value
+            return strong(DtypeRule(rule.sources, expr.function not in KEEPS_INTEGERS))
         return rule
 
     def _is_size(self, node: Node) -> bool:
@@ -1101,6 +1120,12 @@ class ArrayLowering:
 
     def elementwise(self, values: list[Value], combine: Callable[..., Expr], node: Node, boolean: bool = False) -> Value:
         shape, mappers = broadcast([v.shape for v in values], node)
+        if shape and not boolean and all(value.boolean for value in values):
+            raise Refusal(
+                node,
+                f"`{text(node)[:60]}`: arithmetic of boolean arrays alone is not modelled (NumPy keeps them bool); "
+                "count with `m * 1` or np.where(m, 1, 0), combine with `&`, `|` or `~`",
+            )
         self._equate([v.shape for v in values], shape)
         dtype = DtypeRule()
         for value in values:

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from repoos_agent.model.affine import AffineExpr
 
 MATH_FUNCTIONS = frozenset(
     {"sqrt", "exp", "log", "pow", "fabs", "sin", "cos", "tan", "tanh", "floor", "ceil", "asin", "acos", "atan", "atan2"}
 )
+
+ROUNDINGS = frozenset({"floor", "ceil", "trunc"})
+KEEPS_INTEGERS = frozenset({"min", "max", "abs", "reciprocal"}) | (
+    ROUNDINGS if np.floor(np.int32(1)).dtype.kind == "i" else frozenset()
+)
+"""The NumPy functions whose result keeps an integer operand's type (the others make it float64): `np.floor`
+of an int32 array is that array from NumPy 2.3 on, a float64 one before, so the installed NumPy decides."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +97,12 @@ class Cast:
     writes one wherever the Python original converts, so the printers compute every sub-expression
     in NumPy's type and never have to guess a conversion themselves. `"strong"` is the conversion a
     NumPy function makes of Python numbers (`np.log(2.0)` is a float64, `np.abs(n)` an int64): NEP 50
-    lets those promote a float32 array, where the Python numbers would have taken its type."""
+    lets those promote a float32 array, where the Python numbers would have taken its type. `"widened"` is
+    the type NumPy sums and multiplies an array's elements in (`np.sum`, `np.prod`, `np.cumsum`): integers
+    narrower than int64 become int64, floats keep their type."""
 
-    dtype: str  # a NumPy dtype name; "int"/"float" for Python's `int()`; "strong" for NumPy's own type of a Python number
+    dtype: str  # a NumPy dtype name; "int"/"float" for Python's `int()`; "strong" for NumPy's own type of a
+    # Python number; "widened" for the type of NumPy's sums of it
     operand: Expr
 
 
@@ -163,7 +175,7 @@ def shown(expr: Expr | ArrayRef) -> str:
         function = {"max": "maximum", "min": "minimum"}.get(expr.function, expr.function) if expr.module == "np" else expr.function
         return f"{prefix}{function}({', '.join(shown(a) for a in expr.args)})"
     if isinstance(expr, Cast):
-        if expr.dtype == "strong":  # the NumPy call around it already says so
+        if expr.dtype in ("strong", "widened"):  # the NumPy call around it already says so
             return shown(expr.operand)
         return f"{'' if expr.dtype in ('int', 'float') else 'np.'}{expr.dtype}({shown(expr.operand)})"
     return f"{_operand(expr.then)} if {_operand(expr.test)} else {_operand(expr.otherwise)}"

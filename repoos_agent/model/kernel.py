@@ -194,21 +194,28 @@ class DtypeRule:
     array times 2.0 stays float32), unless a NumPy function made a NumPy scalar of them
     (`!a`: float64 or int64, strong, so `x32 / np.log(a)` is float64). `floating` marks values
     that true division or a math function made: integers become float64. `fixed` is an
-    explicit `dtype=` or `.astype`."""
+    explicit `dtype=` or `.astype`. `widened` marks NumPy's sums and products of an array's
+    elements (`np.sum`, `np.cumprod`): integers narrower than int64 become int64."""
 
     sources: tuple[str, ...] = ()  # `!` before a source: a NumPy scalar made of it, strong (`np.log(a)`)
     floating: bool = False
     fixed: str | None = None
+    widened: bool = False
 
     def merged(self, other: DtypeRule) -> DtypeRule:
         """The rule of a value computed from both: their sources meet (an explicit type as a strong source)."""
-        return DtypeRule(tuple(dict.fromkeys(self._sources() + other._sources())), self.floating or other.floating)
+        sources = tuple(dict.fromkeys(self._sources() + other._sources()))
+        return DtypeRule(sources, self.floating or other.floating, widened=self.widened or other.widened)
 
     def _sources(self) -> tuple[str, ...]:
         return (f"={self.fixed}",) if self.fixed else self.sources
 
     def resolve(self, arrays: Mapping[str, str], scalars: Mapping[str, str]) -> str:
         """The element type's NumPy name, given the arguments' array dtypes and scalar kinds."""
+        name = self._resolved(arrays, scalars)
+        return "int64" if self.widened and np.dtype(name).kind in "bi" and np.dtype(name).itemsize < 8 else name
+
+    def _resolved(self, arrays: Mapping[str, str], scalars: Mapping[str, str]) -> str:
         if self.fixed:
             return self.fixed
         strong: list[np.dtype] = []
@@ -275,7 +282,8 @@ class Allocation:
     def as_json(self) -> dict:
         """The form a stored contract keeps, so a swapped kernel allocates without its model."""
         shape = [[[list(term) for term in e.size.terms], e.size.constant, e.divisor] for e in self.shape]
-        dtype = {"sources": list(self.dtype.sources), "floating": self.dtype.floating, "fixed": self.dtype.fixed}
+        rule = self.dtype
+        dtype = {"sources": list(rule.sources), "floating": rule.floating, "fixed": rule.fixed, "widened": rule.widened}
         return {"name": self.name, "shape": shape, "dtype": dtype, "role": self.role, "line": self.line}
 
     @staticmethod
@@ -285,7 +293,7 @@ class Allocation:
             for terms, constant, divisor in data["shape"]
         )
         rule = data["dtype"]
-        dtype = DtypeRule(tuple(rule["sources"]), rule["floating"], rule["fixed"])
+        dtype = DtypeRule(tuple(rule["sources"]), rule["floating"], rule["fixed"], rule.get("widened", False))
         return Allocation(data["name"], shape, dtype, data["role"], data["line"])
 
 

@@ -14,7 +14,8 @@ import numpy as np
 from repoos_agent.errors import ArgumentSpecError
 from repoos_agent.model.kernel import Kernel
 
-C_TYPES = {"float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t"}
+C_TYPES = {"float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t", "bool": "uint8_t"}
+"""The element types a build takes, and their C types: NumPy's bool is one byte holding 0 or 1."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,11 @@ from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef
 from repoos_agent.model.kernel import DtypeRule, Extent
 
-DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32"}
+DTYPES = {
+    "float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "double": "float64", "single": "float32",
+    "intp": "int64", "bool": "bool", "bool_": "bool",
+}  # fmt: skip
+"""The NumPy types a `dtype=` may name: `np.intp` is the platform's int64 here, `bool` NumPy's one-byte truth."""
 
 
 def dtype_name(node: Node) -> str:

@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.numpy.refusals import RANK_HINT
 from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
-from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, masked
+from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, widened
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, affine_value
 from repoos_agent.model.affine import AffineExpr
@@ -28,7 +28,7 @@ def _reduction(lowering: Lowering, call: CallSite) -> Value | None:
     node, place = call.node, call.place
     if not call.positional:
         raise Refusal(node, f"`{call.function}` needs an array")
-    selection = masked(call.positional[0])
+    selection = lowering.selection(call.positional[0])
     operand = (
         _masked_operand(lowering, *selection, call.function, place) if selection else lowering.value(call.positional[0], place)
     )
@@ -103,6 +103,8 @@ def reduce(
         operand = Value(counted.shape, lambda index: Choice(counted.element(index), Number(1), Number(0)), counts)
     elif operand.boolean:
         raise Refusal(node, f"`{text(node)[:60]}`: a {kind} of a boolean array is not modelled (its sum counts the Trues)")
+    elif kind in ("sum", "prod") and not in_order:  # Python's `sum` adds in the elements' own type
+        operand = widened(operand)
     loops = ReductionLoops(operand.shape, axes, keepdims)
     out_shape, full_index = loops.out_shape, loops.full_index
     dtype = operand.dtype if kind != "mean" else DtypeRule(operand.dtype.sources, True, operand.dtype.fixed)

@@ -14,7 +14,7 @@ RANK_HINT = (
 
 UNSUPPORTED = {
     "einsum": "np.einsum is not modelled; write the contraction with `@` or a reduction",
-    **{name: f"`np.{name}` is not modelled yet" for name in ("sign", "isnan", "isinf", "nonzero", "sort")},
+    **{name: f"`np.{name}` is not modelled yet" for name in ("nonzero", "sort")},
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from repoos_agent.ingest.numpy.reductions import ReductionLoops, axes_argument, stored_at
 from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
-from repoos_agent.ingest.numpy.values import Index, Value, arrays_read
+from repoos_agent.ingest.numpy.values import Index, Value, arrays_read, widened
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal
 from repoos_agent.model.affine import AffineExpr
@@ -36,6 +36,8 @@ def _scan(lowering: Lowering, call: CallSite, op: str) -> Value | None:
     if operand.boolean:  # NumPy counts the Trues in int64
         truth = operand
         operand = Value(truth.shape, lambda index: Choice(truth.element(index), Number(1), Number(0)), DtypeRule(fixed="int64"))
+    else:  # NumPy's running totals of narrow integers are int64
+        operand = widened(operand)
     loops = ReductionLoops(operand.shape, (axis,), True)
     reads = arrays_read(operand)
     name = call.name or call.function

@@ -13,7 +13,7 @@ from tree_sitter import Node
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, unparenthesised
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import Cast, Expr, array_refs
+from repoos_agent.model.expr import Binary, Cast, Expr, Number, array_refs
 from repoos_agent.model.kernel import Condition, DtypeRule, Extent, Loop
 
 Index = tuple[AffineExpr, ...]
@@ -71,7 +71,7 @@ def strong(rule: DtypeRule) -> DtypeRule:
     """The rule of a NumPy value made from `rule`'s: its Python numbers become NumPy's float64 or int64."""
     if rule.fixed:
         return rule
-    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating)
+    return DtypeRule(tuple(s if s.startswith("!") else f"!{s}" for s in rule.sources), rule.floating, widened=rule.widened)
 
 
 def floating(value: Value) -> Value:
@@ -79,9 +79,23 @@ def floating(value: Value) -> Value:
     return Value(value.shape, value.element, DtypeRule(value.dtype.sources, True, value.dtype.fixed), value.view, value.boolean)
 
 
+def widened(value: Value) -> Value:
+    """`value`'s elements as NumPy sums and multiplies them (`np.sum`, `np.prod`, `np.cumsum`): integers narrower
+    than int64 in int64, so a sum of int32 elements does not wrap where NumPy's does not."""
+    rule = value.dtype
+    return Value(
+        value.shape,
+        lambda index: Cast("widened", value.element(index)),
+        DtypeRule(rule.sources, rule.floating, rule.fixed, widened=True),
+    )
+
+
 def converted(value: Value, dtype: str) -> Value:
     """`value.astype(dtype)` or `np.float32(value)`: every element rounded to `dtype`, as NumPy does before
-    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32)."""
+    anything else meets it (`x.astype(np.float32) * 0.1` multiplies in float32); to `bool`, whether it is
+    not zero."""
+    if dtype == "bool":
+        return Value(value.shape, lambda index: Binary("!=", value.element(index), Number(0)), DtypeRule(fixed="bool"), None, True)
     return Value(value.shape, lambda index: Cast(dtype, value.element(index)), DtypeRule(fixed=dtype))
 
 
