@@ -347,3 +347,18 @@ def test_a_reshape_by_derived_sizes_is_a_view_and_an_odd_size_raises_as_numpy_do
         warnings.simplefilter("ignore", SwapFallbackWarning)
         with pytest.raises(ValueError, match="cannot reshape"):
             repoos_agent.accelerate(graph=NO_STORE)(as_written.blocks_of_two)(rng.random((h + 1, w)), h + 1, w)
+
+
+def test_module_constants_are_compiled_in_and_a_changed_one_runs_the_original():
+    v = rng.random(20)
+    native = _native(as_written.module_constants)
+    _same(native(v), as_written.module_constants(v))
+    kernel = load_kernel(AS_WRITTEN, "module_constants", {"v": 1})
+    assert dict(kernel.constants) == {"GRAVITY": 9.81, "STEPS": 3}
+    as_written.GRAVITY = 1.62
+    try:
+        with pytest.warns(SwapFallbackWarning, match="module constant `GRAVITY` is 1.62 now"):
+            got = native(v)
+        _same(got, as_written.module_constants(v))
+    finally:
+        as_written.GRAVITY = 9.81

@@ -56,7 +56,7 @@ def ingest_source(
     tree = parse_source(source, path)
     reports = []
     module_functions = {text(f.child_by_field_name("name")): f for f in functions(tree)}
-    names = ModuleNames().with_imports(tree.root_node.named_children)
+    names = ModuleNames().with_imports(tree.root_node.named_children).with_constants(tree.root_node.named_children)
     _check_given(given or {}, module_functions.values(), path)
     for function in functions(tree):
         name = text(function.child_by_field_name("name"))

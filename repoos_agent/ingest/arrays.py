@@ -845,6 +845,9 @@ class ArrayLowering:
             size = self.walk.size_aliases[name]
             self.walk.parameters.update(dict.fromkeys(sorted(size.variables)))
             return Value((), lambda index: affine_value(size), DtypeRule(("<int>",)))
+        if name in self.walk.constants and name not in self.walk.arguments and self._visible_local(name) is None:
+            number = self.walk.constants[name]  # a Python number of the module's: weak, as a literal is
+            return Value((), lambda index: Number(number), DtypeRule(("<float>",) if isinstance(number, float) else ("<int>",)))
         if name in place.scope or name in self.walk.parameters or name in self.walk.shape_parameters:
             if name not in place.scope:
                 self.walk.parameters[name] = None

@@ -26,6 +26,7 @@ class ModuleNames:
 
     modules: dict[str, str] = field(default_factory=lambda: {"np": "np", "numpy": "np", "math": "math"})
     attributes: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, int | float] = field(default_factory=dict)  # `BET_M = 0.5` at module level, bound once
 
     def canonical(self, dotted: str) -> str:
         """`dotted` spelled as the front ends know it: `xp.linalg.norm` -> `np.linalg.norm`, `sqrt` -> `np.sqrt`;
@@ -57,7 +58,43 @@ class ModuleNames:
                 for item in node.children_by_field_name("name"):
                     name, alias = _aliased(item)
                     attributes[alias] = f"{CANONICAL_MODULES[module]}.{name}"
-        return ModuleNames(modules, attributes)
+        return ModuleNames(modules, attributes, self.constants)
+
+    def with_constants(self, statements: Iterable[Node]) -> ModuleNames:
+        """These names, and the module's numeric constants: names bound once, to a number written out."""
+        bound: dict[str, list[Node]] = {}
+        for node in statements:
+            if node.type == "expression_statement" and node.named_children[0].type == "assignment":
+                assignment = node.named_children[0]
+                for target in _names_bound(assignment.child_by_field_name("left")):
+                    bound.setdefault(target, []).append(assignment.child_by_field_name("right"))
+        constants = dict(self.constants)
+        for name, values in bound.items():
+            number = _number(values[0]) if len(values) == 1 and values[0] is not None else None
+            if number is not None:
+                constants[name] = number
+        return ModuleNames(self.modules, self.attributes, constants)
+
+
+def _names_bound(target: Node | None) -> list[str]:
+    if target is None:
+        return []
+    if target.type == "identifier":
+        return [text(target)]
+    return [name for child in target.named_children for name in _names_bound(child)]
+
+
+def _number(node: Node) -> int | float | None:
+    """`0.5`, `-3`, `1e-9`: a number written out, else None."""
+    sign = 1
+    if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
+        sign = -1 if text(node.child_by_field_name("operator")) == "-" else 1
+        node = node.child_by_field_name("argument")
+    if node.type == "integer":
+        return sign * int(text(node).replace("_", ""), 0)
+    if node.type == "float" and text(node)[-1:] not in "jJ":
+        return sign * float(text(node).replace("_", ""))
+    return None
 
 
 def _aliased(item: Node) -> tuple[str, str]:

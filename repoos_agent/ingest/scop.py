@@ -171,6 +171,7 @@ class Walk:
     entry_code: str = ""  # the function's entry up to its last check, dedented
     stored_shapes: dict[str, str] = field(default_factory=dict)  # `s = A.shape`: s -> A
     data_guard: Expr | None = None  # the flags of the `if`s on data around the statement being walked
+    constants: dict[str, int | float] = field(default_factory=dict)  # the module's constants the function reads
     index_aliases: dict[str, AffineExpr] = field(default_factory=dict)  # `k` of `enumerate(range(1, n))` in its loop
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
     least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
@@ -349,6 +350,7 @@ def extract_kernel(
     walk = Walk(path=path, arguments=tuple(arguments), arrays=subscripted_names(body) - {"shape"}, defaults=defaults)
     walk.identifiers = frozenset(_reads(function))
     walk.names = (names or ModuleNames()).with_imports(body.named_children)
+    _take_module_constants(walk, body)
     walk.diagnostics.extend(diagnostics)
     stated = source_ranks(function, source)
     walk.least_ranks.update(stated.least)
@@ -384,6 +386,28 @@ def extract_kernel(
         row, column = function.start_point
         return None, [Diagnostic(row + 1, column + 1, f"the polyhedral library rejected the model: {error}")]
     return kernel, []
+
+
+def _take_module_constants(walk: Walk, body: Node) -> None:
+    """The module's numeric constants the function reads and never binds: integers are sizes like `n = 280`,
+    floats values. The swapped call checks that each still holds the value the kernel was built with."""
+    read = {text(node) for node in _identifiers(body)}
+    for name, value in walk.names.constants.items():
+        if name not in read or name in walk.arguments or _assignments(body, name):
+            continue
+        walk.constants[name] = value
+        if isinstance(value, int) and not isinstance(value, bool):
+            walk.size_aliases[name] = AffineExpr.of_constant(value)
+
+
+def _identifiers(node: Node) -> list[Node]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.append(current)
+        stack.extend(current.named_children)
+    return found
 
 
 def _shape_ranks(walk: Walk, body: Node) -> None:
@@ -1576,6 +1600,8 @@ def element_value(walk: Walk, node: Node, scope: set[str]) -> Expr:
             walk.parameters.update(dict.fromkeys(sorted(walk.size_aliases[name].variables)))
             return affine_value(walk.size_aliases[name])
         known = scope | set(walk.arguments) | set(walk.shape_parameters) | set(walk.assigned)
+        if name not in known and name in walk.constants:
+            return Number(walk.constants[name])
         if name not in known:
             raise Refusal(node, f"`{name}` is not an argument, a loop variable or a local assigned before")
         return Name(name)
@@ -1745,6 +1771,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         allocations=allocations,
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
+        constants=tuple(walk.constants.items()),
         casts=tuple(front_end.casts) if front_end is not None else (),
         derived=tuple(walk.derived.values()),
         assumptions=tuple(

@@ -432,6 +432,7 @@ class Kernel:
     numpy_program: bool = False  # the array front-end lowered some of it: the NumPy original races the winner
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
     entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
+    constants: tuple[tuple[str, int | float], ...] = ()  # the module's constants it reads, as it was built with them
     casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
     derived: tuple[DerivedSize, ...] = ()  # parameters computed from the others (`h = n // 2`), in order
 

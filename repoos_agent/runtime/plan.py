@@ -51,6 +51,7 @@ class KernelInterface:
     returns_tuple: bool = False
     allocations: tuple[tuple[Allocation, np.dtype], ...] = ()
     entry_code: str = ""  # the original's checks at entry, run in Python before the native kernel
+    constants: tuple[tuple[str, int | float], ...] = ()  # module constants the kernel was built with
 
     @staticmethod
     def of_contract(contract: VerifiedKernel) -> KernelInterface:
@@ -63,14 +64,15 @@ class KernelInterface:
             returns = (ReturnValue(interface["returns"]),)
         arguments = tuple(name for name in types if name not in {a.name for a in allocations})
         built = KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations)
-        return replace(built, entry_code=interface.get("entry_code", ""))
+        constants = tuple((name, value) for name, value in interface.get("constants", []))
+        return replace(built, entry_code=interface.get("entry_code", ""), constants=constants)
 
     @staticmethod
     def of_kernel(kernel: Kernel, signature: Signature) -> KernelInterface:
         types = dict(signature.arrays) | dict(signature.scalars)
         arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0 and a.name in kernel.arguments]
         built = KernelInterface._build(kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations)
-        return replace(built, entry_code=kernel.entry_code)
+        return replace(built, entry_code=kernel.entry_code, constants=kernel.constants)
 
     @staticmethod
     def _build(
@@ -126,6 +128,7 @@ class CallPlan:
         )
         self._cores = usable_cores() if native.parallel else 0
         self._entry = entry_checks(python, interface.arguments, interface.entry_code)
+        self._globals = getattr(python, "__globals__", {})
         self.last_team: int | None = None  # threads the last call's parallel loops ran on (None: no OpenMP)
 
     def bind(self, args: tuple, kwargs: dict) -> Sequence[object] | None:
@@ -146,6 +149,10 @@ class CallPlan:
 
     def prepare(self, values: Sequence[object]) -> list[object] | str:
         """The C arguments, or the reason the native kernel must not take this call."""
+        for name, built_with in self.interface.constants:
+            now = self._globals.get(name)
+            if type(now) is not type(built_with) or now != built_with:
+                return f"module constant `{name}` is {now!r} now; the native kernel was built with {built_with!r}"
         pointers: list[int] = []
         ends: list[int] = []
         for guard in self._arrays:

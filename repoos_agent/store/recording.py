@@ -255,6 +255,7 @@ def record_winner(
         "shape_names": list(source.shape_names),
         "derived": [size.as_json() for size in source.derived],
         "entry_code": kernel.entry_code,
+        "constants": [list(pair) for pair in kernel.constants],
     }
     measured = evaluation.speedup if evaluation and evaluation.speedup is not None else 1.0
     contract = VerifiedKernel(
