@@ -362,3 +362,20 @@ def test_module_constants_are_compiled_in_and_a_changed_one_runs_the_original():
         _same(got, as_written.module_constants(v))
     finally:
         as_written.GRAVITY = 9.81
+
+
+@pytest.mark.parametrize(("n", "npt"), [(1, 1), (4, 2), (500, 7)])
+def test_a_selection_bound_to_a_name_is_summed_and_averaged_empty_bins_included(n, npt):
+    data, radius = rng.random(n), rng.random(n)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = as_written.radial_means(data, radius, npt)
+    got = _native(as_written.radial_means)(data, radius, npt)
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_a_selection_bound_to_a_name_used_whole_is_refused():
+    assert _reason("compacted_used_whole", {"x": 1}).endswith(
+        "`kept` holds the elements a mask selected, a number the data decides: its sum and mean are modelled "
+        "(`np.sum(x[m])`, `x[m].mean()`); for anything else keep the shape (`np.where(mask, x, 0)`)"
+    )

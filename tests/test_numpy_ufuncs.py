@@ -217,7 +217,7 @@ def test_what_stays_out_is_refused_with_what_to_write(body, message):
     ("lines", "message"),
     [
         (["m = x > 0", "m += x", "return m"], "`m += x`: `+=` into a boolean array is not modelled; assign with `&`, `|` or `~`"),
-        (["m = x > 0", "y = x[m]", "return y"], "`x[m]` compacts the elements the mask selects"),
+        (["m = x > 0", "y = x[m]", "return y"], "`y` holds the elements a mask selected, a number the data decides"),
     ],
 )
 def test_boolean_arrays_refuse_what_numpy_would_not_do(lines, message):

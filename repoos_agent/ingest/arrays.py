@@ -110,6 +110,7 @@ class ArrayLowering:
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
     casts: list[SameKindCast] = field(default_factory=list)  # copies NumPy makes only within a kind
+    compacted: dict[str, tuple[Value, Value]] = field(default_factory=dict)  # `v = x[m]`: kept elements, ones
     unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
@@ -293,6 +294,22 @@ class ArrayLowering:
         held = self.locals.get(text(item)) if item.type == "identifier" else None
         return (node.child_by_field_name("value"), item) if held is not None and held.boolean and held.rank else None
 
+    def _compact(self, name: str, base_node: Node, mask_node: Node, place: Place, node: Node) -> None:
+        """`values = x[mask]`: a selection whose length the data decides, kept as what its sum and count need (the
+        selected elements in place, zeros elsewhere, and the mask as ones and zeros), copied now as NumPy copies.
+        Its sum and mean are modelled; any other use of `values` is refused."""
+        base, mask = self.value(base_node, place), self.value(mask_node, place)
+        self.mask_of(mask, base, mask_node, base_node)
+        kept = self.materialize(
+            Value(base.shape, lambda index: Choice(mask.element(index), base.element(index), Number(0)), base.dtype),
+            name,
+            place,
+            node,
+        )
+        ones = Value(mask.shape, lambda index: Choice(mask.element(index), Number(1), Number(0)), DtypeRule(fixed="int64"))
+        self.compacted[name] = (kept, self.materialize(ones, f"{name}_count", place, node))
+        self.locals.pop(name, None)
+
     def require_cast(self, source: DtypeRule, target: DtypeRule, node: Node) -> None:
         """A copy NumPy makes only within a kind (`np.copyto`): checked against the call's types when it is built."""
         self.casts.append(SameKindCast(source, target, node.start_point[0] + 1, text(node)[:60]))
@@ -404,6 +421,11 @@ class ArrayLowering:
         self._rebinding_element(name, place, node)
         key = (self.inlining, name)
         whole = unparenthesised(right)
+        selection = self.selection(whole) if computed is None and not self.unmasked else None
+        if selection is not None:
+            self._compact(name, *selection, place, node)
+            return
+        self.compacted.pop(name, None)
         before = len(self.allocations)
         if computed is not None:
             value = computed
@@ -836,6 +858,12 @@ class ArrayLowering:
         name = text(node)
         if name in self.locals:
             return self.locals[name]
+        if name in self.compacted:
+            raise Refusal(
+                node,
+                f"`{name}` holds the elements a mask selected, a number the data decides: its sum and mean are modelled "
+                "(`np.sum(x[m])`, `x[m].mean()`); for anything else keep the shape (`np.where(mask, x, 0)`)",
+            )
         if name in self.walk.index_aliases:
             position = self.walk.index_aliases[name]
             return Value((), lambda index: affine_value(position), DtypeRule(("<int>",)))
@@ -1174,7 +1202,8 @@ class ArrayLowering:
         root = owner
         while root.type == "attribute":
             root = root.child_by_field_name("object")
-        if root.type == "identifier" and text(root) not in self.locals and text(root) not in self.walk.arguments:
+        known = (*self.locals, *self.compacted, *self.walk.arguments)
+        if root.type == "identifier" and text(root) not in known:
             raise Refusal(
                 node,
                 f"call `{text(callee)}`: module `{text(owner)}` is unknown here (NumPy, math and this module's functions are)",

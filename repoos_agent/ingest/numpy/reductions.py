@@ -28,6 +28,9 @@ def _reduction(lowering: Lowering, call: CallSite) -> Value | None:
     node, place = call.node, call.place
     if not call.positional:
         raise Refusal(node, f"`{call.function}` needs an array")
+    held = lowering.compacted.get(text(call.positional[0])) if call.positional[0].type == "identifier" else None
+    if held is not None:
+        return _compacted(lowering, call, *held)
     selection = lowering.selection(call.positional[0])
     operand = (
         _masked_operand(lowering, *selection, call.function, place) if selection else lowering.value(call.positional[0], place)
@@ -42,6 +45,25 @@ def _reduction(lowering: Lowering, call: CallSite) -> Value | None:
     axes = axes_argument(axis_node, operand.rank)
     kind = {"amax": "max", "amin": "min"}.get(call.function, call.function)
     return reduce(lowering, kind, operand, axes, keepdims, place, call.statement, call.into, call.name, node)
+
+
+def _compacted(lowering: Lowering, call: CallSite, kept: Value, ones: Value) -> Value:
+    """The sum or mean of a selection bound to a name (`v = x[m]; v.mean()`): the kept elements' sum, divided by
+    the count of the mask for a mean (NaN for an empty selection, as NumPy's mean of nothing is)."""
+    if call.function not in ("sum", "mean") or set(call.keywords) - {"axis"} or len(call.positional) > 1:
+        raise Refusal(call.node, f"`{text(call.node)[:60]}`: of a masked selection, a whole sum or mean is modelled")
+    axis = call.keywords.get("axis")
+    if axis is not None and text(axis) not in ("None", "0"):
+        raise Refusal(call.node, f"`{text(call.node)[:60]}`: a masked selection is one flat array; reduce it whole")
+    everything = tuple(range(kept.rank))
+    total = reduce(lowering, "sum", kept, everything, False, call.place, call.statement, None, "", call.node)
+    assert total is not None
+    if call.function == "sum":
+        return total
+    count = reduce(lowering, "sum", ones, everything, False, call.place, call.statement, None, "", call.node)
+    assert count is not None
+    mean = DtypeRule(total.dtype.sources, True, total.dtype.fixed if total.dtype.fixed in ("float32", "float64") else None)
+    return Value((), lambda index: Binary("/", total.element(()), count.element(())), mean)
 
 
 def keepdims_argument(call: CallSite) -> bool:

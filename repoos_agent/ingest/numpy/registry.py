@@ -72,6 +72,8 @@ class Lowering(Protocol):
 
     def require_cast(self, source: DtypeRule, target: DtypeRule, node: Node) -> None: ...
 
+    compacted: dict[str, tuple[Value, Value]]
+
     def shape(self, node: Node, place: Place) -> tuple[Extent, ...]: ...
 
 
