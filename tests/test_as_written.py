@@ -379,3 +379,14 @@ def test_a_selection_bound_to_a_name_used_whole_is_refused():
         "`kept` holds the elements a mask selected, a number the data decides: its sum and mean are modelled "
         "(`np.sum(x[m])`, `x[m].mean()`); for anything else keep the shape (`np.where(mask, x, 0)`)"
     )
+
+
+@pytest.mark.parametrize("n", [1, 2, 64])
+def test_a_helpers_returned_tuple_is_unpacked_into_names_and_subscripts(n):
+    pos, vel, mass = rng.random(n), rng.random(n), rng.random(n)
+    got_k, got_p, want_k, want_p = np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1)
+    got = _native(as_written.energies_into_slots)(pos, vel, mass, got_k, got_p)
+    want = as_written.energies_into_slots(pos, vel, mass, want_k, want_p)
+    _same(got, want)
+    _same(got_k, want_k)
+    _same(got_p, want_p)

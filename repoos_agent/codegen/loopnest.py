@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from repoos_agent.errors import CompileError
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule import LoweredSchedule
 
@@ -120,8 +121,11 @@ def build_loop_nest(kernel: Kernel, lowered: LoweredSchedule) -> LoopNest:
     fusion over `in_field[2:-2]` and `out_field` splits into cases for sizes no call can have."""
     build = isl.AstBuild.from_context(kernel.assumed)
     schedule = lowered.schedule.intersect_domain(kernel.domains)
-    tree = _separating_innermost(build, schedule).node_from_schedule_map(schedule)
-    return LoopNest(_node(tree, lowered, inside_parallel=False), _array_bounds(kernel, build))
+    try:
+        tree = _separating_innermost(build, schedule).node_from_schedule_map(schedule)
+        return LoopNest(_node(tree, lowered, inside_parallel=False), _array_bounds(kernel, build))
+    except isl.Error as error:  # a model isl cannot print is a refusal, not a crash
+        raise CompileError(f"`{kernel.name}`: isl could not build its loop nest ({str(error).split(' in /')[0]})") from None
 
 
 def _separating_innermost(build: isl.AstBuild, schedule: isl.UnionMap) -> isl.AstBuild:

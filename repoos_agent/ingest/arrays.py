@@ -326,6 +326,10 @@ class ArrayLowering:
         are copied into fresh locals before any is bound; arrays are rebound, not copied, as in Python."""
         targets = left.named_children
         values = right.named_children if right.type in ("expression_list", "tuple") else []
+        callee = right.child_by_field_name("function") if right.type == "call" else None
+        if op == "=" and callee is not None and callee.type == "identifier" and text(callee) in self.helpers:
+            self._unpack_returned(targets, right, place, node)
+            return
         if op != "=" or len(values) != len(targets):
             raise Refusal(left, f"`{text(left)} = {text(right)[:40]}`: unpacking is modelled for as many values as names")
         if not _reads_any(values, targets):
@@ -344,6 +348,27 @@ class ArrayLowering:
         computed = [self.materialize(result, "swap", place, node) for result in computed]
         for target, value, result in zip(targets, values, computed, strict=True):
             self._bind(text(target), value, place, node, result)
+
+    def _unpack_returned(self, targets: list[Node], call: Node, place: Place, node: Node) -> None:
+        """`a, b[0] = helper(...)`: the helper's returned items, each copied (so no target changes another before it is
+        bound), then bound or stored in order."""
+        arguments = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+        positional = [a for a in arguments if a.type != "keyword_argument"]
+        keywords = {
+            text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
+        }
+        name = text(call.child_by_field_name("function"))
+        values = self._inline_values(name, positional, keywords, place, call)
+        if len(values) != len(targets):
+            raise Refusal(node, f"`{name}` returns {len(values)} values for {len(targets)} names")
+        copies = [self.materialize(value, "returned", place, node) for value in values]
+        for target, value in zip(targets, copies, strict=True):
+            if target.type == "identifier":
+                self._bind(text(target), call, place, node, value)
+            elif target.type == "subscript" and self.selection(target) is None:
+                self.write(self.value(target, place), "=", value, call, place, node)
+            else:
+                raise Refusal(target, f"`{text(target)}`: a helper's results are unpacked into names and subscripts")
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
         selection = self.selection(left)
@@ -1276,8 +1301,15 @@ class ArrayLowering:
         return Value((), element, DtypeRule(("<float>",)))
 
     def _inline(self, name: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> Value:
-        """A call to a function of the same module (or one defined in the function, or a lambda): its body, with its
-        parameters bound to the values passed. A function defined inside reads the caller's locals, as a closure."""
+        """A call to a function of the same module (or one defined in the function, or a lambda) used as a value."""
+        values = self._inline_values(name, positional, keywords, place, node)
+        if len(values) != 1:
+            raise Refusal(node, f"`{name}` returns {len(values)} values: unpack them (`a, b = {name}(...)`)")
+        return values[0]
+
+    def _inline_values(self, name: str, positional: list[Node], keywords: dict[str, Node], place: Place, node: Node) -> list[Value]:
+        """A helper's body, with its parameters bound to the values passed, and what it returns (each item of a
+        returned tuple). A function defined inside reads the caller's locals, as a closure."""
         if name in self.inlining:
             raise Refusal(node, f"`{name}` calls itself; recursion is not modelled")
         function = self.helpers[name]
@@ -1288,7 +1320,7 @@ class ArrayLowering:
         self.inlining = (*self.inlining, name)
         try:
             if function.type == "lambda":
-                return self.value(function.child_by_field_name("body"), place)
+                return [self.value(function.child_by_field_name("body"), place)]
             return self._inline_body(name, function, place)
         finally:
             self.locals = outer_locals
@@ -1366,7 +1398,7 @@ class ArrayLowering:
                 given[parameter] = default
         return given
 
-    def _inline_body(self, name: str, function: Node, place: Place) -> Value:
+    def _inline_body(self, name: str, function: Node, place: Place) -> list[Value]:
         """The helper's statements walked in place (sizes it reads off its arrays bound while it runs, loops and
         all), then the value it returns."""
         from repoos_agent.ingest.scop import take_helper_sizes, walk_statement  # the walk calls this front end
@@ -1390,8 +1422,9 @@ class ArrayLowering:
                 else:
                     self.walk.size_aliases[size] = before
 
-    def _returned(self, name: str, statement: Node, place: Place) -> Value:
-        """What a helper's last statement returns: `return value`, or an `if`/`else` whose branches each return."""
+    def _returned(self, name: str, statement: Node, place: Place) -> list[Value]:
+        """What a helper's last statement returns, a value or a tuple's items: `return value`, `return a, b`, or an
+        `if`/`else` whose branches each return as many."""
         if statement.type == "if_statement":
             alternatives = statement.children_by_field_name("alternative")
             if len(alternatives) != 1 or alternatives[0].type != "else_clause":
@@ -1404,16 +1437,20 @@ class ArrayLowering:
             if test.rank:
                 raise Refusal(statement, f"`{name}`: `if` on an array is ambiguous in NumPy; use np.where")
             then, otherwise = (self._returned(name, last[0], place) for last in lasts)
-            return self.elementwise([test, then, otherwise], lambda c, a, b: Choice(c, a, b), statement)
+            if len(then) != len(otherwise):
+                raise Refusal(statement, f"`{name}` returns {len(then)} values in one branch and {len(otherwise)} in the other")
+            pick = lambda c, a, b: Choice(c, a, b)  # noqa: E731
+            return [self.elementwise([test, a, b], pick, statement) for a, b in zip(then, otherwise, strict=True)]
         if statement.type != "return_statement" or not statement.named_children:
             raise Refusal(statement, f"`{name}` is inlined: it must end with `return value`")
-        returned = statement.named_children[0]
-        whole = unparenthesised(returned)
-        if self._materializes(whole):
-            value = self._produce(whole, place, whole, into=None, name=f"{name}_out")
-            assert value is not None
-            return value
-        return self.value(returned, place)
+        returned = unparenthesised(statement.named_children[0])
+        items = returned.named_children if returned.type in ("expression_list", "tuple") else [returned]
+        values = []
+        for item in items:
+            whole = unparenthesised(item)
+            produced = self._produce(whole, place, whole, into=None, name=f"{name}_out") if self._materializes(whole) else None
+            values.append(produced if produced is not None else self.value(item, place))
+        return values
 
     # ---- products, reductions and creations (materialized) ----------------------------------
 

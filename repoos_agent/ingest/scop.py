@@ -385,7 +385,29 @@ def extract_kernel(
     except isl.Error as error:
         row, column = function.start_point
         return None, [Diagnostic(row + 1, column + 1, f"the polyhedral library rejected the model: {error}")]
+    empty_only = _empty_arrays_only(kernel)
+    if empty_only:
+        row, column = function.start_point
+        return None, [Diagnostic(row + 1, column + 1, empty_only)]
     return kernel, []
+
+
+def _empty_arrays_only(kernel: Kernel) -> str:
+    """Why the extents broadcasting ties together hold for empty arrays alone ("" when they hold for others): an
+    extent that is 1 at the call but symbolic in the model (`mass` of shape (n, 1) times `vel` of (n, 3)) is taken
+    equal to the other, which no call of nonempty arrays satisfies."""
+    sizes = [p.name for p in kernel.shape_parameters]
+    if not kernel.assumptions or not sizes:
+        return ""
+    space = "[" + ", ".join(kernel.parameters) + "]"
+    nonempty = isl.Set.read_from_str(kernel.ctx, f"{space} -> {{ : " + " and ".join(f"{s} >= 1" for s in sizes) + " }")
+    if not (kernel.assumed & nonempty).is_empty():
+        return ""
+    tied = ", ".join(f"{a} = {b}" for a, b in kernel.assumptions[:4])
+    return (
+        f"the extents broadcasting ties together ({tied}) hold only for empty arrays: an extent that is 1 at the call "
+        "is symbolic here; write it as 1 (`mass[:, 0:1]`, `x[:, None]`) or pass the array with that axis dropped"
+    )
 
 
 def _take_module_constants(walk: Walk, body: Node) -> None:
