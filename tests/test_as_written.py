@@ -390,3 +390,11 @@ def test_a_helpers_returned_tuple_is_unpacked_into_names_and_subscripts(n):
     _same(got, want)
     _same(got_k, want_k)
     _same(got_p, want_p)
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 7), (12, 30)])
+def test_np_cov_of_rows_of_columns_and_biased_equals_numpy(shape):
+    x = rng.random(shape)
+    for ours, theirs in zip(_native(as_written.covariances)(x), as_written.covariances(x), strict=True):
+        assert ours.shape == theirs.shape
+        _same(ours, theirs)

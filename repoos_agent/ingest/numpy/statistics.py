@@ -5,9 +5,10 @@ of the extremum (of the first NaN, as NumPy does); `count_nonzero`, `any` and `a
 
 from __future__ import annotations
 
+from repoos_agent.ingest.numpy.products import matmul
 from repoos_agent.ingest.numpy.reductions import ReductionLoops, axes_argument, keepdims_argument, reduce, stored_at
 from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
-from repoos_agent.ingest.numpy.values import Index, Value, arrays_read, floating
+from repoos_agent.ingest.numpy.values import Index, Value, arrays_read, floating, transposed
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, affine_value
 from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number
@@ -248,3 +249,35 @@ def _argmax(lowering: Lowering, call: CallSite) -> Value | None:
 @lowers("argmin", methods=("argmin",), materializes=True)
 def _argmin(lowering: Lowering, call: CallSite) -> Value | None:
     return _arg_extremum(lowering, call, largest=False)
+
+
+@lowers("cov", materializes=True)
+def _cov(lowering: Lowering, call: CallSite) -> Value | None:
+    """`np.cov(X)` of a matrix, each row a variable (`rowvar=False`: each column): as NumPy computes it, the rows
+    centred on their (pairwise) means, their product with their transpose, times `1 / (N - ddof)`."""
+    call.refuse_keywords(("rowvar", "ddof", "bias"))
+    if len(call.positional) != 1:
+        raise Refusal(call.node, "`np.cov` is modelled with one matrix (and `rowvar=`, `ddof=`, `bias=`)")
+    matrix = lowering.value(call.positional[0], call.place)
+    if matrix.rank != 2 or matrix.boolean:
+        raise Refusal(call.node, f"`{text(call.node)[:60]}`: np.cov is modelled for a matrix of numbers")
+    if "rowvar" in call.keywords and text(call.keywords["rowvar"]) not in ("True", "False"):
+        raise Refusal(call.keywords["rowvar"], "`rowvar=` must be True or False")
+    if "rowvar" in call.keywords and text(call.keywords["rowvar"]) == "False":
+        matrix = transposed(matrix, call.node)
+    bias = "bias" in call.keywords and text(call.keywords["bias"]) == "True"
+    ddof = _constant(call, "ddof", 0 if bias else 1)
+    values = floating(matrix)
+    means = reduce(lowering, "mean", values, (1,), True, call.place, call.statement, None, "means", call.node)
+    assert means is not None
+    centred = lowering.materialize(
+        lowering.elementwise([values, means], lambda a, m: Binary("-", a, m), call.node), "centred", call.place, call.node
+    )
+    result = matmul(lowering, centred, transposed(centred, call.node), call.place, call.statement, call.into, call.name, call.node)
+    target = _target(lowering, call, result)
+    count = ReductionLoops(matrix.shape, (1,), True).count()
+    left = Binary("-", count, Number(ddof)) if ddof else count
+    # NumPy multiplies by the reciprocal of N - ddof (`c *= np.true_divide(1, fact)`)
+    scale = Binary("/", Number(1.0), left)
+    lowering.emit(target.shape, "*=", lambda index: (stored_at(target, index), scale), call.place, call.statement)
+    return result
