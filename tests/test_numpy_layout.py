@@ -25,7 +25,8 @@ from .fixtures import numpy_layout
 from .test_soundness import schedules
 
 FIXTURE = ROOT / "tests" / "fixtures" / "numpy_layout.py"
-DTYPES = [np.float32, np.float64, np.int64]
+DTYPES = [pytest.param(np.float32, marks=pytest.mark.slow), np.float64, np.int64]
+"""float32 (a build each per function) runs in the slow set; its dtype is checked there and in test_numpy_dtypes."""
 VECTORS = [(1,), (2,), (7,)]
 MATRICES = [(1, 1), (2, 2), (4, 6)]
 

@@ -30,6 +30,14 @@ TOLERANCE = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-13}
 FLOATS = (np.float32, np.float64)
 INTEGERS = (np.int32, np.int64)
 EVERY = FLOATS + INTEGERS
+EVERY_NARROW_SLOW = (
+    pytest.param(np.float32, marks=pytest.mark.slow),
+    np.float64,
+    pytest.param(np.int32, marks=pytest.mark.slow),
+    np.int64,
+)
+"""Every dtype, the 32-bit ones (a build each per function) in the slow set: the default suite keeps one float and
+one integer type per function, and the edge values and dtype checks of both widths run in the tests below."""
 SHAPES = [(1,), (2, 2), (5, 7)]
 FLOAT_EDGES = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1.5, 2.5, 0.5, -2.5, 1.0]
 CASES = [
@@ -120,7 +128,7 @@ def _numpy(function, arguments: list[np.ndarray]):
         return function(*[a.copy() for a in arguments])
 
 
-@pytest.mark.parametrize("dtype", EVERY, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", EVERY_NARROW_SLOW, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize(("name", "dtypes"), CASES, ids=[name for name, _ in CASES])
 def test_equal_to_numpy_with_numpy_s_dtype(native, name, dtypes, dtype):
     if dtype not in dtypes:

@@ -96,12 +96,12 @@ SLOW_MLIR = ("covariance", "2mm")
 draw keeps products in the default one."""
 NUMPY_KERNELS = [
     "numpy:gemm", "numpy:softmax", "numpy:jacobi-2d", "numpy:lu", "numpy:syrk",
-    "numpy:clip-outliers", "numpy:stable-fluids-diffuse", "numpy:histogram-mask",
+    "numpy:clip-outliers", "numpy:histogram-mask", "numpy:safe-ratio",
 ]  # fmt: skip
 """NumPy programs lowered by the array front-end: a product, reductions over rows, a stencil in a time
 loop, a triangular solve by rows, float32, a loop-variant temporary; and as people write them: masked
-assignments (statements guarded by data), a helper that writes the grid's edges, masked counts
-(`REPOOS_SOUNDNESS_EXAMPLES` hunts all 66, and `-m slow` runs the rest at this draw)."""
+assignments (statements guarded by data), masked counts, a select of loads (whose draw found a gcc
+miscompile) (`REPOOS_SOUNDNESS_EXAMPLES` hunts all 66, and `-m slow` runs the rest at this draw)."""
 NUMPY_EXAMPLES_PER_KERNEL = 10
 IRREGULAR_SUITES = ("sparse", "graphs")
 """CSR kernels: subscripts read from index arrays (gathers, scatters with `+=`) and loops with bounds read from
