@@ -9,17 +9,13 @@ import warnings
 import islpy as isl
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 import repoos_agent
-from repoos_agent.backends import build_baseline, build_native
-from repoos_agent.check import check_baseline, fresh_copy
+from repoos_agent.check import check_baseline
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.ingest import ingest_file, ingest_source, load_kernel
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import prove_legal
-from repoos_agent.measure import compare_outputs
-from repoos_agent.model import Signature
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.kernel import DerivedSize
 from repoos_agent.runtime.swap import SwapFallbackWarning
@@ -30,7 +26,7 @@ from repoos_agent.verify import verify_loop_nest
 
 from .conftest import ROOT
 from .fixtures import derived_sizes
-from .test_soundness import schedules
+from .schedule_draws import legal_schedules_keep_the_output
 
 FIXTURE = ROOT / "tests" / "fixtures" / "derived_sizes.py"
 NO_STORE = str(ROOT / "tests" / "no-such-store.sqlite")
@@ -166,25 +162,8 @@ def test_check_builds_a_correct_baseline_with_both_backends(name, specs, compile
 def test_every_legal_random_schedule_computes_the_baseline_output():
     kernel = load_kernel(FIXTURE, "row_totals_after_cells", {"a": 2})
     values = {"a": rng.standard_normal((7, 5))}
-    signature = Signature.of_values(kernel, values)
-    expected = fresh_copy(values)
-    build_baseline(kernel, signature)(expected)
-    legal: list[str] = []
-
-    def same_output(text: str) -> None:
-        verdict = prove_legal(kernel, text, False, explain=False)
-        if not verdict.legal:
-            return
-        legal.append(text)
-        got = fresh_copy(values)
-        build_native(kernel, signature, verdict.lowered)(got)
-        comparison = compare_outputs(expected, got, list(kernel.outputs))
-        assert comparison.correct, f"legal schedule `{verdict.schedule}` changed {comparison.errors}"
-
-    drawn = settings(max_examples=12, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
-    drawn(given(schedules(kernel))(same_output))()
-    same_output("interchange(S1.i, S1.j)")
-    same_output("parallelize(S0.i); parallelize(S1.i)")  # the threads' functions take the sizes the entry computed
+    also = ("interchange(S1.i, S1.j)", "parallelize(S0.i); parallelize(S1.i)")  # threads take the sizes the entry computed
+    legal, _ = legal_schedules_keep_the_output(kernel, values, 12, also)
     assert legal
 
 

@@ -9,20 +9,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 import repoos_agent
-from repoos_agent.backends import build_baseline, build_native
-from repoos_agent.check import fresh_copy
 from repoos_agent.ingest import ingest_source, load_kernel
-from repoos_agent.legality import prove_legal
-from repoos_agent.measure import compare_outputs
-from repoos_agent.model import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
 
 from .conftest import ROOT
 from .fixtures import numpy_layout
-from .test_soundness import schedules
+from .schedule_draws import legal_schedules_keep_the_output
 
 FIXTURE = ROOT / "tests" / "fixtures" / "numpy_layout.py"
 DTYPES = [pytest.param(np.float32, marks=pytest.mark.slow), np.float64, np.int64]
@@ -189,23 +183,7 @@ def test_every_legal_random_schedule_computes_the_baseline_output(name):
     ranks, inputs = SCHEDULED[name]
     kernel = load_kernel(FIXTURE, name, ranks)
     values = inputs(np.random.default_rng(11))
-    signature = Signature.of_values(kernel, values)
-    expected = fresh_copy(values)
-    build_baseline(kernel, signature)(expected)
-    legal: list[str] = []
-
-    def same_output(text: str) -> None:
-        verdict = prove_legal(kernel, text, False, explain=False)
-        if not verdict.legal:
-            return
-        legal.append(text)
-        got = fresh_copy(values)
-        build_native(kernel, signature, verdict.lowered)(got)
-        comparison = compare_outputs(expected, got, list(kernel.outputs))
-        assert comparison.correct, f"legal schedule `{verdict.schedule}` changed {comparison.errors}"
-
-    drawn = settings(max_examples=10, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
-    drawn(given(schedules(kernel))(same_output))()
+    legal, _ = legal_schedules_keep_the_output(kernel, values, 10)
     assert legal, f"no legal schedule of {name} was drawn"
 
 
