@@ -1,8 +1,8 @@
-"""closure-gradient-step: a gradient step of least squares through a function and a lambda defined inside."""
+"""closure-gradient: a gradient step of least squares through a function and a lambda defined inside."""
 
 import numpy as np
 
-NAME = "closure-gradient-step"
+NAME = "closure-gradient"
 CATEGORY = "as-written"
 SIZES = {
     "MINI": {"m": 8, "n": 4},

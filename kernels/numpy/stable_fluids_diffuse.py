@@ -1,8 +1,8 @@
-"""stable-fluids-diffuse: stable fluids' diffusion: Jacobi sweeps, then a boundary helper that writes the grid's edges."""
+"""stable-fluids: stable fluids' diffusion: Jacobi sweeps, then a boundary helper that writes the grid's edges."""
 
 import numpy as np
 
-NAME = "stable-fluids-diffuse"
+NAME = "stable-fluids"
 CATEGORY = "as-written"
 SIZES = {
     "MINI": {"n": 14, "iters": 4},

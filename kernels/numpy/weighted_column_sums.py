@@ -1,8 +1,8 @@
-"""weighted-column-sums: column sums weighted per row, with Python's own `sum` and `len`."""
+"""weighted-sums: column sums weighted per row, with Python's own `sum` and `len`."""
 
 import numpy as np
 
-NAME = "weighted-column-sums"
+NAME = "weighted-sums"
 CATEGORY = "as-written"
 SIZES = {
     "MINI": {"m": 8, "n": 6},
