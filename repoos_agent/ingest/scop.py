@@ -862,86 +862,115 @@ def walk_statement(
     positions: tuple[int, ...],
     counter: list[int],
 ) -> None:
+    """One statement of a body, by its kind: loops, guards, blocks read through, assignments and calls."""
     if node.type == "comment" or node.type == "pass_statement":
         return
-    if node.type == "for_statement" and (walk.dynamic or _bounds_read_arrays(walk, node)):
-        _walk_dynamic_loop(walk, node, loops, guards, positions, counter)
-        return
-    if node.type == "for_statement" and walk.data_guard is not None:
-        raise Refusal(node, "a loop under a condition on data is not modelled: put the condition inside the loop")
-    if node.type == "for_statement" and _swapped_buffers(walk, node) is not None:
-        _walk_double_buffered(walk, node, loops, guards, positions, counter)
-        return
     if node.type == "for_statement":
-        inner_counter = [0]
-        place = positions + (counter[0],)
-        header = _take_header(walk, node, loops, guards, place, inner_counter)
-        walk.loop_count += 1
-        counter[0] += 1
-        walk.index_aliases.update(header.indices)
-        walk.index_tuples.update(header.tuples)
-        inner_place = place + (0,) * (len(header.loops) - 1)  # the loops of one header nest, each alone in its body
-        try:
-            for child in node.child_by_field_name("body").named_children:
-                try:
-                    walk_statement(walk, child, loops + header.loops, guards, inner_place, inner_counter)
-                except Refusal as refusal:
-                    walk.refuse(refusal)
-        finally:
-            for name in (*header.indices, *header.tuples):
-                walk.index_aliases.pop(name, None)
-                walk.index_tuples.pop(name, None)
-            if walk.front_end is not None:
-                walk.front_end.release(header)
-        return
-    if node.type == "if_statement":
-        if walk.dynamic:
-            raise Refusal(
-                node,
-                f"`if` inside loop `{walk.dynamic[-1].name}`, whose bounds are read from arrays: "
-                "write the condition as a conditional expression (`x if c else y`)",
-            )
-        condition = _affine_conditions(walk, node, loops)
-        if condition is None:
-            _walk_data_guarded(walk, node, loops, guards, positions, counter)
-            return
-        for child in node.child_by_field_name("consequence").named_children:
-            try:
-                walk_statement(walk, child, loops, guards + condition, positions, counter)
-            except Refusal as refusal:
-                walk.refuse(refusal)
-        return
-    if node.type == "with_statement" and _is_errstate(node, walk.names):
+        _walk_for(walk, node, loops, guards, positions, counter)
+    elif node.type == "if_statement":
+        _walk_if(walk, node, loops, guards, positions, counter)
+    elif node.type == "with_statement" and _is_errstate(node, walk.names):
         for child in _read_through([node], walk.names):
             walk_statement(walk, child, loops, guards, positions, counter)
+    elif node.type == "expression_statement":
+        _walk_expression(walk, node.named_children[0], loops, guards, positions, counter)
+    else:
+        raise Refusal(node, NOT_IN_A_NEST.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest"))
+
+
+NOT_IN_A_NEST = {
+    "while_statement": "`while` loops are not modelled (the trip count is not affine); "
+    "a `for` loop over a fixed count (`for it in range(nit)`) is",
+    "break_statement": "`break` leaves the loop early: the iteration domain is not static",
+    "continue_statement": "`continue` skips iterations on data: the iteration domain is not static",
+    "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
+    "assert_statement": "`assert` after the function has computed: checks are modelled at entry, before any other statement",
+    "raise_statement": "`raise` inside the computation: checks are modelled at entry (`if ...: raise` before any other statement)",
+}
+"""Why each statement kind the walk does not take is refused, with what is modelled instead where there is something."""
+
+
+def _walk_for(
+    walk: Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    if walk.dynamic or _bounds_read_arrays(walk, node):
+        _walk_dynamic_loop(walk, node, loops, guards, positions, counter)
         return
-    if node.type == "expression_statement":
-        inner = node.named_children[0]
-        if inner.type in ("assignment", "augmented_assignment"):
-            _take_any_assignment(walk, inner, loops, guards, positions, counter)
-            return
-        if _is_procedure_call(walk, inner):
-            assert walk.front_end is not None
-            walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
-            return
-        if _is_numpy_call(walk, inner):
-            assert walk.front_end is not None
-            walk.front_end.lower_call(inner, loops, guards, positions, counter)
-            return
-        if inner.type == "string":
-            return
+    if walk.data_guard is not None:
+        raise Refusal(node, "a loop under a condition on data is not modelled: put the condition inside the loop")
+    if _swapped_buffers(walk, node) is not None:
+        _walk_double_buffered(walk, node, loops, guards, positions, counter)
+        return
+    inner_counter = [0]
+    place = positions + (counter[0],)
+    header = _take_header(walk, node, loops, guards, place, inner_counter)
+    walk.loop_count += 1
+    counter[0] += 1
+    walk.index_aliases.update(header.indices)
+    walk.index_tuples.update(header.tuples)
+    inner_place = place + (0,) * (len(header.loops) - 1)  # the loops of one header nest, each alone in its body
+    try:
+        for child in node.child_by_field_name("body").named_children:
+            try:
+                walk_statement(walk, child, loops + header.loops, guards, inner_place, inner_counter)
+            except Refusal as refusal:
+                walk.refuse(refusal)
+    finally:
+        for name in (*header.indices, *header.tuples):
+            walk.index_aliases.pop(name, None)
+            walk.index_tuples.pop(name, None)
+        if walk.front_end is not None:
+            walk.front_end.release(header)
+
+
+def _walk_if(
+    walk: Walk,
+    node: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    if walk.dynamic:
+        raise Refusal(
+            node,
+            f"`if` inside loop `{walk.dynamic[-1].name}`, whose bounds are read from arrays: "
+            "write the condition as a conditional expression (`x if c else y`)",
+        )
+    condition = _affine_conditions(walk, node, loops)
+    if condition is None:
+        _walk_data_guarded(walk, node, loops, guards, positions, counter)
+        return
+    for child in node.child_by_field_name("consequence").named_children:
+        try:
+            walk_statement(walk, child, loops, guards + condition, positions, counter)
+        except Refusal as refusal:
+            walk.refuse(refusal)
+
+
+def _walk_expression(
+    walk: Walk,
+    inner: Node,
+    loops: tuple[Loop, ...],
+    guards: tuple[Condition, ...],
+    positions: tuple[int, ...],
+    counter: list[int],
+) -> None:
+    if inner.type in ("assignment", "augmented_assignment"):
+        _take_any_assignment(walk, inner, loops, guards, positions, counter)
+    elif _is_procedure_call(walk, inner):
+        assert walk.front_end is not None
+        walk.front_end.inline_procedure(inner, loops, guards, positions, counter)
+    elif _is_numpy_call(walk, inner):
+        assert walk.front_end is not None
+        walk.front_end.lower_call(inner, loops, guards, positions, counter)
+    elif inner.type != "string":
         raise Refusal(inner, f"`{text(inner)[:60]}` is not an assignment")
-    what = {
-        "while_statement": "`while` loops are not modelled (the trip count is not affine); "
-        "a `for` loop over a fixed count (`for it in range(nit)`) is",
-        "break_statement": "`break` leaves the loop early: the iteration domain is not static",
-        "continue_statement": "`continue` skips iterations on data: the iteration domain is not static",
-        "return_statement": "`return` inside a loop nest leaves early: the iteration domain is not static",
-        "assert_statement": "`assert` after the function has computed: checks are modelled at entry, before any other statement",
-        "raise_statement": "`raise` inside the computation: checks are modelled at entry (`if ...: raise` before any other "
-        "statement)",
-    }.get(node.type, f"`{node.type.replace('_', ' ')}` is not modelled inside a loop nest")
-    raise Refusal(node, what)
 
 
 def _swapped_buffers(walk: Walk, node: Node) -> tuple[str, str] | None:
