@@ -27,6 +27,15 @@ def private_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def store_ceiling(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """No walk for a graph store climbs above the session's temporary folders, so a `.repoos/graph.sqlite` left
+    in `/tmp` or a home directory cannot change what a test finds (as GIT_CEILING_DIRECTORIES does for git)."""
+    ceiling = tmp_path_factory.getbasetemp().resolve()
+    os.environ["REPOOS_CEILING_DIRECTORIES"] = str(ceiling)
+    return ceiling
+
+
+@pytest.fixture(scope="session", autouse=True)
 def private_graph_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Commands record to a graph store of the test session's own, never to the checkout's .repoos/."""
     path = tmp_path_factory.mktemp("graph") / "graph.sqlite"

@@ -173,7 +173,8 @@ def test_the_store_is_found_as_git_finds_its_repository(tmp_path: Path, monkeypa
     monkeypatch.chdir(work)
     assert store_location(near=kernel) == str(work / ".repoos" / "graph.sqlite")
     assert missing_store(near=kernel) == (
-        f"there is no graph store: no .repoos/graph.sqlite in {kernel.parent} or {work} or a directory above"
+        f"there is no graph store: no .repoos/graph.sqlite in {kernel.parent} or {work} or a directory above, "
+        "below the ceilings in $REPOOS_CEILING_DIRECTORIES"
     )
     SQLiteStore(elsewhere / ".repoos" / "graph.sqlite").close()
     assert store_location(near=kernel) == str(elsewhere / ".repoos" / "graph.sqlite")
@@ -185,3 +186,19 @@ def test_the_store_is_found_as_git_finds_its_repository(tmp_path: Path, monkeypa
     assert store_location(near=kernel) == str(tmp_path / "named.sqlite")
     assert missing_store(near=kernel) == f"there is no graph store at {tmp_path / 'named.sqlite'}"
     assert store_location("bolt://db:7687", near=kernel) == "bolt://db:7687"
+
+
+def test_a_store_above_a_ceiling_directory_is_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A store left in a shared parent (`/tmp/.repoos`) is not picked up by a project below a ceiling, as
+    GIT_CEILING_DIRECTORIES keeps git from finding a repository there; without the ceiling it is."""
+    shared, project = tmp_path.resolve(), tmp_path.resolve() / "project"
+    kernel = project / "src" / "kernels.py"
+    kernel.parent.mkdir(parents=True)
+    SQLiteStore(shared / ".repoos" / "graph.sqlite").close()
+    monkeypatch.delenv("REPOOS_GRAPH")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("REPOOS_CEILING_DIRECTORIES", f"/nonexistent{os.pathsep}{shared}")
+    assert store_location(near=kernel) == str(project / ".repoos" / "graph.sqlite")
+    assert missing_store(near=kernel).startswith("there is no graph store")
+    monkeypatch.setenv("REPOOS_CEILING_DIRECTORIES", "")
+    assert store_location(near=kernel) == str(shared / ".repoos" / "graph.sqlite")

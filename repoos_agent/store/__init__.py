@@ -1,7 +1,8 @@
 """The semantic graph: what was ingested, proven and measured, and the contracts the runtime trusts.
 
-SQLite (the file `.repoos/graph.sqlite`, found as git finds its repository) by default;
-a Neo4j server when `--graph` or `REPOOS_GRAPH` is a `bolt://` or `neo4j://` address.
+SQLite (the file `.repoos/graph.sqlite`, found as git finds its repository, with `REPOOS_CEILING_DIRECTORIES` as
+git's `GIT_CEILING_DIRECTORIES`) by default; a Neo4j server when `--graph` or `REPOOS_GRAPH` is a `bolt://` or
+`neo4j://` address.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from repoos_agent.store.records import (
 from repoos_agent.store.sqlite import SQLiteStore
 
 STORE_PATH = Path(".repoos") / "graph.sqlite"
+CEILING_VARIABLE = "REPOOS_CEILING_DIRECTORIES"
 SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 
 __all__ = [
@@ -42,15 +44,34 @@ def store_location(location: str | None = None, near: str | Path | None = None) 
     script's), then from the working directory; with none found, `.repoos/graph.sqlite` in the working directory.
 
     Found as git finds its repository, not fixed to the working directory: a program started from another
-    directory, or a command run from a subdirectory, reaches the store its kernels were optimized into."""
+    directory, or a command run from a subdirectory, reaches the store its kernels were optimized into. A walk
+    never climbs into a directory listed in `$REPOOS_CEILING_DIRECTORIES` (separated as `PATH` is), so a store
+    left in a shared parent such as `/tmp` is not picked up by whatever runs below it."""
     named = _named(location)
     if named:
         return named
+    ceilings = _ceilings()
     for start in _search_starts(near):
-        for directory in (start, *start.parents):
+        for directory in _walk_up(start, ceilings):
             if (directory / STORE_PATH).is_file():
                 return str(directory / STORE_PATH)
     return str(Path.cwd() / STORE_PATH)
+
+
+def _ceilings() -> frozenset[Path]:
+    """The directories no walk climbs into: `$REPOOS_CEILING_DIRECTORIES`, absolute paths separated as `PATH` is."""
+    listed = os.environ.get(CEILING_VARIABLE, "").split(os.pathsep)
+    return frozenset(Path(entry).resolve() for entry in listed if entry and Path(entry).is_absolute())
+
+
+def _walk_up(start: Path, ceilings: frozenset[Path]) -> list[Path]:
+    """`start` and its parents, up to (not into) the first ceiling; `start` itself is always searched, as git does."""
+    directories = [start]
+    for parent in start.parents:
+        if parent in ceilings:
+            break
+        directories.append(parent)
+    return directories
 
 
 def _named(location: str | None) -> str | None:
@@ -74,7 +95,8 @@ def missing_store(location: str | None = None, near: str | Path | None = None) -
     if _named(location):
         return f"there is no graph store at {where}"
     searched = " or ".join(str(start) for start in _search_starts(near))
-    return f"there is no graph store: no {STORE_PATH} in {searched} or a directory above"
+    above = "a directory above, below the ceilings in $" + CEILING_VARIABLE if _ceilings() else "a directory above"
+    return f"there is no graph store: no {STORE_PATH} in {searched} or {above}"
 
 
 def open_store(location: str | None = None, near: str | Path | None = None) -> GraphStore:
