@@ -6,6 +6,7 @@ every test also shows that the server kept serving after the ones before it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from repoos_agent.agent.search import SearchConfig, most_evaluations
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.catalog import SIZE_CLASSES
 from repoos_agent.store import open_store
-from repoos_agent.store.records import VerifiedKernel
+from repoos_agent.store.records import Batch, VerifiedKernel
 from repoos_agent.target import resolve_target
 from tests.mcp_client import Connection, connect
 
@@ -295,6 +296,35 @@ async def test_swap_installs_the_verified_kernel_the_program_will_call(server: C
     assert contract is not None and contract.schedule == "parallelize(i)"
     refused = await server.call("swap", {"target": "gemm", "schedule": "parallelize(k)", "size": "MINI"})
     assert refused.is_error and "was not installed: illegal" in refused.content[0].text
+
+
+async def test_swap_without_a_schedule_keeps_the_stored_winner_and_a_slower_install_says_what_it_replaced(
+    server: Connection,
+):
+    """An assistant's `swap` after `optimize` must not silently put the 1.00x baseline over the stored winner."""
+    target = "kernels/examples/user_kernels.py:lower_triangle_update"
+    inputs = ["n=64", "alpha=0.5", "x=f64[n]", "C=f64[n,n]"]
+    first = await server.call("swap", {"target": target, "schedule": "parallelize(i)", "args": inputs})
+    assert not first.is_error, first.content[0].text
+    store = open_store()
+    try:  # as if `optimize` had measured this winner far ahead of anything a rerun will measure
+        contract = store.get(VerifiedKernel, first.structured_content["function"])
+        assert contract is not None
+        store.write(Batch(nodes=(dataclasses.replace(contract, speedup=1000.0),)))
+    finally:
+        store.close()
+    kept = await server.call("swap", {"target": target, "schedule": "", "args": inputs})
+    assert not kept.is_error, kept.content[0].text
+    assert kept.structured_content["schedule"] == "parallelize(i)" and kept.structured_content["speedup"] == 1000.0
+    assert kept.structured_content["incumbent"] == (
+        "kept the stored winner `parallelize(i)` (1000.00x); name a schedule to install another"
+    )
+    replaced = await server.call("swap", {"target": target, "schedule": "interchange(i, j)", "args": inputs})
+    assert not replaced.is_error, replaced.content[0].text
+    assert replaced.structured_content["schedule"] == "interchange(i, j)"
+    assert replaced.structured_content["incumbent"].startswith(
+        "replaced the stored kernel `parallelize(i)` (1000.00x at "
+    )
 
 
 async def test_a_numpy_program_is_evaluated_and_a_user_numpy_file_with_its_ranks_from_args(server: Connection):

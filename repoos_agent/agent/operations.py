@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from repoos_agent.backends.build import file_digest
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
@@ -29,7 +31,8 @@ from repoos_agent.legality import Analysis, LegalityVerdict, Violation, analyze,
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError
-from repoos_agent.store.recording import save_winner
+from repoos_agent.store.recording import load_winner, save_winner
+from repoos_agent.store.records import VerifiedKernel
 from repoos_agent.target import Target, ingest_path
 
 CODE_LIMIT = 6000
@@ -142,6 +145,7 @@ class SwapReport:
     verified: str  # Z3 on the generated loop nest: "true", or "n/a" for the source order
     library: str
     usage: str
+    incumbent: str  # what became of the kernel stored before: kept, replaced by a slower one, or "" (none faster)
 
 
 @dataclass(frozen=True)
@@ -285,12 +289,38 @@ def swap(target: Target, schedule: ScheduleText = "", size: SizeClass = None, co
     back to Python, with a warning, on arguments the kernel was not built for).
 
     The schedule is evaluated first (proved, Z3-verified, built, outputs checked against the baseline's); only a legal,
-    correct one is installed. Leave `schedule` empty to install the source order's native build. Use the best
-    schedule `evaluate` or `optimize` measured."""
+    correct one is installed. Leave `schedule` empty to keep the winner `optimize` stored for this source (or, with
+    none, to install the source order's native build). Installing a schedule over a faster stored kernel says so in
+    `incumbent`."""
+    incumbent = load_winner(target, compiler)
+    if not schedule and incumbent is not None and _still_built(incumbent):
+        kept = f"kept the stored winner `{incumbent.schedule or 'the source order'}` ({incumbent.speedup:.2f}x)"
+        return _swap_report(incumbent, kept + "; name a schedule to install another")
+    schedule = schedule or (incumbent.schedule if incumbent is not None else "")
     evaluation = evaluate_measured(target, schedule, size, compiler)
     if evaluation.verdict != "legal" or evaluation.correct is False or evaluation.verified == "false":
         raise RepoosError(f"`{evaluation.schedule}` was not installed: {evaluation.verdict}: {evaluation.feedback}")
     contract = save_winner(target, evaluation, size=size, compiler=compiler)
+    return _swap_report(contract, _replaced(incumbent, contract))
+
+
+def _still_built(contract: VerifiedKernel) -> bool:
+    """Whether the contract's library is still the file that was measured (a cleared cache leaves it dangling)."""
+    library = Path(contract.library)
+    return library.is_file() and file_digest(library) == contract.library_sha256
+
+
+def _replaced(incumbent: VerifiedKernel | None, contract: VerifiedKernel) -> str:
+    """What the install did to a faster stored kernel: nothing is replaced by a slower one silently."""
+    if incumbent is None or incumbent.speedup <= contract.speedup or incumbent.schedule == contract.schedule:
+        return ""
+    return (
+        f"replaced the stored kernel `{incumbent.schedule or 'the source order'}` ({incumbent.speedup:.2f}x at "
+        f"{incumbent.size}) with this slower one ({contract.speedup:.2f}x at {contract.size})"
+    )
+
+
+def _swap_report(contract: VerifiedKernel, incumbent: str) -> SwapReport:
     name = contract.function.rsplit(":", 1)[1]
     return SwapReport(
         function=contract.function,
@@ -301,6 +331,7 @@ def swap(target: Target, schedule: ScheduleText = "", size: SizeClass = None, co
         library=contract.library,
         usage=f"decorate `{name}` with @repoos_agent.accelerate, wrap it with repoos_agent.swap({name}), "
         "or run the program with `repoos run script.py`",
+        incumbent=incumbent,
     )
 
 

@@ -24,7 +24,7 @@ from repoos_agent.legality.dependences import dependences
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, ScheduleState
-from repoos_agent.store import open_store
+from repoos_agent.store import missing_store, open_store
 from repoos_agent.store.graph import GraphStore
 from repoos_agent.store.identity import function_key, function_texts, source_hash
 from repoos_agent.store.records import (
@@ -294,15 +294,32 @@ def record_winner(
     return contract
 
 
-def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> str | None:
-    """The schedule of the function's VerifiedKernel, when it was built from this very source by this
-    backend: the incumbent a new search races in its finish and keeps on a tie, so that a rerun (fewer
-    turns, a noisy moment) replaces the stored kernel only with one that beats it there by more than the
-    spread. None when there is none."""
+def stored_winner(store: GraphStore, target: Target, compiler: str = "c") -> VerifiedKernel | None:
+    """The function's VerifiedKernel when it was built from this very source by this backend, else None."""
     contract = store.get(VerifiedKernel, function_key(target.kernel.path, target.kernel.name))
     if contract is None or contract.source_hash != source_hash(target.kernel.source) or contract.backend != compiler:
         return None
-    return contract.schedule or None
+    return contract
+
+
+def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> str | None:
+    """The schedule of `stored_winner`: the incumbent a new search races in its finish and keeps on a tie, so
+    that a rerun (fewer turns, a noisy moment) replaces the stored kernel only with one that beats it there by
+    more than the spread. None when there is none."""
+    contract = stored_winner(store, target, compiler)
+    return contract.schedule or None if contract is not None else None
+
+
+def load_winner(target: Target, compiler: str = "c", graph: str | None = None) -> VerifiedKernel | None:
+    """`stored_winner` from the store `save_winner` would write to; None when there is no store yet (reading
+    never creates one)."""
+    if missing_store(graph, target.kernel.path):
+        return None
+    store = open_store(graph, target.kernel.path)
+    try:
+        return stored_winner(store, target, compiler)
+    finally:
+        store.close()
 
 
 def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
