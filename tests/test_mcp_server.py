@@ -322,9 +322,7 @@ async def test_swap_without_a_schedule_keeps_the_stored_winner_and_a_slower_inst
     replaced = await server.call("swap", {"target": target, "schedule": "interchange(i, j)", "args": inputs})
     assert not replaced.is_error, replaced.content[0].text
     assert replaced.structured_content["schedule"] == "interchange(i, j)"
-    assert replaced.structured_content["incumbent"].startswith(
-        "replaced the stored kernel `parallelize(i)` (1000.00x at "
-    )
+    assert replaced.structured_content["incumbent"].startswith("replaced the stored kernel `parallelize(i)` (1000.00x at ")
 
 
 async def test_a_numpy_program_is_evaluated_and_a_user_numpy_file_with_its_ranks_from_args(server: Connection):
