@@ -161,7 +161,6 @@ class Walk:
     ranks: dict[str, int] = field(default_factory=dict)
     statements: list[RawStatement] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    loop_count: int = 0
     returns: str | None = None
     front_end: ArrayFrontEnd | None = None
     dynamic: list[DynamicLoop] = field(default_factory=list)  # the loops with bounds read from arrays around the walk
@@ -909,7 +908,6 @@ def _walk_for(
     inner_counter = [0]
     place = positions + (counter[0],)
     header = _take_header(walk, node, loops, guards, place, inner_counter)
-    walk.loop_count += 1
     counter[0] += 1
     walk.index_aliases.update(header.indices)
     walk.index_tuples.update(header.tuples)
@@ -1023,7 +1021,6 @@ def _walk_double_buffered(
         raise Refusal(node, f"a loop that swaps `{first}` and `{second}` is modelled over a `range` with step 1 and one bound")
     pair = walk.front_end.fresh_name(node)
     loop = Loop(name=pair, start=start, stop=stop, step=2, line=node.start_point[0] + 1)
-    walk.loop_count += 1
     place = positions + (counter[0],)
     counter[0] += 1
     inner = [0]

@@ -533,13 +533,6 @@ class Kernel:
             result = result.union(isl.UnionMap.from_map(relation))
         return result
 
-    def accesses(self, kind: str) -> isl.UnionMap:
-        result = isl.UnionMap.empty(isl.Space.params_alloc(self.ctx, 0))
-        for statement in self.statements:
-            for access in statement.reads if kind == "read" else statement.writes:
-                result = result.union(isl.UnionMap.from_map(access.relation))
-        return result
-
 
 _LOCKS: WeakKeyDictionary[Kernel, threading.RLock] = WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()

@@ -77,10 +77,6 @@ class Schedule:
     def __str__(self) -> str:
         return "; ".join(str(p) for p in self.primitives)
 
-    @property
-    def is_identity(self) -> bool:
-        return not self.primitives
-
 
 # Each signature: the kinds of arguments, "L" loop, "S" statement, "N" integer; "T" marks tile's variable form.
 SIGNATURES: dict[str, str] = {
