@@ -51,6 +51,7 @@ from repoos_agent.store.recording import (
     stored_schedule,
 )
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
+from repoos_agent.study.report import CHART_NEEDS
 from repoos_agent.target import Target, ingest_path, resolve_target
 from tui import command as tui_command
 
@@ -374,6 +375,8 @@ def command_eval(args: argparse.Namespace) -> int:
     paths = write(instances)
     print_table(config, instances, summarize(instances, tool_names, config.seed))
     print(f"written: {', '.join(str(path) for path in paths)}")
+    if not any(path.suffix == ".png" for path in paths):
+        print(CHART_NEEDS)
     return 0
 
 

@@ -127,7 +127,7 @@ def measure_tool(
 ) -> ToolMeasurement:
     """Build `spec`'s version of `target`, check it against our baseline on the same inputs, and race the two."""
     if spec.name == "numba" and importlib.util.find_spec("numba") is None:
-        return ToolMeasurement(spec.name, "missing", "numba is not installed (pip install numba)")
+        return ToolMeasurement(spec.name, "missing", "numba is not installed (pip install 'repoos-agent[eval]')")
     toolchain = None if spec.name == "numba" else _toolchain(spec)
     if spec.name != "numba" and toolchain is None:
         return ToolMeasurement(spec.name, "missing", f"compiler `{spec.compiler}` not found")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import math
 import os
@@ -42,10 +43,9 @@ def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
 
 
-def write_outputs(
-    directory: Path, config: StudyConfig, instances: list[InstanceResult], summary: StudySummary
-) -> tuple[Path, Path, Path]:
-    """Write eval.csv, eval.json and eval.png into `directory` (created if needed); returns their paths."""
+def write_outputs(directory: Path, config: StudyConfig, instances: list[InstanceResult], summary: StudySummary) -> tuple[Path, ...]:
+    """Write eval.csv, eval.json and eval.png into `directory` (created if needed); returns the paths written
+    (the chart only when Matplotlib, the `eval` extra, is installed)."""
     directory.mkdir(parents=True, exist_ok=True)
     tool_names = tuple(spec.name for spec in config.tools)
     csv_path, json_path, chart_path = directory / CSV_NAME, directory / JSON_NAME, directory / CHART_NAME
@@ -65,12 +65,18 @@ def write_outputs(
         "instances": [_instance_json(i) for i in instances],
     }
     json_path.write_text(json.dumps(_finite(payload), indent=2) + "\n", encoding="utf-8")
-    write_chart(chart_path, config, instances)
-    return csv_path, json_path, chart_path
+    charted = write_chart(chart_path, config, instances)
+    return (csv_path, json_path, chart_path) if charted else (csv_path, json_path)
 
 
-def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]) -> None:
-    """Speedup over our -O3 baseline per instance, one bar per tool (log scale; × marks a tool that did not run correctly)."""
+CHART_NEEDS = "no chart: Matplotlib is not installed (pip install 'repoos-agent[eval]')"
+
+
+def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]) -> bool:
+    """Speedup over our -O3 baseline per instance, one bar per tool (log scale; × marks a tool that did not run
+    correctly). False, writing nothing, without Matplotlib: the chart is an extra, the CSV and JSON are the results."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return False
     import matplotlib
 
     matplotlib.use("Agg")
@@ -113,6 +119,7 @@ def write_chart(path: Path, config: StudyConfig, instances: list[InstanceResult]
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+    return True
 
 
 def _drawn(value: float | None) -> bool:
