@@ -81,11 +81,13 @@ def _bins(lowering: Lowering, call: CallSite) -> AffineExpr:
     node = call.argument(1, "bins")
     if node is None:
         return AffineExpr.of_constant(10)
-    if unparenthesised(node).type in ("string", "list", "tuple") or (
-        unparenthesised(node).type == "identifier" and lowering.walk.ranks.get(text(node), 0) > 0
-    ):
-        raise Refusal(node, f"`bins={text(node)[:40]}`: a number of equal bins is modelled, not edges or an estimator")
-    (extent,) = lowering.shape(node, call.place)
+    refusal = Refusal(node, f"`bins={text(node)[:40]}`: a number of equal bins (an integer) is modelled, not edges or an estimator")
+    if unparenthesised(node).type in ("string", "list", "tuple") or lowering.walk.ranks.get(text(node), 0) > 0:
+        raise refusal
+    try:
+        (extent,) = lowering.shape(node, call.place)
+    except Refusal:
+        raise refusal from None
     if extent.size.is_constant and extent.size.constant < 1:
         raise Refusal(node, f"`bins={text(node)}`: NumPy raises ValueError (`bins` must be positive)")
     if not extent.size.is_constant:
