@@ -347,6 +347,8 @@ class _Printer:
         checks, check_lines = derived + assumed + checks, derived_lines + assumed_lines + check_lines
         data_checks, data_lines = self._index_checks(len(checks))
         checks, check_lines = checks + data_checks, check_lines + data_lines
+        value_checks, value_lines = self._value_checks(len(checks))
+        checks, check_lines = checks + value_checks, check_lines + value_lines
         parameters = ", ".join(f"{a.c_type} {self._argument_c_name(a)}" for a in arguments)
         threads = self.lowered.privatized or any(c.kept and c.private_to for c in self.lowered.contracted)
         lines = [PRELUDE + (BLAS_PRELUDE if self.lowered.blas else "") + (COPIES_PRELUDE if threads else "")]
@@ -623,6 +625,27 @@ class _Printer:
                 test = f"{value} < 0" if smallest else f"{value} >= {self._dim_name(reach.target, reach.dim)}"
                 guard = f"rp_lo_{self.c_names[end.array]} <= rp_hi_{self.c_names[end.array]} && " if end.array else ""
                 lines.append(f"if ({guard}{test}) return {code};")
+        return tuple(checks), lines
+
+    def _value_checks(self, first_code: int) -> tuple[tuple[BoundsCheck, ...], list[str]]:
+        """Return codes for what NumPy raises on before computing anything: a size below 1 (`kernel.positive`), and
+        an argument holding a NaN or an infinity (`kernel.finite`, one pass over each)."""
+        checks: list[BoundsCheck] = []
+        lines: list[str] = []
+        for size in self.kernel.positive:
+            code = first_code + len(checks) + 1
+            checks.append(BoundsCheck(code, "", -1, f"line {size.line}: `{size.text}` raises ValueError in NumPy: {size.size} < 1"))
+            lines.append(f"if (({_affine_c(size.size, self.c_names)}) < 1) return {code};")
+        for check in self.kernel.finite:
+            code = first_code + len(checks) + 1
+            message = f"line {check.line}: `{check.text}` raises ValueError in NumPy: `{check.array}` holds NaN or infinity"
+            checks.append(BoundsCheck(code, check.array, -1, message))
+            name = self.c_names[check.array]
+            count = " * ".join(self._dim_name(check.array, d) for d in range(self.kernel.array(check.array).rank))
+            lines += [
+                f"for (int64_t rp_t = 0; rp_t < {count}; rp_t++)",
+                f"    if (!isfinite({name}_data[rp_t])) return {code};",
+            ]
         return tuple(checks), lines
 
     def _reach(self, end: Reach, smallest: bool) -> str:

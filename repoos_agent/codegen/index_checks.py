@@ -53,6 +53,8 @@ def index_ranges(kernel: Kernel) -> tuple[IndexRange, ...]:
 
 
 def _reach(index: AffineExpr | IndexRead, loops: dict[str, DynamicLoop]) -> tuple[Reach, Reach] | None:
+    if isinstance(index, IndexRead) and index.computed:
+        return None
     if isinstance(index, IndexRead):
         offset = AffineExpr.of_constant(index.offset)
         return Reach(index.ref.array, offset), Reach(index.ref.array, offset)

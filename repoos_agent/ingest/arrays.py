@@ -31,6 +31,7 @@ from repoos_agent.ingest.numpy.refusals import RANK_HINT
 from repoos_agent.ingest.numpy.ufuncs import UNARY_C_NAMES
 from repoos_agent.ingest.numpy.values import (
     Index,
+    Items,
     Place,
     Value,
     View,
@@ -81,9 +82,12 @@ from repoos_agent.model.expr import (
 from repoos_agent.model.kernel import (
     Allocation,
     Condition,
+    DtypeRequirement,
     DtypeRule,
     Extent,
+    FiniteCheck,
     Loop,
+    PositiveSize,
     ReturnValue,
     SameKindCast,
     ShapeParameter,
@@ -110,6 +114,9 @@ class ArrayLowering:
     read_only: dict[str, str] = field(default_factory=dict)  # allocation -> the conversion that may be its argument
     closures: set[str] = field(default_factory=set)  # helpers defined in the function (or lambdas): they see its locals
     casts: list[SameKindCast] = field(default_factory=list)  # copies NumPy makes only within a kind
+    requirements: list[DtypeRequirement] = field(default_factory=list)  # values modelled for some types only
+    finite: list[FiniteCheck] = field(default_factory=list)  # arguments checked finite at the native entry
+    positive: list[PositiveSize] = field(default_factory=list)  # sizes checked at least 1 at the native entry
     compacted: dict[str, tuple[Value, Value]] = field(default_factory=dict)  # `v = x[m]`: kept elements, ones
     unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
@@ -314,6 +321,18 @@ class ArrayLowering:
         """A copy NumPy makes only within a kind (`np.copyto`): checked against the call's types when it is built."""
         self.casts.append(SameKindCast(source, target, node.start_point[0] + 1, text(node)[:60]))
 
+    def require_dtype(self, value: DtypeRule, allowed: tuple[str, ...], node: Node) -> None:
+        """A value modelled for the `allowed` element types only: checked against the call's types when it is built."""
+        self.requirements.append(DtypeRequirement(value, allowed, node.start_point[0] + 1, text(node)[:60]))
+
+    def require_finite(self, array: str, node: Node) -> None:
+        """An argument whose values must be finite where NumPy raises otherwise: checked at the native entry."""
+        self.finite.append(FiniteCheck(array, node.start_point[0] + 1, text(node)[:60]))
+
+    def require_positive(self, size: AffineExpr, node: Node) -> None:
+        """A size NumPy raises on unless it is at least 1: checked at the native entry."""
+        self.positive.append(PositiveSize(size, node.start_point[0] + 1, text(node)[:60]))
+
     def mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
         """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call
         that runs (an assumption the call is checked for, as broadcasting's are)."""
@@ -329,6 +348,10 @@ class ArrayLowering:
         callee = right.child_by_field_name("function") if right.type == "call" else None
         if op == "=" and callee is not None and callee.type == "identifier" and text(callee) in self.helpers:
             self._unpack_returned(targets, right, place, node)
+            return
+        items = self._items(right, place) if op == "=" else None
+        if items is not None:
+            self._unpack_items(targets, items, right, place, node)
             return
         if op != "=" or len(values) != len(targets):
             raise Refusal(left, f"`{text(left)} = {text(right)[:40]}`: unpacking is modelled for as many values as names")
@@ -369,6 +392,18 @@ class ArrayLowering:
                 self.write(self.value(target, place), "=", value, call, place, node)
             else:
                 raise Refusal(target, f"`{text(target)}`: a helper's results are unpacked into names and subscripts")
+
+    def _unpack_items(self, targets: list[Node], items: Items, call: Node, place: Place, node: Node) -> None:
+        """`hist, edges = np.histogram(...)`: each item, stored by the call, bound to its name or stored in order."""
+        if len(items.values) != len(targets):
+            raise Refusal(node, f"`{text(call)[:60]}` returns {len(items.values)} values for {len(targets)} names")
+        for target, value in zip(targets, items.values, strict=True):
+            if target.type == "identifier":
+                self._bind(text(target), call, place, node, value)
+            elif target.type == "subscript" and self.selection(target) is None:
+                self.write(self.value(target, place), "=", value, call, place, node)
+            else:
+                raise Refusal(target, f"`{text(target)}`: a tuple's items are unpacked into names and subscripts")
 
     def _assign(self, left: Node, op: str, right: Node, place: Place, node: Node) -> None:
         selection = self.selection(left)
@@ -842,6 +877,9 @@ class ArrayLowering:
                     f"`{text(node)}` compacts the elements the mask selects, a number the data decides: reduce them "
                     f"(`np.sum({text(node)})`) or keep the shape (`np.where(mask, x, 0)`)",
                 )
+            items = self._items(node.child_by_field_name("value"), place)
+            if items is not None:
+                return self._item(items, node)
             base = self.value(node.child_by_field_name("value"), place)
             return self._index(base, list(node.children_by_field_name("subscript")), place, node)
         if kind == "unary_operator":
@@ -1278,8 +1316,42 @@ class ArrayLowering:
             )
         if function not in FUNCTIONS:
             raise Refusal(node, f"`np.{function}` is not modelled")
+        if FUNCTIONS[function].items:
+            raise Refusal(node, f"`{text(node)[:60]}` returns a tuple: take one item (`[0]`) or unpack it (`hist, edges = ...`)")
         site = CallSite(function, positional, keywords, place, node, node)
         return FUNCTIONS[function].lower(self, site) or self._unreachable(node)
+
+    def _items(self, node: Node, place: Place) -> Items | None:
+        """The items of a NumPy call that returns a tuple (`np.histogram(...)`), lowered; None for anything else."""
+        node = unparenthesised(node)
+        if node.type != "call":
+            return None
+        module, method = self._callee_name(node)
+        function = f"{module}.{method}".removeprefix("np.")
+        if not _is_numpy_module(module) or function not in FUNCTIONS or not FUNCTIONS[function].items:
+            return None
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        positional = [a for a in arguments if a.type != "keyword_argument"]
+        keywords = {
+            text(a.child_by_field_name("name")): a.child_by_field_name("value") for a in arguments if a.type == "keyword_argument"
+        }
+        items = FUNCTIONS[function].lower(self, CallSite(function, positional, keywords, place, node, node))
+        assert isinstance(items, Items)
+        return items
+
+    @staticmethod
+    def _item(items: Items, node: Node) -> Value:
+        """`call(...)[k]` of a tuple: item `k`, an integer constant (negative from the end)."""
+        subscripts = list(node.children_by_field_name("subscript"))
+        item = unparenthesised(subscripts[0]) if len(subscripts) == 1 else None
+        count = len(items.values)
+        try:
+            position = int(text(item)) if item is not None else count
+        except ValueError:
+            position = count
+        if not -count <= position < count:
+            raise Refusal(node, f"`{text(node)[:60]}`: a tuple of {count} items is indexed by an integer constant below {count}")
+        return items.values[position]
 
     def _math(self, function: str, positional: list[Node], place: Place, node: Node) -> Value:
         """`math.sqrt(a)` and friends: a Python float, weak where it meets an array (unlike `np.sqrt(a)`);

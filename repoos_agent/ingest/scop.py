@@ -205,6 +205,9 @@ class ArrayFrontEnd(Protocol):
     returns: list[ReturnValue]
     returns_tuple: bool
     casts: list  # copies NumPy makes only within a kind, checked against a call's types
+    requirements: list  # values modelled for some element types only, checked against a call's types
+    finite: list  # arguments whose values must be finite, checked at the native entry
+    positive: list  # sizes that must be at least 1, checked at the native entry
     helpers: dict[str, Node]  # functions a call inlines: the module's, and those defined in the function
     closures: set[str]  # of them, those defined in the function, which see its locals
 
@@ -1754,9 +1757,16 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
     for array, use in walk.index_arrays.items():
         if array in written_arrays:
             raise Refusal(use, f"index array `{array}` is written by the function: its values are checked once, before the run")
+    front_end = walk.front_end
+    for check in front_end.finite if front_end is not None else ():
+        if check.array in written_arrays:
+            raise Refusal(
+                function,
+                f"line {check.line}: `{check.text}` needs `{check.array}` finite, checked once before the run, "
+                f"but the function writes `{check.array}`: give `range=`",
+            )
     arrays = [Array(a, walk.ranks[a], a in written_arrays, True) for a in walk.arguments if a in walk.arrays and a in walk.ranks]
     arrays += [Array(local, 0, True, local in walk.arguments) for local in walk.assigned]
-    front_end = walk.front_end
     allocations = tuple(front_end.allocations) if front_end is not None else ()
     arrays += [Array(a.name, len(a.shape), True, True) for a in allocations]
     local_names = set(walk.assigned)
@@ -1821,6 +1831,9 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         entry_code=walk.entry_code,
         constants=tuple(walk.constants.items()),
         casts=tuple(front_end.casts) if front_end is not None else (),
+        requirements=tuple(front_end.requirements) if front_end is not None else (),
+        finite=tuple(front_end.finite) if front_end is not None else (),
+        positive=tuple(front_end.positive) if front_end is not None else (),
         derived=tuple(walk.derived.values()),
         assumptions=tuple(
             (a, b)

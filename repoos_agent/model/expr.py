@@ -56,10 +56,13 @@ class IndexRead:
 
     Its value is data, so the polyhedral model treats it as the literature does an uninterpreted
     function of the iteration: dependence analysis assumes it may be any element, Z3 reads it as
-    an uninterpreted function, and the generated code checks its array's values before the run."""
+    an uninterpreted function, and the generated code checks its array's values before the run. A `computed`
+    one reads a temporary the kernel filled with indices in range by construction (`np.histogram`'s bins):
+    nothing is checked before the run, when it holds nothing yet."""
 
     ref: ArrayRef
     offset: int = 0
+    computed: bool = False
 
     def __str__(self) -> str:
         base = shown(self.ref)

@@ -410,6 +410,39 @@ class SameKindCast:
     text: str
 
 
+@dataclass(frozen=True)
+class DtypeRequirement:
+    """A value modelled for some element types only (`np.histogram` computes its bins in the data's type, modelled
+    for float64): a call of other types is refused when it is built, and the swapped call runs the original."""
+
+    value: DtypeRule
+    allowed: tuple[str, ...]
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class FiniteCheck:
+    """An array argument whose values must all be finite: NumPy raises on a NaN or an infinity in it (the data of
+    `np.histogram` without `range=`), which a loop cannot do halfway through. The native entry reads every
+    value before the run (conservative: the whole argument, where NumPy reads a view of it) and a call that
+    holds one runs the original, which raises."""
+
+    array: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PositiveSize:
+    """A size NumPy raises on unless it is at least 1 (`np.histogram`'s `bins`): the native entry checks it, and a
+    call where it is not runs the original, which raises."""
+
+    size: AffineExpr
+    line: int
+    text: str
+
+
 @dataclass(frozen=True, eq=False)
 class Kernel:
     """A modelled Python function: parameters, arrays, statements, and their isl context."""
@@ -434,6 +467,9 @@ class Kernel:
     entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
     constants: tuple[tuple[str, int | float], ...] = ()  # the module's constants it reads, as it was built with them
     casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
+    requirements: tuple[DtypeRequirement, ...] = ()  # values modelled for some element types only
+    finite: tuple[FiniteCheck, ...] = ()  # arguments checked finite at entry (NumPy raises otherwise)
+    positive: tuple[PositiveSize, ...] = ()  # sizes checked at least 1 at entry (NumPy raises otherwise)
     derived: tuple[DerivedSize, ...] = ()  # parameters computed from the others (`h = n // 2`), in order
 
     @cached_property
@@ -463,7 +499,9 @@ class Kernel:
         found: dict[str, None] = {}
         for statement in self.statements:
             for ref in statement.array_refs():
-                found.update((index.ref.array, None) for index in ref.indices if isinstance(index, IndexRead))
+                found.update(
+                    (index.ref.array, None) for index in ref.indices if isinstance(index, IndexRead) and not index.computed
+                )
             found.update(
                 (limit.ref.array, None)
                 for loop in statement.inner

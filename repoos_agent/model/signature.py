@@ -73,6 +73,13 @@ class Signature:
                     f"`{kernel.name}` line {cast.line}: `{cast.text}` copies {source} into {target}, which NumPy refuses "
                     "(casting='same_kind'); it raises TypeError there"
                 )
+        for requirement in kernel.requirements:
+            dtype = requirement.value.resolve(array_types, scalar_kinds)
+            if dtype not in requirement.allowed:
+                raise ArgumentSpecError(
+                    f"`{kernel.name}` line {requirement.line}: `{requirement.text}` is modelled for "
+                    f"{' or '.join(requirement.allowed)} here, not {dtype}"
+                )
         for allocation in kernel.allocations:
             dtype = allocation.dtype.resolve(array_types, scalar_kinds)
             if dtype not in C_TYPES:

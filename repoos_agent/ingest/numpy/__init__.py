@@ -2,7 +2,7 @@
 
 `registry` holds the table and its decorator, `values` the value algebra they compose (values, views,
 broadcasting), and each family has a module: `ufuncs` (a data table of elementwise functions), `reductions`,
-`statistics` (var, std, average, arg-extrema, counts), `scans`, `linalg`,
+`statistics` (var, std, average, arg-extrema, counts), `histograms`, `scans`, `linalg`,
 `products`, `creations`, `conversions`, `layout` (views: reshape, flip, triangles), `assembly` (results
 stored piece by piece: roll, tile, concatenate, pad, copyto), and `refusals` (what stays out, and what to write instead).
 Importing this package registers them all."""
@@ -11,6 +11,7 @@ from repoos_agent.ingest.numpy import (
     assembly,
     conversions,
     creations,
+    histograms,
     layout,
     linalg,
     products,
@@ -29,6 +30,7 @@ __all__ = [
     "assembly",
     "conversions",
     "creations",
+    "histograms",
     "layout",
     "linalg",
     "products",

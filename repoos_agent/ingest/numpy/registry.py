@@ -3,7 +3,7 @@ under NumPy's name (and the array method of the same meaning), in the manner of 
 
 Every lowering has one signature: it takes the front end (`Lowering`, what a NumPy function may use of it) and
 the `CallSite` (the call's argument nodes, where it sits, and where a materialized result may go), and returns
-the call's `Value`, or None when it wrote the caller's target itself. `materializes` marks what needs
+the call's `Value` (its `Items` for a tuple), or None when it wrote the caller's target itself. `materializes` marks what needs
 statements of its own (reductions, products, creations) rather than an element expression: the front end asks
 `materializes(...)` instead of keeping lists of names. A method's receiver comes first among the positional
 arguments, so `x.sum(axis=0)` and `np.sum(x, axis=0)` reach the same function."""
@@ -16,9 +16,10 @@ from typing import Protocol
 
 from tree_sitter import Node
 
-from repoos_agent.ingest.numpy.values import Index, Place, Value
+from repoos_agent.ingest.numpy.values import Index, Items, Place, Value
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, Walk
+from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Expr, Name
 from repoos_agent.model.kernel import DtypeRule, Extent
 
@@ -72,6 +73,12 @@ class Lowering(Protocol):
 
     def require_cast(self, source: DtypeRule, target: DtypeRule, node: Node) -> None: ...
 
+    def require_dtype(self, value: DtypeRule, allowed: tuple[str, ...], node: Node) -> None: ...
+
+    def require_finite(self, array: str, node: Node) -> None: ...
+
+    def require_positive(self, size: AffineExpr, node: Node) -> None: ...
+
     compacted: dict[str, tuple[Value, Value]]
 
     def shape(self, node: Node, place: Place) -> tuple[Extent, ...]: ...
@@ -123,26 +130,28 @@ class CallSite:
         return self.positional[position] if len(self.positional) > position else None
 
 
-Lower = Callable[[Lowering, CallSite], Value | None]
+Lower = Callable[[Lowering, CallSite], Value | Items | None]
 
 
 @dataclass(frozen=True)
 class Registered:
-    """A NumPy function's lowering, and whether it materializes (needs statements of its own)."""
+    """A NumPy function's lowering, whether it materializes (needs statements of its own), and whether it returns
+    a tuple (`Items`), which a statement indexes or unpacks."""
 
     lower: Lower
     materializes: bool
+    items: bool = False
 
 
 FUNCTIONS: dict[str, Registered] = {}  # `sum`, `linalg.norm`: NumPy's names below `np`
 METHODS: dict[str, Registered] = {}  # `sum`: array methods
 
 
-def lowers(*names: str, methods: tuple[str, ...] = (), materializes: bool = False) -> Callable[[Lower], Lower]:
+def lowers(*names: str, methods: tuple[str, ...] = (), materializes: bool = False, items: bool = False) -> Callable[[Lower], Lower]:
     """Register a lowering under NumPy's `names` and the array `methods` of the same meaning."""
 
     def register(lower: Lower) -> Lower:
-        entry = Registered(lower, materializes)
+        entry = Registered(lower, materializes, items)
         for name in names:
             assert name not in FUNCTIONS, f"np.{name} is lowered twice"
             FUNCTIONS[name] = entry

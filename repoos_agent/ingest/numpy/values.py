@@ -42,6 +42,14 @@ class Value:
         return len(self.shape)
 
 
+@dataclass(frozen=True)
+class Items:
+    """What a NumPy function returning a tuple gives (`np.histogram`'s counts and edges): its items, each stored.
+    A statement takes one (`np.histogram(x, 8)[0]`) or unpacks them all (`hist, edges = np.histogram(x, 8)`)."""
+
+    values: tuple[Value, ...]
+
+
 @dataclass
 class Place:
     """Where a statement sits: its enclosing loops and guards, and its slot in the enclosing body."""
