@@ -30,6 +30,7 @@ from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
+from repoos_agent.measure.provenance import provenance
 from repoos_agent.model import Signature
 from repoos_agent.runtime.commands import add_runtime_commands
 from repoos_agent.schedule import ScheduleError
@@ -344,6 +345,8 @@ def command_eval(args: argparse.Namespace) -> int:
     if unknown or not sizes:
         raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
     kernels, size_overrides = chosen_kernels(args.kernels)
+    origin = provenance()  # the code this study loads, before it measures for hours
+    out = Path(args.out)
     config = StudyConfig(
         kernels=kernels,
         sizes=sizes,
@@ -357,7 +360,7 @@ def command_eval(args: argparse.Namespace) -> int:
         tools=parse_tools(args.compare) if args.compare else (),
         seed=args.seed,
         timeout_s=args.timeout,
-        log_dir=str(Path(args.out) / "logs"),
+        log_dir=str(out / "logs"),
         constrain=args.constrain,
         prompt=args.prompt,
     )
@@ -365,7 +368,7 @@ def command_eval(args: argparse.Namespace) -> int:
 
     def write(instances: list) -> tuple[Path, ...]:
         try:
-            return write_outputs(Path(args.out), config, instances, summarize(instances, tool_names, config.seed))
+            return write_outputs(out, config, instances, summarize(instances, tool_names, config.seed), origin)
         except OSError as error:
             raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
 
