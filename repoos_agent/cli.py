@@ -52,6 +52,7 @@ from repoos_agent.store.recording import (
     stored_schedule,
 )
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
+from repoos_agent.study.chunks import record_chunk
 from repoos_agent.target import Target, ingest_path, resolve_target
 from tui import command as tui_command
 
@@ -347,6 +348,11 @@ def command_eval(args: argparse.Namespace) -> int:
     kernels, size_overrides = chosen_kernels(args.kernels)
     origin = provenance()  # the code this study loads, before it measures for hours
     out = Path(args.out)
+    if args.chunk:
+        try:
+            out = record_chunk(out, args.chunk, kernels, sizes, origin)
+        except OSError as error:
+            raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
     config = StudyConfig(
         kernels=kernels,
         sizes=sizes,
@@ -494,6 +500,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_parser.add_argument(
         "--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png, and logs/ with every search's events"
+    )
+    eval_parser.add_argument(
+        "--chunk",
+        help="run as one chunk of a study too long for one run: files go to OUT/CHUNK/, and OUT/manifest.json "
+        "records the chunk's kernels and provenance (benchmarks/numpy_summary.py OUT merges the chunks)",
     )
     eval_parser.add_argument("--seed", type=int, default=0)
     eval_parser.add_argument("--timeout", type=positive_float, default=120.0, help="seconds per measurement before a timeout")
