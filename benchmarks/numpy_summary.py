@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/numpy_summary.py benchmarks/results/numpy-eval/eval.csv
     .venv/bin/python benchmarks/numpy_summary.py RUN1/eval.csv RUN2/eval.csv --out SUMMARY.md
+    .venv/bin/python benchmarks/numpy_summary.py benchmarks/results/numpy-eval-large
 
 Several runs (an eval at a large size, run a few kernels at a time) merge into one table; each
-kernel's contenders still come from one run.
+kernel's contenders still come from one run. Given a study's folder, it merges the chunks its
+manifest lists (`repoos eval --chunk`, `repoos_agent/study/chunks.py`) and writes the study's summary.md.
 
 Prints a Markdown table, one row per kernel (speedups over the NumPy original), then the
 issue's targets: the share of kernels the engine optimized, its geomean, the geomean of the
@@ -22,7 +24,11 @@ import json
 import math
 from pathlib import Path
 
+from repoos_agent.errors import RepoosError
+from repoos_agent.measure.provenance import provenance
+from repoos_agent.study.chunks import MANIFEST_NAME, study_chunks
 from repoos_agent.study.head_to_head import NUMPY_ORIGINAL
+from repoos_agent.study.report import CSV_NAME
 
 PEERS = ("numba", "dace", "pythran")
 
@@ -135,20 +141,45 @@ def merged(paths: list[Path]) -> tuple[list[dict[str, str]], list[dict] | None]:
     return list(rows.values()), None if instances is None else [instances[kernel] for kernel in rows]
 
 
+def sources(paths: list[Path]) -> tuple[list[Path], str]:
+    """The eval.csv files to merge, and a line saying what they are: the chunks of a study's manifest, in its order,
+    when `paths` is the study's folder; else the files given."""
+    if len(paths) == 1 and paths[0].is_dir():
+        chunks = study_chunks(paths[0])
+        names = ", ".join(chunk.name for chunk in chunks)
+        return [paths[0] / chunk.name / CSV_NAME for chunk in chunks], (
+            f"Merged from the {len(chunks)} chunks of [{MANIFEST_NAME}]({MANIFEST_NAME}), in its order ({names}); "
+            "each chunk's kernels, commit, CPU, cores, date and command are there."
+        )
+    runs = ", ".join(str(path) for path in paths)
+    if len(paths) > 1:
+        return paths, f"Merged from {len(paths)} eval runs: {runs}"
+    return paths, f"From {runs} (its run's provenance: eval.json beside it)."
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="The NumPy-suite eval's headline figures, from one or more eval.csv files.")
-    parser.add_argument("paths", nargs="*", type=Path, default=[Path("benchmarks/results/numpy-eval/eval.csv")])
-    parser.add_argument("--out", type=Path, help="where to write the summary (default: summary.md beside the first CSV)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[Path("benchmarks/results/numpy-eval/eval.csv")],
+        help="eval.csv files, or the folder of a study run in chunks (`repoos eval --chunk`)",
+    )
+    parser.add_argument("--out", type=Path, help="where to write the summary (default: summary.md in the study or beside the CSV)")
     args = parser.parse_args()
-    missing = [str(path) for path in args.paths if not path.is_file()]
+    try:
+        paths, origin = sources(args.paths)
+    except RepoosError as error:
+        parser.error(str(error))
+    missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         parser.error(f"no eval.csv at {', '.join(missing)}")
-    rows, instances = merged(args.paths)
-    text = summary(rows, instances)
-    if len(args.paths) > 1:
-        text = f"Merged from {len(args.paths)} eval runs: {', '.join(str(p) for p in args.paths)}\n\n" + text
+    rows, instances = merged(paths)
+    text = f"{provenance().line()}\n\n{origin}\n\n" + summary(rows, instances)
     print(text, end="")
-    (args.out or args.paths[0].parent / "summary.md").write_text(text)
+    default = args.paths[0] if args.paths[0].is_dir() else paths[0].parent
+    (args.out or default / "summary.md").write_text(text)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The five NumPy kernels that kept NumPy at LARGE, against the time their matrix products take alone.
 
-In the LARGE eval (benchmarks/results/numpy-eval-large-summary.md) mlp, 2mm, 3mm, doitgen and
+In the LARGE eval (benchmarks/results/numpy-eval-large/summary.md) mlp, 2mm, 3mm, doitgen and
 covariance kept the NumPy original: each finish's winner ran every product through OpenBLAS and
 raced NumPy, which runs the same products through the same kernels, to a tie. A schedule that
 keeps the products on BLAS wins only the rest (bias adds, scalings, the ReLU, the mean and the
@@ -74,7 +74,7 @@ KERNELS: dict[str, tuple[str, Products]] = {
     "numpy:doitgen": ("blas(S1)", _doitgen),
     "numpy:covariance": ("blas(S5)", _covariance),
 }
-"""Each kernel's LARGE finish winner (benchmarks/results/numpy-eval-large-*/logs), and its products."""
+"""Each kernel's LARGE finish winner (benchmarks/results/numpy-eval-large/{dl,la,fa}/logs, kept for this), and its products."""
 
 
 def measured(label: str, size: str, repeats: int) -> tuple[list[str], float, float]:

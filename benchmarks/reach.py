@@ -21,11 +21,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +35,7 @@ from repoos_agent.catalog import bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.measure.provenance import provenance
 from repoos_agent.target import Target, resolve_target
 
 RESULTS = Path(__file__).parent / "results"
@@ -124,23 +122,6 @@ def table(rows: list[Reached], optimize_too: bool) -> list[str]:
     return lines
 
 
-def _provenance(command: str) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
-    cpu = (
-        next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
-            platform.processor() or "unknown CPU",
-        )
-        if Path("/proc/cpuinfo").exists()
-        else platform.processor()
-    )
-    return f"Commit {commit or 'unknown'}, {cpu}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; `{command}`."
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=("all", "bundled", "as-written", "sample"), default="all")
@@ -165,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.mkdir(parents=True, exist_ok=True)
         searched = f"-optimize-{args.size.lower()}" if args.optimize else ""
         path = RESULTS / f"reach-{args.corpus}{searched}.md"
-        path.write_text("# Reach\n\n" + _provenance(command.strip()) + "\n\n" + "\n".join(lines) + "\n")
+        path.write_text("# Reach\n\n" + provenance(command.strip()).line() + "\n\n" + "\n".join(lines) + "\n")
         print(f"written to {path}")
     return 0
 

@@ -27,11 +27,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from reach import RESULTS, _first_reason, _provenance
+from reach import RESULTS, _first_reason
 
 from repoos_agent.check import check_baseline
 from repoos_agent.errors import RepoosError
 from repoos_agent.ingest import load_kernel
+from repoos_agent.measure.provenance import provenance
 from repoos_agent.target import ModuleFunction, Target
 
 
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     command = "python benchmarks/reach_npbench.py NPBENCH"
     path = RESULTS / "reach-npbench.md"
-    path.write_text("# Reach on NPBench\n\n" + _provenance(command) + "\n\n" + "\n".join(lines) + "\n")
+    path.write_text("# Reach on NPBench\n\n" + provenance(command).line() + "\n\n" + "\n".join(lines) + "\n")
     print(f"written to {path}")
     return 0
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from repoos_agent.catalog import BundledKernel, bundled_kernels
 from repoos_agent.measure import Timing
+from repoos_agent.measure.provenance import provenance
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -24,11 +24,12 @@ def chosen_kernels(names: str) -> list[BundledKernel]:
 
 
 def write_results(file_name: str, title: str, lines: list[str], summary: str) -> None:
-    """The table and its summary, with the machine and date, to benchmarks/results/FILE_NAME."""
+    """The table and its summary, under the commit, CPU, cores, date and command (`provenance`), to
+    benchmarks/results/FILE_NAME."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
     path = RESULTS / file_name
-    path.write_text(f"# {title}\n\nMeasured on {machine}.\n\n" + "\n".join(lines) + "\n\n" + summary.strip() + "\n")
+    header = f"# {title}\n\n{provenance().line()}\n\n"
+    path.write_text(header + "\n".join(lines) + "\n\n" + summary.strip() + "\n")
     print(f"written to {path}")
 
 

@@ -30,6 +30,7 @@ from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.mcp.command import add_arguments as add_mcp_arguments
 from repoos_agent.mcp.command import serve as serve_mcp
+from repoos_agent.measure.provenance import provenance
 from repoos_agent.model import Signature
 from repoos_agent.runtime.commands import add_runtime_commands
 from repoos_agent.schedule import ScheduleError
@@ -51,6 +52,7 @@ from repoos_agent.store.recording import (
     stored_schedule,
 )
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
+from repoos_agent.study.chunks import record_chunk
 from repoos_agent.study.report import CHART_NEEDS
 from repoos_agent.target import Target, ingest_path, resolve_target
 from tui import command as tui_command
@@ -345,6 +347,13 @@ def command_eval(args: argparse.Namespace) -> int:
     if unknown or not sizes:
         raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
     kernels, size_overrides = chosen_kernels(args.kernels)
+    origin = provenance()  # the code this study loads, before it measures for hours
+    out = Path(args.out)
+    if args.chunk:
+        try:
+            out = record_chunk(out, args.chunk, kernels, sizes, origin)
+        except OSError as error:
+            raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
     config = StudyConfig(
         kernels=kernels,
         sizes=sizes,
@@ -358,7 +367,7 @@ def command_eval(args: argparse.Namespace) -> int:
         tools=parse_tools(args.compare) if args.compare else (),
         seed=args.seed,
         timeout_s=args.timeout,
-        log_dir=str(Path(args.out) / "logs"),
+        log_dir=str(out / "logs"),
         constrain=args.constrain,
         prompt=args.prompt,
     )
@@ -366,7 +375,7 @@ def command_eval(args: argparse.Namespace) -> int:
 
     def write(instances: list) -> tuple[Path, ...]:
         try:
-            return write_outputs(Path(args.out), config, instances, summarize(instances, tool_names, config.seed))
+            return write_outputs(out, config, instances, summarize(instances, tool_names, config.seed), origin)
         except OSError as error:
             raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
 
@@ -494,6 +503,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_parser.add_argument(
         "--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png, and logs/ with every search's events"
+    )
+    eval_parser.add_argument(
+        "--chunk",
+        help="run as one chunk of a study too long for one run: files go to OUT/CHUNK/, and OUT/manifest.json "
+        "records the chunk's kernels and provenance (benchmarks/numpy_summary.py OUT merges the chunks)",
     )
     eval_parser.add_argument("--seed", type=int, default=0)
     eval_parser.add_argument("--timeout", type=positive_float, default=120.0, help="seconds per measurement before a timeout")

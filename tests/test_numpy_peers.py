@@ -14,6 +14,7 @@ import pytest
 from repoos_agent.catalog import BundledKernel
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
 from repoos_agent.measure.isolated import RaceRules, peer_worker, shared_worker
+from repoos_agent.measure.provenance import provenance
 from repoos_agent.study import StudyConfig, ToolSpec, summarize, write_outputs
 from repoos_agent.study.competitors import parse_tools
 from repoos_agent.study.numpy_peers import (
@@ -118,7 +119,7 @@ def test_a_kernel_the_engine_refuses_is_reported_with_its_peers(tmp_path: Path):
     assert [t.status for t in instance.tools] == ["ok", "missing"]
     summary = summarize([instance], ("numba", "repoos_no_such_peer"), 0)
     assert summary.single.count == 0 and summary.tools_ok["numba"] == 1
-    csv_path, json_path, chart_path = write_outputs(tmp_path, config, [instance], summary)
+    csv_path, json_path, chart_path = write_outputs(tmp_path, config, [instance], summary, provenance("repoos eval"))
     row = next(csv.DictReader(csv_path.open()))
     assert row["engine_status"] == "refused" and row["single"] == ""
     assert row["numba_status"] == "ok" and float(row["numba_speedup"]) > 0

@@ -6,15 +6,14 @@ import csv
 import importlib.util
 import json
 import math
-import os
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from repoos_agent.measure.provenance import Provenance
 from repoos_agent.study.protocol import InstanceResult, StudyConfig
 from repoos_agent.study.statistics import Estimate, format_speedup
 from repoos_agent.study.summary import TIME_PARTS, StudySummary
@@ -43,9 +42,14 @@ def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
 
 
-def write_outputs(directory: Path, config: StudyConfig, instances: list[InstanceResult], summary: StudySummary) -> tuple[Path, ...]:
-    """Write eval.csv, eval.json and eval.png into `directory` (created if needed); returns the paths written
-    (the chart only when Matplotlib, the `eval` extra, is installed)."""
+def write_outputs(
+    directory: Path, config: StudyConfig, instances: list[InstanceResult], summary: StudySummary, origin: Provenance
+) -> tuple[Path, ...]:
+    """Write eval.csv, eval.json and eval.png into `directory` (created if needed); returns the paths written (the
+    chart only when Matplotlib, the `eval` extra, is installed).
+
+    `origin` is the study's provenance, taken when it started (the code it loaded); eval.json carries it, and it is
+    eval.csv's too."""
     directory.mkdir(parents=True, exist_ok=True)
     tool_names = tuple(spec.name for spec in config.tools)
     csv_path, json_path, chart_path = directory / CSV_NAME, directory / JSON_NAME, directory / CHART_NAME
@@ -55,11 +59,7 @@ def write_outputs(directory: Path, config: StudyConfig, instances: list[Instance
         for instance in instances:
             writer.writerow(_row(instance, tool_names))
     payload = {
-        "machine": {
-            "cores": os.cpu_count(),
-            "python": sys.version.split()[0],
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        },
+        "provenance": origin.as_json(),
         "config": asdict(config),
         "summary": asdict(summary),
         "instances": [_instance_json(i) for i in instances],
