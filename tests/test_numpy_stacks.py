@@ -9,12 +9,17 @@ import numpy as np
 import pytest
 
 import repoos_agent
-from repoos_agent.ingest import ingest_source
+from repoos_agent.codegen.c import generate_c
+from repoos_agent.errors import CompileError
+from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.model import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
 
 from .conftest import ROOT
 from .fixtures import numpy_stacks
+from .schedule_draws import legal_schedules_keep_the_output
 
+FIXTURE = ROOT / "tests" / "fixtures" / "numpy_stacks.py"
 STORE = str(ROOT / "tests" / "no-such-store.sqlite")
 
 
@@ -96,10 +101,99 @@ def test_a_product_of_extents_that_do_not_contract_runs_the_original_which_raise
             "`a.dot(b)`: `.dot()` of arrays of rank 2 and 3 pairs every matrix",
         ),
         ("np.ones((2, 3)) @ np.ones((4, 2))", {}, "the product contracts extents 3 and 4, which differ"),
+        (
+            "np.linalg.cholesky(a)",
+            {"a": 3},
+            "`np.linalg.cholesky(a)`: `np.linalg.cholesky` of an array of rank 3 is not modelled (2)",
+        ),
+        ("np.linalg.cholesky(np.ones((2, 3)))", {}, "the matrix is 2 by 3; NumPy factors square matrices only"),
+        ("np.linalg.cholesky(a, upper=True)", {"a": 2}, "`upper=` of `np.linalg.cholesky` is not modelled"),
     ],
 )
-def test_what_differs_from_matmul_is_refused_with_what_to_write(body, ranks, message):
+def test_what_is_not_modelled_is_refused_with_what_to_write(body, ranks, message):
     source = f"import numpy as np\n\n\ndef f(a, b):\n    return {body}\n"
     report = ingest_source(source, "user.py", {"f": ranks})[0]
     assert not report.analyzable
     assert message in report.diagnostics[0].message, report.diagnostics[0].message
+
+
+def _positive_definite(n: int, dtype, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).uniform(-1.0, 1.0, (n, n))
+    return (x @ x.T + n * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64], ids=["float64", "float32", "int64"])
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_the_cholesky_factor_equals_numpy_s_with_numpy_s_dtype(native, n, dtype):
+    """Integers are factored in float64, float32 in float32, as NumPy's LAPACK call does."""
+    a = _positive_definite(n, np.float64, n).round() if dtype is np.int64 else _positive_definite(n, dtype, n)
+    a = a.astype(dtype)
+    rtol = 1e-5 if dtype is np.float32 else 1e-12
+    _same_as_numpy(native(numpy_stacks.factor), numpy_stacks.factor, a, rtol=rtol)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_the_factor_plus_the_upper_triangle_in_place_equals_numpy(native, n):
+    _same_as_numpy(native(numpy_stacks.factored), numpy_stacks.factored, _positive_definite(n, np.float64, n))
+
+
+def test_the_factor_reads_only_the_lower_triangle(native):
+    a = _positive_definite(5, np.float64, 1)
+    scribbled = np.tril(a) + np.triu(np.full_like(a, 7.0), k=1)
+    np.testing.assert_allclose(native(numpy_stacks.factor)(scribbled), np.linalg.cholesky(a), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [[[1.0, 2.0], [2.0, 1.0]], [[-1.0]], [[-0.0]], [[4.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]],
+    ids=["indefinite", "negative", "negative-zero", "singular"],
+)
+def test_a_matrix_that_is_not_positive_definite_raises_numpy_s_error_through_the_swapped_function(matrix):
+    swapped = repoos_agent.accelerate(graph=STORE)(numpy_stacks.factored)
+    swapped(_positive_definite(len(matrix), np.float64, 0))
+    a = np.array(matrix)
+    before = a.copy()
+    with (
+        pytest.warns(SwapFallbackWarning, match=r"`np.linalg.cholesky\(A\)`: the matrix is not positive definite"),
+        pytest.raises(np.linalg.LinAlgError, match="not positive definite"),
+    ):
+        swapped(a)
+    np.testing.assert_array_equal(a, before)
+
+
+def test_a_nan_pivot_passes_and_the_factor_holds_nans_as_numpy_s(native):
+    """NumPy's OpenBLAS takes a NaN pivot for a positive one (reference LAPACK would raise): so does the kernel."""
+    for matrix in ([[np.nan, 0.0], [0.0, 1.0]], [[1.0, np.inf], [np.inf, np.inf]]):
+        a = np.array(matrix)
+        np.testing.assert_array_equal(native(numpy_stacks.factor)(a), np.linalg.cholesky(a))
+
+
+def test_a_matrix_that_is_not_square_runs_the_original_which_raises():
+    swapped = repoos_agent.accelerate(graph=STORE)(numpy_stacks.factor)
+    swapped(_positive_definite(2, np.float64, 0))
+    with pytest.warns(SwapFallbackWarning, match="does not hold"), pytest.raises(np.linalg.LinAlgError, match="square"):
+        swapped(np.ones((2, 3)))
+
+
+def test_the_mlir_backend_refuses_a_kernel_that_may_fail():
+    kernel = load_kernel(FIXTURE, "factor", {"A": 2})
+    signature = Signature.of_values(kernel, {"A": np.eye(3)})
+    with pytest.raises(CompileError, match="the MLIR backend does not report failures"):
+        generate_c(kernel, signature, mlir_call=True)
+
+
+def test_what_the_function_wrote_before_the_failure_is_what_the_original_leaves():
+    """`B[:] = 2.0 * A` runs before the factorization fails: the kernel's writes are undone, and the original
+    writes B again before it raises, as it always did."""
+    swapped = repoos_agent.accelerate(graph=STORE)(numpy_stacks.factor_twice)
+    swapped(_positive_definite(3, np.float64, 0), np.zeros((3, 3)))
+    a, b = np.array([[1.0, 2.0], [2.0, 1.0]]), np.zeros((2, 2))
+    with pytest.warns(SwapFallbackWarning), pytest.raises(np.linalg.LinAlgError):
+        swapped(a, b)
+    np.testing.assert_array_equal(b, 2.0 * a)
+
+
+def test_every_legal_random_schedule_of_the_factorization_computes_the_baseline_output():
+    kernel = load_kernel(FIXTURE, "factored", {"A": 2})
+    legal, _ = legal_schedules_keep_the_output(kernel, {"A": _positive_definite(6, np.float64, 5)}, 10)
+    assert legal, "no legal schedule of the factorization was drawn"

@@ -1324,7 +1324,9 @@ class ArrayLowering:
         """`np.function(...)` (`np.linalg.norm`: `linalg.norm`): the lowering registered under its name (`ingest.numpy`)."""
         if function not in FUNCTIONS and function.startswith("linalg."):
             raise Refusal(
-                node, f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices is)"
+                node,
+                f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices "
+                "and `np.linalg.cholesky` are)",
             )
         if function not in FUNCTIONS:
             raise Refusal(node, f"`np.{function}` is not modelled")

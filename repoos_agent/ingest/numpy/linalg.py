@@ -4,8 +4,9 @@ or their maximum. Without `axis` NumPy takes the 2-norm as `sqrt(dot(x, x))`, wh
 BLAS's; the pairwise sum here agrees with it to the float tolerance, not bit for bit.
 
 `cholesky` is LAPACK's `potrf` on the lower triangle, row by row (Cholesky-Banachiewicz), into a new array with
-zeros above the diagonal. NumPy raises `LinAlgError` where a pivot is not positive (or NaN); only the computation
-finds that, so the kernel records it in a flag (`Failure`), and a call that ends with it set runs as the original."""
+zeros above the diagonal. NumPy raises `LinAlgError` where a pivot is not positive; only the computation finds
+that, so the kernel records it in a flag (`Failure`), and a call that ends with it set runs as the original. A NaN
+pivot passes, as in the OpenBLAS NumPy ships with (reference LAPACK would raise), and the factor holds NaNs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from repoos_agent.ingest.numpy.values import Place, Value, arrays_read, floating
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal
 from repoos_agent.model.affine import AffineExpr
-from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number, Unary
+from repoos_agent.model.expr import ArrayRef, Binary, Call, Choice, Expr, Name, Number
 from repoos_agent.model.kernel import DtypeRule, Failure
 
 
@@ -127,7 +128,7 @@ def _cholesky(lowering: Lowering, call: CallSite) -> Value | None:
     emit(row, "=", at(i, i), given(i, i))
     inner, k = lowering.loop(zero, i, row, node)
     emit(inner, "-=", at(i, i), Binary("*", factor(i, k), factor(i, k)))
-    emit(row, "=", failed, Choice(Unary("not", Binary(">", factor(i, i), Number(0))), Number(1), failed))
+    emit(row, "=", failed, Choice(Binary("<=", factor(i, i), Number(0)), Number(1), failed))
     emit(row, "=", at(i, i), Call("sqrt", (factor(i, i),), "np"))
     right, j = lowering.loop(i + AffineExpr.of_constant(1), rows.size, row, node)
     emit(right, "=", at(i, j), Number(0))
