@@ -12,6 +12,7 @@ import repoos_agent
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.errors import CompileError
 from repoos_agent.ingest import ingest_source, load_kernel
+from repoos_agent.legality.prove import prove_legal
 from repoos_agent.model import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
 
@@ -84,6 +85,18 @@ def test_a_product_of_extents_that_do_not_contract_runs_the_original_which_raise
     swapped(np.ones((4, 3)), np.ones((3, 2)))
     with pytest.warns(SwapFallbackWarning, match="does not hold"), pytest.raises(ValueError, match="matmul"):
         swapped(np.ones((4, 3)), np.ones((5, 2)))
+
+
+def test_a_stack_of_one_product_runs_as_one_blas_call_and_a_longer_stack_stays_loops():
+    rng = np.random.default_rng(4)
+    one = load_kernel(FIXTURE, "lifted", {"a": 2, "b": 2})
+    legal, _ = legal_schedules_keep_the_output(
+        one, {"a": rng.uniform(0.5, 2.0, (4, 5)), "b": rng.uniform(0.5, 2.0, (5, 3))}, 1, also=["blas(S1)"]
+    )
+    assert "blas(S1)" in legal
+    stack = load_kernel(FIXTURE, "batched", {"a": 3, "b": 3})
+    verdict = prove_legal(stack, "blas(S1)", False, explain=False)
+    assert not verdict.legal and "S0 and S1 are not two nests of their own" in verdict.feedback, verdict.feedback
 
 
 @pytest.mark.parametrize(
