@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 import repoos_agent
+from repoos_agent.backends import build_native
 from repoos_agent.codegen.c import generate_c
-from repoos_agent.errors import CompileError
+from repoos_agent.errors import CompileError, KernelRuntimeError
 from repoos_agent.ingest import ingest_source, load_kernel
 from repoos_agent.legality.prove import prove_legal
+from repoos_agent.measure.layout import fresh_copy
 from repoos_agent.model import Signature
 from repoos_agent.runtime.swap import SwapFallbackWarning
 
@@ -206,7 +208,15 @@ def test_what_the_function_wrote_before_the_failure_is_what_the_original_leaves(
     np.testing.assert_array_equal(b, 2.0 * a)
 
 
-def test_every_legal_random_schedule_of_the_factorization_computes_the_baseline_output():
+def test_every_legal_random_schedule_of_the_factorization_computes_the_baseline_output_and_still_fails():
+    """Each legal schedule computes the factor, and still reports a matrix that is not positive definite."""
     kernel = load_kernel(FIXTURE, "factored", {"A": 2})
-    legal, _ = legal_schedules_keep_the_output(kernel, {"A": _positive_definite(6, np.float64, 5)}, 10)
-    assert legal, "no legal schedule of the factorization was drawn"
+    also = ("parallelize(S8.j)", "unroll(S2.l, 2); unroll(S5.j, 4)", "parallelize(S9.i); vectorize(S9.j, 4)")
+    legal, _ = legal_schedules_keep_the_output(kernel, {"A": _positive_definite(6, np.float64, 5)}, 10, also)
+    assert len(legal) > len(also), f"no legal schedule of the factorization was drawn: {legal}"
+    indefinite = {"A": _positive_definite(6, np.float64, 5) - 7.0 * np.eye(6)}
+    signature = Signature.of_values(kernel, indefinite)
+    for text in legal:
+        build = build_native(kernel, signature, prove_legal(kernel, text, False, explain=False).lowered)
+        with pytest.raises(KernelRuntimeError, match="the matrix is not positive definite"):
+            build(fresh_copy(indefinite))
