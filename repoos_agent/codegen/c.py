@@ -206,6 +206,9 @@ COPIES_PRELUDE = """\
 """
 MEMORY_CODE = 1000
 """The first return code of a failed allocation (per-thread copies), past every bounds check's."""
+FAILURE_CODE = 2000
+"""The first return code of a `Failure` (what NumPy raises on that only the computation finds). It is returned
+at the end, after the kernel wrote: the caller undoes the writes before it runs the original."""
 BLAS_TYPES = {"double": "d", "float": "s"}
 
 
@@ -267,6 +270,8 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
         raise CompileError(
             "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
         )
+    if kernel.failures and mlir_call:
+        raise CompileError(f"the MLIR backend does not report failures ({kernel.failures[0].message}): use the C backend")
     problem = blas_type_problem(kernel, signature, lowered) or integer_type_problem(kernel, signature)
     if problem is not None:
         raise CompileError(problem)
@@ -370,6 +375,9 @@ class _Printer:
             missing = [call.update for call in self.lowered.blas if call.update not in self.printed_blas]
             if missing:
                 raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
+            for code, failure in enumerate(kernel.failures, start=FAILURE_CODE):
+                checks += (BoundsCheck(code, "", -1, failure.message),)
+                lines.append(f"    if ({self.c_names[failure.flag]}) return {code};")
         lines += ["    return 0;", "}", ""]
         lines[0] += vector_math_prelude("\n".join(lines[1:]))
         sizes = tuple(p for p in kernel.parameters if p in kernel.arguments)

@@ -85,6 +85,7 @@ from repoos_agent.model.kernel import (
     DtypeRequirement,
     DtypeRule,
     Extent,
+    Failure,
     FiniteCheck,
     Loop,
     PositiveSize,
@@ -117,6 +118,7 @@ class ArrayLowering:
     requirements: list[DtypeRequirement] = field(default_factory=list)  # values modelled for some types only
     finite: list[FiniteCheck] = field(default_factory=list)  # arguments checked finite at the native entry
     positive: list[PositiveSize] = field(default_factory=list)  # sizes checked at least 1 at the native entry
+    failures: list[Failure] = field(default_factory=list)  # what NumPy raises on that only the computation finds
     compacted: dict[str, tuple[Value, Value]] = field(default_factory=dict)  # `v = x[m]`: kept elements, ones
     unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
     depth: dict[tuple[tuple[str, ...], str], int] = field(default_factory=dict)  # loops around a local's binding
@@ -705,6 +707,16 @@ class ArrayLowering:
             self.walk.statements.append(
                 RawStatement(cited, tuple(loops), tuple(guards), target, "=", value, (*positions[:-1], offset), lowered=True)
             )
+
+    def loop(self, start: AffineExpr, stop: AffineExpr, place: Place, node: Node) -> tuple[Place, AffineExpr]:
+        """A loop of a lowering's own, `start <= v < stop` (affine in the sizes and `place`'s loops), for a NumPy
+        function whose algorithm is a loop nest (`np.linalg.cholesky`): the place of its body, and `v`."""
+        (name,) = self._fresh_loop_names(1, place, node)
+        self._register(stop, node, place)
+        slot = place.counter[0]
+        place.counter[0] += 1
+        loop = Loop(name, Bound((start,), "max"), Bound((stop,), "min"), 1, node.start_point[0] + 1)
+        return Place((*place.loops, loop), place.guards, (*place.positions, slot), [0]), AffineExpr.of_variable(name)
 
     def _loop_names(self, wanted: int, place: Place) -> list[str]:
         taken = (
@@ -1312,7 +1324,9 @@ class ArrayLowering:
         """`np.function(...)` (`np.linalg.norm`: `linalg.norm`): the lowering registered under its name (`ingest.numpy`)."""
         if function not in FUNCTIONS and function.startswith("linalg."):
             raise Refusal(
-                node, f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices is)"
+                node,
+                f"`np.{function}` is not modelled: write a product with `@` (`np.linalg.norm` of vectors and matrices "
+                "and `np.linalg.cholesky` are)",
             )
         if function not in FUNCTIONS:
             raise Refusal(node, f"`np.{function}` is not modelled")

@@ -325,6 +325,16 @@ def named_results(returns: tuple[ReturnValue, ...], as_tuple: bool, result: obje
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A condition NumPy raises on that only the computation finds (`np.linalg.cholesky` of a matrix that is not
+    positive definite): statements set the integer local `flag`; a call that ends with it set is undone and runs
+    as the original, which raises."""
+
+    flag: str
+    message: str
+
+
+@dataclass(frozen=True)
 class ShapeParameter:
     """A size read from an array's shape (`n = A.shape[0]`), not passed as an argument."""
 
@@ -471,6 +481,7 @@ class Kernel:
     finite: tuple[FiniteCheck, ...] = ()  # arguments checked finite at entry (NumPy raises otherwise)
     positive: tuple[PositiveSize, ...] = ()  # sizes checked at least 1 at entry (NumPy raises otherwise)
     derived: tuple[DerivedSize, ...] = ()  # parameters computed from the others (`h = n // 2`), in order
+    failures: tuple[Failure, ...] = ()  # what NumPy raises on that the computation finds, each set by a local flag
 
     @cached_property
     def assumed(self) -> isl.Set:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from repoos_agent.backends.library import NativeKernel
+from repoos_agent.codegen.c import FAILURE_CODE
 from repoos_agent.measure.cores import call_team, usable_cores
 from repoos_agent.model.kernel import Allocation, Kernel, ReturnValue, derived_values
 from repoos_agent.model.signature import Signature
@@ -103,6 +104,10 @@ class CallPlan:
         self._arrays = interface.arrays
         self._scalars = interface.scalars
         self._written = tuple(index for index, guard in enumerate(interface.arrays) if guard.written)
+        # A kernel that may fail after it wrote (`Failure`) keeps the written arguments to put back before the
+        # original runs, which raises where they stood.
+        fails = any(check.code >= FAILURE_CODE for check in native.source.checks)
+        self._undone = tuple(interface.arrays[index].position for index in self._written) if fails else ()
         position = {name: index for index, name in enumerate(interface.arguments)}
         allocated = {allocation.name: index for index, (allocation, _) in enumerate(interface.allocations)}
         layout = []
@@ -218,7 +223,8 @@ class CallPlan:
         return [self.native.allocation(a.name, a.role, a.extents(sizes)) for a, _ in self.interface.allocations]
 
     def run(self, prepared: list[object], values: Sequence[object]) -> tuple[bool, object]:
-        """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check).
+        """Run natively: (True, the function's result) or (False, why the kernel refused: a shape check, or a
+        failure the computation found, whose writes to the arguments are undone).
 
         A parallel kernel's team is sized at each call to the cores no other runnable task wants: with
         one core taken, a team of two would wait at every barrier for its parked thread, and run slower
@@ -226,8 +232,11 @@ class CallPlan:
         if self._cores:
             self.last_team = call_team(self._cores)
             self.native.set_team(self.last_team)
+        kept = [values[position].copy() for position in self._undone]  # type: ignore[attr-defined]
         code = self.native.run_prepared(prepared[: self._c_arity] if self.interface.allocations else prepared)
         if code != 0:
+            for position, before in zip(self._undone, kept, strict=True):
+                np.copyto(values[position], before)  # type: ignore[call-overload]
             return False, self.native.refusal(code, dict(zip(self.interface.arguments, values, strict=True)))
         if not self._result_slots:
             return True, None

@@ -1,6 +1,8 @@
 """Products: `@`, `np.dot`, `np.matmul` and `x.dot(y)` become an initializing statement and an update over the
 output's loops and the contraction, flagged `product` so the code generators may call BLAS; `np.outer` is an
-elementwise product of a column and a row."""
+elementwise product of a column and a row. Stacks (operands of rank 3 or more) are `matmul`'s: one product per
+element of the broadcast leading dimensions. `np.dot` agrees with it unless its second operand is a stack (then
+`dot` pairs every matrix with every other), which is refused."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.numpy.refusals import RANK_HINT
 from repoos_agent.ingest.numpy.registry import CallSite, Lowering, lowers
-from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, column
+from repoos_agent.ingest.numpy.values import Index, Place, Value, arrays_read, broadcast, column, is_one
 from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Binary, Expr, Name, Number, Unary, array_refs
+from repoos_agent.model.kernel import Extent
 
 
 @lowers("dot", "matmul", methods=("dot",), materializes=True)
@@ -20,6 +23,13 @@ def _dot(lowering: Lowering, call: CallSite) -> Value | None:
     if len(call.positional) != 2:
         raise Refusal(call.node, f"`{call.function}` takes two arrays")
     left, right = (lowering.value(p, call.place) for p in call.positional)
+    if call.function == "dot" and left.rank >= 2 and right.rank >= 3:
+        raise Refusal(
+            call.node,
+            f"`{text(call.node)[:60]}`: `{call.spelled}` of arrays of rank {left.rank} and {right.rank} pairs every matrix "
+            "of the first with every one of the second, which is not modelled; write `@` (`np.matmul`) for a stack "
+            "of products",
+        )
     return matmul(lowering, left, right, call.place, call.statement, call.into, call.name, call.node)
 
 
@@ -34,26 +44,33 @@ def _outer(lowering: Lowering, call: CallSite) -> Value:
 def matmul(
     lowering: Lowering, left: Value, right: Value, place: Place, statement: Node, into: Value | None, name: str, node: Node
 ) -> Value | None:
-    """`left @ right` for vectors and matrices, into `into` when it can, else a new allocation (returned)."""
-    if left.rank not in (1, 2) or right.rank not in (1, 2):
-        raise Refusal(
-            node, f"`{text(node)[:60]}`: products of arrays of rank {left.rank} and {right.rank} are not modelled (1 or 2)"
-        )
+    """`left @ right` as NumPy's `matmul`, into `into` when it can, else a new allocation (returned). Operands of
+    rank 3 or more are stacks of matrices over their leading (batch) dimensions, which broadcast as NumPy's do;
+    a vector operand is a matrix of one row (left) or one column (right) whose unit dimension the result drops."""
     if left.rank == 0 or right.rank == 0:
         raise Refusal(node, "`@` of a scalar: use `*`" + RANK_HINT)
     left, right = _read_operand(lowering, left, place, node), _read_operand(lowering, right, place, node)
+    rows, columns = left.rank >= 2, right.rank >= 2
     contraction = left.shape[-1]
-    out_shape = tuple(left.shape[:-1]) + tuple(right.shape[1:] if right.rank == 2 else ())
+    _contracted(lowering, contraction, right.shape[-2] if columns else right.shape[0], node)
+    left_batch, right_batch = left.shape[: max(left.rank - 2, 0)], right.shape[: max(right.rank - 2, 0)]
+    batch, (left_of, right_of) = broadcast([left_batch, right_batch], node)
+    for shape in (left_batch, right_batch):  # NumPy raises unless the stacks' extents agree where not 1
+        for extent, wide in zip(shape, batch[len(batch) - len(shape) :], strict=True):
+            if not is_one(extent):
+                lowering.assume_equal(extent, wide)
+    stacked = len(batch)
+    out_shape = batch + ((left.shape[-2],) if rows else ()) + ((right.shape[-1],) if columns else ())
     dtype = left.dtype.merged(right.dtype)
     reads = arrays_read(left) | arrays_read(right)
     target, direct = lowering.output(out_shape, dtype, into, name or "product", node, reads, place)
-    rows = 1 if left.rank == 2 else 0
     out_rank = len(out_shape)
 
     def parts(index: Index) -> tuple[Index, Index, Index]:
         out, k = index[:out_rank], index[out_rank]
-        left_index = ((out[0],) if rows else ()) + (k,)
-        right_index = (k,) + ((out[rows],) if right.rank == 2 else ())
+        at = out[:stacked]
+        left_index = left_of(at) + ((out[stacked],) if rows else ()) + (k,)
+        right_index = right_of(at) + (k,) + ((out[stacked + rows],) if columns else ())
         return out, left_index, right_index
 
     def store_ref(out: Index) -> ArrayRef | Name:
@@ -69,10 +86,26 @@ def matmul(
         out, left_index, right_index = parts(index)
         return store_ref(out), Binary("*", left.element(left_index), right.element(right_index))
 
-    # i, k, j: the contraction outside the output's last (contiguous) dimension
-    order = (0, out_rank, 1) if out_rank == 2 else ((out_rank, 0) if rows == 0 and out_rank == 1 else tuple(range(out_rank + 1)))
+    # the stack's loops outermost; in each matrix i, k, j: the contraction outside the output's last (contiguous)
+    # dimension. The update stays flagged `product` (its order of additions is BLAS's or NumPy's, not the source's);
+    # `blas` takes only products of two or three loops of their own, so a stack of products stays loops.
+    outer = tuple(range(stacked))
+    if rows and columns:
+        order = (*outer, stacked, out_rank, stacked + 1)
+    elif columns:
+        order = (*outer, out_rank, stacked)
+    else:
+        order = tuple(range(out_rank + 1))
     lowering.emit(out_shape, "+=", update, place, statement, ((contraction, 0),), order, product=True)
     return None if direct else target
+
+
+def _contracted(lowering: Lowering, left: Extent, right: Extent, node: Node) -> None:
+    """The contracted extents must agree (NumPy raises otherwise): refused when both are constants that differ,
+    else checked at the call, as broadcasting is."""
+    if left.size.is_constant and right.size.is_constant and left != right:
+        raise Refusal(node, f"`{text(node)[:60]}`: the product contracts extents {left} and {right}, which differ")
+    lowering.assume_equal(left, right)
 
 
 def _read_operand(lowering: Lowering, operand: Value, place: Place, node: Node) -> Value:

@@ -21,7 +21,7 @@ from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, Walk
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Expr, Name
-from repoos_agent.model.kernel import DtypeRule, Extent
+from repoos_agent.model.kernel import DtypeRule, Extent, Failure
 
 
 class Lowering(Protocol):
@@ -80,6 +80,10 @@ class Lowering(Protocol):
     def require_positive(self, size: AffineExpr, node: Node) -> None: ...
 
     compacted: dict[str, tuple[Value, Value]]
+
+    failures: list[Failure]
+
+    def loop(self, start: AffineExpr, stop: AffineExpr, place: Place, node: Node) -> tuple[Place, AffineExpr]: ...
 
     def shape(self, node: Node, place: Place) -> tuple[Extent, ...]: ...
 
