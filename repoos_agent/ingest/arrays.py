@@ -837,7 +837,7 @@ class ArrayLowering:
     def value(self, node: Node, place: Place) -> Value:
         """The `Value` of an expression node."""
         kind = node.type
-        if self.ragged and is_ragged_reduction(self, node):
+        if is_ragged_reduction(self, node, place):
             return ragged_reduction(self, node, place, "")
         if kind == "parenthesized_expression":
             return self.value(node.named_children[0], place)
@@ -1506,7 +1506,7 @@ class ArrayLowering:
         """Lower a product, reduction or creation into `into` (a stored target), or into a new
         allocation whose value is returned. Returns None when it wrote `into` itself."""
         node = unparenthesised(node)
-        if self.ragged and is_ragged_reduction(self, node):
+        if is_ragged_reduction(self, node, place):
             return ragged_reduction(self, node, place, name)
         if node.type == "binary_operator":
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)

@@ -66,6 +66,8 @@ class RaggedLowering(Lowering, Protocol):
 
     def fresh_name(self, node: Node) -> str: ...
 
+    def _visible_local(self, name: str) -> str | None: ...
+
 
 def ragged_view(lowering: RaggedLowering, node: Node, place: Place) -> RaggedView | None:
     """The row `node` slices (`A_col[A_row[i]:A_row[i + 1]]`), or None when no bound of its slice is an
@@ -78,7 +80,7 @@ def ragged_view(lowering: RaggedLowering, node: Node, place: Place) -> RaggedVie
         return None
     start, stop, step = _slice_parts(items[0])
     walk = lowering.walk
-    start_read, stop_read = (index_read(walk, part, place.scope) if part is not None else None for part in (start, stop))
+    start_read, stop_read = (_bound_read(lowering, part, place) for part in (start, stop))
     if start_read is None and stop_read is None:
         return None
     base = node.child_by_field_name("value")
@@ -109,11 +111,11 @@ def ragged_view(lowering: RaggedLowering, node: Node, place: Place) -> RaggedVie
     return RaggedView(array, limit(start, start_read, False), limit(stop, stop_read, True), text(node))
 
 
-def is_ragged_reduction(lowering: RaggedLowering, node: Node) -> bool:
+def is_ragged_reduction(lowering: RaggedLowering, node: Node, place: Place) -> bool:
     """Whether `node` reduces rows to one number (`vals @ x[cols]`, `np.sum(vals)`), or is a reduction of them
     NumPy raises on for an empty row: both are this module's to lower or refuse."""
     node = unparenthesised(node)
-    if not lowering.ragged or not _reads(node) & set(lowering.ragged):
+    if node.type not in ("binary_operator", "call") or not _mentions_rows(lowering, node, place):
         return False
     if node.type == "binary_operator" and text(node.child_by_field_name("operator")) == "@":
         return True
@@ -211,7 +213,7 @@ def _element(
     reads a row at all (a scalar broadcasts; a fixed-length array does not meet a row)."""
     node = unparenthesised(node)
     ragged = lowering.ragged
-    if not _reads(node) & set(ragged):
+    if not _mentions_rows(lowering, node, place):
         value = lowering.value(node, place)
         if value.rank:
             raise Refusal(
@@ -224,8 +226,12 @@ def _element(
         view = ragged[text(node)]
         views.append((view, node))
         return ArrayRef(view.array, (k,)), DtypeRule((view.array,)), True
+    if _is_row_slice(lowering, node, place):
+        view = _row(lowering, node, place)
+        views.append((view, node))
+        return ArrayRef(view.array, (k,)), DtypeRule((view.array,)), True
     if node.type == "subscript":
-        return _gather(lowering, node, k, views)
+        return _gather(lowering, node, place, k, views)
     if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in ("-", "+"):
         operand, dtype, _ = _element(lowering, node.child_by_field_name("argument"), place, k, views)
         return (Unary("-", operand) if text(node.child_by_field_name("operator")) == "-" else operand), dtype, True
@@ -245,15 +251,18 @@ def _element(
 
 
 def _gather(
-    lowering: RaggedLowering, node: Node, k: AffineExpr, views: list[tuple[RaggedView, Node]]
+    lowering: RaggedLowering, node: Node, place: Place, k: AffineExpr, views: list[tuple[RaggedView, Node]]
 ) -> tuple[Expr, DtypeRule, bool]:
-    """`x[cols]` with `cols` a row of an index-array argument: element `k` reads `x[A_col[k]]`."""
+    """`x[cols]` (or `x[A_col[lo:hi]]`) with `cols` a row of an index-array argument: element `k` reads `x[A_col[k]]`."""
     base = node.child_by_field_name("value")
     items = [c for item in node.children_by_field_name("subscript") for c in _items(item)]
     walk, array = lowering.walk, text(base)
     if base.type == "identifier" and array in lowering.ragged:
         raise ragged_refusal(node, array, lowering.ragged[array])
-    if len(items) != 1 or items[0].type != "identifier" or text(items[0]) not in lowering.ragged:
+    row = len(items) == 1 and (
+        (items[0].type == "identifier" and text(items[0]) in lowering.ragged) or _is_row_slice(lowering, items[0], place)
+    )
+    if not row:
         raise Refusal(
             node,
             f"`{text(node)}`: a row whose bounds are read from an index array is modelled as a whole index (`x[cols]`), "
@@ -261,10 +270,22 @@ def _gather(
         )
     if base.type != "identifier" or array not in walk.arguments or walk.ranks.get(array) != 1:
         raise Refusal(node, f"`{text(node)}`: a gather through a row is modelled from a 1-d array argument (`x[cols]`)")
-    view = lowering.ragged[text(items[0])]
+    view = lowering.ragged.get(text(items[0])) or _row(lowering, items[0], place)
     views.append((view, items[0]))
     walk.index_arrays.setdefault(view.array, node)
     return ArrayRef(array, (IndexRead(ArrayRef(view.array, (k,))),)), DtypeRule((array,)), True
+
+
+def _row(lowering: RaggedLowering, node: Node, place: Place) -> RaggedView:
+    """The row a slice written as one reads (`_is_row_slice`), or why its bounds are not those of a row."""
+    view = ragged_view(lowering, node, place)
+    if view is None:
+        raise Refusal(
+            node,
+            f"`{text(node)}`: a slice bound read from an index array is modelled as one element of it plus a constant "
+            "(`A_col[A_row[i] : A_row[i + 1]]`)",
+        )
+    return view
 
 
 def _reduction_name(lowering: RaggedLowering, node: Node) -> str:
@@ -276,6 +297,85 @@ def _reduction_name(lowering: RaggedLowering, node: Node) -> str:
     if callee.type == "attribute" and _reads(callee.child_by_field_name("object")) & set(lowering.ragged):
         return method if method in ("dot", "sum", *EMPTY_RAISES) else ""
     return ""
+
+
+def _bound_read(lowering: RaggedLowering, part: Node | None, place: Place) -> IndexRead | None:
+    """A slice bound read from an index array: `A_row[i + 1]`, or a name bound to one in the same body (`lo` of
+    `lo, hi = A_row[i], A_row[i + 1]`), plus a constant; None for any other bound."""
+    if part is None:
+        return None
+    read = index_read(lowering.walk, part, place.scope) or _bound_scalar(lowering, part, place)
+    if read is not None:
+        lowering.walk.index_arrays.setdefault(read.ref.array, part)
+    return read
+
+
+def _bound_scalar(lowering: RaggedLowering, part: Node, place: Place) -> IndexRead | None:
+    """`lo` (or `lo + 1`) when the last statement that assigns `lo` is `lo = A_row[i]`, with `A_row` an argument,
+    in the body the slice is in (same loops, same guards): each iteration binds it before the slice reads it,
+    and no statement writes it in between. The slice then reads the index array as a written bound does."""
+    node, offset = unparenthesised(part), 0
+    if node.type == "binary_operator" and text(node.child_by_field_name("operator")) in ("+", "-"):
+        right = unparenthesised(node.child_by_field_name("right"))
+        if right.type != "integer":
+            return None
+        offset = int(text(right), 0) * (1 if text(node.child_by_field_name("operator")) == "+" else -1)
+        node = unparenthesised(node.child_by_field_name("left"))
+    walk = lowering.walk
+    if node.type != "identifier" or text(node) in place.scope or text(node) in walk.index_aliases:
+        return None
+    local = lowering._visible_local(text(node))
+    writes = [raw for raw in walk.statements if local is not None and raw.target == Name(local)]
+    if not writes:
+        return None
+    last = writes[-1]
+    value = last.value
+    if (
+        last.op != "="
+        or last.inner
+        or not isinstance(value, ArrayRef)
+        or not value.is_affine
+        or value.array not in walk.arguments
+        or (last.loops, last.guards, last.positions[:-1]) != (place.loops, place.guards, tuple(place.positions))
+    ):
+        return None
+    return IndexRead(value, offset)
+
+
+def _mentions_rows(lowering: RaggedLowering, node: Node, place: Place) -> bool:
+    """Whether `node` reads a row: a name bound to one, or a slice with bounds read from an array."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and text(current) in lowering.ragged:
+            return True
+        if _is_row_slice(lowering, current, place):
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
+def _is_row_slice(lowering: RaggedLowering, node: Node, place: Place) -> bool:
+    """Whether `node` is written as a row, `a[p[i]:p[i + 1]]`: one slice, a bound of which reads an array element
+    (`ragged_view` then reads it, or says why it cannot)."""
+    node = unparenthesised(node)
+    if node.type != "subscript":
+        return False
+    items = [c for item in node.children_by_field_name("subscript") for c in _items(item)]
+    if len(items) != 1 or items[0].type != "slice":
+        return False
+    arrays = lowering.walk.arrays
+    for part in _slice_parts(items[0])[:2]:
+        if part is not None and _bound_scalar(lowering, part, place) is not None:
+            return True
+        stack = [part] if part is not None else []
+        while stack:
+            current = stack.pop()
+            base = current.child_by_field_name("value") if current.type == "subscript" else None
+            if base is not None and base.type == "identifier" and text(base) in arrays:
+                return True
+            stack.extend(current.named_children)
+    return False
 
 
 def _slice_parts(node: Node) -> tuple[Node | None, Node | None, Node | None]:
