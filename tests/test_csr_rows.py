@@ -42,6 +42,8 @@ def _csr(rows: int, columns: int, counts: list[int] | None = None, seed: int = 5
 def _arguments(name: str, indptr, indices, data, v):
     if name == "row_norms":
         return (indptr, data)
+    if name == "weighted_row_sums":
+        return (indptr, data, np.cos(np.arange(data.size)))
     if name == "scaled_residual":
         return (indptr, indices, data, v, np.linspace(-1.0, 1.0, indptr.size - 1))
     return (indptr, indices, data, v)
@@ -63,7 +65,7 @@ def no_fallback():
 
 
 @pytest.mark.parametrize("matrix", list(MATRICES))
-@pytest.mark.parametrize("name", [*PRODUCTS, "row_norms"])
+@pytest.mark.parametrize("name", [*PRODUCTS, "row_norms", "weighted_row_sums"])
 def test_rows_reduced_as_numpy_does_equal_the_original(name, matrix):
     function = getattr(csr_rows, name)
     arguments = _arguments(name, *MATRICES[matrix](np.int64))
@@ -109,7 +111,7 @@ def test_row_pointers_numpy_clips_or_counts_from_the_end_run_the_original(array,
 
 @pytest.mark.parametrize("name", [*PRODUCTS, "row_norms"])
 def test_random_legal_schedules_keep_the_rows(name):
-    ranks = {"indptr": 1, "indices": 1, "data": 1, "v": 1, "b": 1}
+    ranks = {"indptr": 1, "indices": 1, "data": 1, "v": 1, "b": 1, "w": 1}
     kernel = load_kernel(FIXTURE, name, {a: r for a, r in ranks.items() if a in _parameters(name)})
     arguments = _arguments(name, *MATRICES["random"](np.int64))
     values = dict(zip(_parameters(name), arguments, strict=True))

@@ -119,14 +119,14 @@ def is_ragged_reduction(lowering: RaggedLowering, node: Node, place: Place) -> b
         return False
     if node.type == "binary_operator" and text(node.child_by_field_name("operator")) == "@":
         return True
-    return node.type == "call" and _reduction_name(lowering, node) in (*REDUCTIONS, *EMPTY_RAISES)
+    return node.type == "call" and _reduction_name(lowering, node, place) in (*REDUCTIONS, *EMPTY_RAISES)
 
 
 def ragged_reduction(lowering: RaggedLowering, node: Node, place: Place, name: str) -> Value:
     """Lower a reduction of rows into a new scalar local: `acc = 0`, then `acc += term` in a loop over the rows'
     common range run inside the statement instance. Returns the local (its square root for a norm)."""
     node = unparenthesised(node)
-    function = "dot" if node.type == "binary_operator" else _reduction_name(lowering, node)
+    function = "dot" if node.type == "binary_operator" else _reduction_name(lowering, node, place)
     operands = _operands(lowering, node, function)
     if function in EMPTY_RAISES:
         raise Refusal(
@@ -288,13 +288,13 @@ def _row(lowering: RaggedLowering, node: Node, place: Place) -> RaggedView:
     return view
 
 
-def _reduction_name(lowering: RaggedLowering, node: Node) -> str:
+def _reduction_name(lowering: RaggedLowering, node: Node, place: Place) -> str:
     """`dot`, `sum`, `linalg.norm`, ... for `np.dot(...)` and `x.dot(...)`; "" for any other call."""
     callee = node.child_by_field_name("function")
     module, _, method = lowering.walk.names.canonical(text(callee)).rpartition(".")
     if module in NUMPY:
         return f"{module}.{method}".removeprefix("np.")
-    if callee.type == "attribute" and _reads(callee.child_by_field_name("object")) & set(lowering.ragged):
+    if callee.type == "attribute" and _mentions_rows(lowering, callee.child_by_field_name("object"), place):
         return method if method in ("dot", "sum", *EMPTY_RAISES) else ""
     return ""
 
@@ -391,13 +391,3 @@ def _slice_parts(node: Node) -> tuple[Node | None, Node | None, Node | None]:
 
 def _items(item: Node) -> list[Node]:
     return list(item.named_children) if item.type == "expression_list" else [item]
-
-
-def _reads(node: Node) -> set[str]:
-    found, stack = set(), [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "identifier":
-            found.add(text(current))
-        stack.extend(current.named_children)
-    return found
