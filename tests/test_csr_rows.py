@@ -53,6 +53,7 @@ MATRICES = {
     "random": lambda index: _csr(40, 30, index=index),
     "one by one": lambda index: _csr(1, 1, [1], index=index),
     "all empty": lambda index: _csr(6, 4, [0] * 6, index=index),
+    "no rows": lambda index: _csr(0, 3, [], index=index),
     "long rows": lambda index: _csr(5, 50, [40, 0, 17, 1, 33], index=index),
 }
 
