@@ -46,6 +46,7 @@ from repoos_agent.ingest.numpy.values import (
     transposed,
 )
 from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.ragged import RaggedView, is_ragged_reduction, ragged_reduction, ragged_refusal, ragged_view
 from repoos_agent.ingest.scop import (
     CONSTANTS,
     ISL_RESERVED,
@@ -84,6 +85,7 @@ from repoos_agent.model.kernel import (
     Condition,
     DtypeRequirement,
     DtypeRule,
+    DynamicLoop,
     Extent,
     Failure,
     FiniteCheck,
@@ -125,6 +127,7 @@ class ArrayLowering:
     equal: dict[Extent, Extent] = field(default_factory=dict)  # extents broadcasting found equal (union-find)
     loop_elements: dict[str, tuple[tuple[Loop, ...], tuple[Condition, ...]]] = field(default_factory=dict)  # `v`, `row`: their body
     emitted: int = 0  # element statements this front-end emitted
+    ragged: dict[str, RaggedView] = field(default_factory=dict)  # `cols = A_col[A_row[i]:A_row[i + 1]]`: rows of data's length
     _fresh: count = field(default_factory=count)
 
     # ---- statements ----------------------------------------------------------------------
@@ -178,7 +181,9 @@ class ArrayLowering:
         while stack:
             current = stack.pop()
             kind = current.type
-            if kind == "identifier" and (text(current) in self.locals or text(current) in self.walk.index_tuples):
+            if kind == "identifier" and (
+                text(current) in self.locals or text(current) in self.walk.index_tuples or text(current) in self.ragged
+            ):
                 return True
             chained = kind == "assignment" and getattr(current.child_by_field_name("right"), "type", "") == "assignment"
             if (
@@ -488,6 +493,12 @@ class ArrayLowering:
             self._compact(name, *selection, place, node)
             return
         self.compacted.pop(name, None)
+        view = ragged_view(self, whole, place) if computed is None else None
+        if view is not None:
+            self.locals.pop(name, None)
+            self.ragged[name] = view
+            return
+        self.ragged.pop(name, None)
         before = len(self.allocations)
         if computed is not None:
             value = computed
@@ -583,6 +594,7 @@ class ArrayLowering:
             raise Refusal(node, f"local `{name}` is a reserved word of the polyhedral library; rename it")
         self.walk.assigned.setdefault(local, node)
         self.locals.pop(name, None)
+        self.ragged.pop(name, None)
         self.emit((), op, lambda index: (Name(local), value.element(())), place, node)
 
     def _visible_local(self, name: str) -> str | None:
@@ -663,11 +675,13 @@ class ArrayLowering:
         product: bool = False,
         pairwise: bool = False,
         then: tuple[Callable[[Index], tuple[ArrayRef | Name, Expr]], ...] = (),
+        inner: tuple[DynamicLoop, ...] = (),
     ) -> None:
         """One statement over implicit loops: the output's dimensions, then `reduced` ones (extent and
         start), run in `order` (indices into output dims then reduced dims; default: as listed). `then` are
         assignments that follow it in the same innermost body, each reading what the ones before wrote
-        (an arg-max's index, then its maximum)."""
+        (an arg-max's index, then its maximum). `inner` are loops with bounds read from arrays, run inside
+        each instance (a row's sum)."""
         extents = list(shape) + [extent for extent, _ in reduced]
         starts = [0] * len(shape) + [start for _, start in reduced]
         looped = [position for position in range(len(extents)) if not (is_one(extents[position]) and starts[position] == 0)]
@@ -697,7 +711,17 @@ class ArrayLowering:
         cited = self.statement if self.statement is not None else node
         self.walk.statements.append(
             RawStatement(
-                cited, tuple(loops), tuple(guards), target, op, value, positions, lowered=True, product=product, pairwise=pairwise
+                cited,
+                tuple(loops),
+                tuple(guards),
+                target,
+                op,
+                value,
+                positions,
+                lowered=True,
+                product=product,
+                pairwise=pairwise,
+                inner=inner,
             )
         )
         assert not then or order, "statements sharing a body need a loop around them"
@@ -860,6 +884,8 @@ class ArrayLowering:
     def value(self, node: Node, place: Place) -> Value:
         """The `Value` of an expression node."""
         kind = node.type
+        if is_ragged_reduction(self, node, place):
+            return ragged_reduction(self, node, place, "")
         if kind == "parenthesized_expression":
             return self.value(node.named_children[0], place)
         if kind in ("integer", "float") and text(node)[-1:] in ("j", "J"):
@@ -933,6 +959,8 @@ class ArrayLowering:
         name = text(node)
         if name in self.locals:
             return self.locals[name]
+        if name in self.ragged:
+            raise ragged_refusal(node, name, self.ragged[name])
         if name in self.compacted:
             raise Refusal(
                 node,
@@ -1101,6 +1129,8 @@ class ArrayLowering:
                 expanded.append(item)
         expanded.extend([None] * (base.rank - sum(1 for item in expanded if item is None or not _is_newaxis(item))))
         for item in items:
+            if item.type == "identifier" and text(item) in self.ragged:
+                raise ragged_refusal(node, text(item), self.ragged[text(item)])
             if item.type in ("list", "comparison_operator", "boolean_operator", "not_operator") or (
                 item.type == "identifier" and (self._is_array_argument(text(item)) or text(item) in self.locals)
             ):
@@ -1562,6 +1592,8 @@ class ArrayLowering:
         """Lower a product, reduction or creation into `into` (a stored target), or into a new
         allocation whose value is returned. Returns None when it wrote `into` itself."""
         node = unparenthesised(node)
+        if is_ragged_reduction(self, node, place):
+            return ragged_reduction(self, node, place, name)
         if node.type == "binary_operator":
             left, right = self.value(node.child_by_field_name("left"), place), self.value(node.child_by_field_name("right"), place)
             return matmul(self, left, right, place, statement, into, name, node)

@@ -1397,6 +1397,8 @@ def affine_index(walk: Walk, node: Node, scope: set[str], name: str | None = Non
     if node.type in ("call", "subscript"):
         extent = walk.front_end.local_extent(node) if walk.front_end is not None else None
         return extent if extent is not None else AffineExpr.of_variable(_inline_size(walk, node))
+    if node.type == "attribute" and text(node.child_by_field_name("attribute")) == "size":
+        return _element_count(walk, node)
     if node.type == "unary_operator" and text(node.child_by_field_name("operator")) in "-+":
         inner = affine_index(walk, node.child_by_field_name("argument"), scope)
         return -inner if text(node.child_by_field_name("operator")) == "-" else inner
@@ -1487,6 +1489,22 @@ def _inline_size(walk: Walk, node: Node) -> str:
     if read is None or read[1] is None or read[0] not in walk.arguments:
         raise Refusal(node, f"`{text(node)}` is not affine in the loop variables and parameters")
     return _shape_size(walk, read[0], _dimension(walk, read[0], read[1], node), node)
+
+
+def _element_count(walk: Walk, node: Node) -> AffineExpr:
+    """`x.size` in a bound or an extent (`range(A_row.size - 1)`): a rank-1 argument's one extent, the same size
+    `len(x)` and `x.shape[0]` read; for a higher rank the product of its extents, a derived size."""
+    array = text(node.child_by_field_name("object"))
+    rank = walk.ranks.get(array)
+    if array in walk.arguments and rank is None:
+        raise UnknownRank(node, array, walk.least_ranks.get(array, 1))
+    if array not in walk.arguments or not rank:
+        raise Refusal(node, f"`{text(node)}`: `{array}` is not an array argument whose rank is known here" + RANK_NEEDED)
+    count = AffineExpr.of_variable(_shape_size(walk, array, 0, node))
+    for dim in range(1, rank):
+        extent = AffineExpr.of_variable(_shape_size(walk, array, dim, node))
+        count = AffineExpr.of_variable(_derived_size(walk, node, DerivedSize("", "*", count, extent)))
+    return count
 
 
 def _shape_size(walk: Walk, array: str, dim: int, node: Node) -> str:

@@ -136,6 +136,21 @@ def array_refs(expr: Expr) -> list[ArrayRef]:
     return []
 
 
+def value_arrays(expr: Expr) -> set[str]:
+    """The arrays whose elements the expression computes with, not those it reads only as subscripts."""
+    if isinstance(expr, ArrayRef):
+        return {expr.array}
+    if isinstance(expr, (Unary, Cast)):
+        return value_arrays(expr.operand)
+    if isinstance(expr, Binary):
+        return value_arrays(expr.left) | value_arrays(expr.right)
+    if isinstance(expr, Call):
+        return {array for arg in expr.args for array in value_arrays(arg)}
+    if isinstance(expr, Choice):
+        return value_arrays(expr.test) | value_arrays(expr.then) | value_arrays(expr.otherwise)
+    return set()
+
+
 def index_refs(ref: ArrayRef) -> list[ArrayRef]:
     """The index-array elements `ref`'s subscripts read (`col[k]` in `x[col[k]]`), innermost first."""
     found: list[ArrayRef] = []

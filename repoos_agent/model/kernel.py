@@ -18,7 +18,7 @@ import islpy as isl
 import numpy as np
 
 from repoos_agent.model.affine import AffineExpr, Bound
-from repoos_agent.model.expr import ArrayRef, Call, Expr, IndexRead, Name, array_refs, index_refs, names
+from repoos_agent.model.expr import ArrayRef, Call, Expr, IndexRead, Name, array_refs, index_refs, names, value_arrays
 
 
 @dataclass(frozen=True)
@@ -520,6 +520,14 @@ class Kernel:
                 if isinstance(limit, IndexRead)
             )
         return tuple(found)
+
+    @property
+    def index_only_arrays(self) -> tuple[str, ...]:
+        """The index arrays the kernel reads as subscripts and loop bounds alone, never computing with their
+        elements: each element is read as an int64, so any integer type serves (SciPy's and NPBench's CSR
+        matrices hold `uint32` row pointers)."""
+        valued = {array for statement in self.statements for array in value_arrays(statement.value)}
+        return tuple(array for array in self.index_arrays if array not in valued)
 
     @property
     def irregular(self) -> bool:

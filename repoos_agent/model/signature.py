@@ -14,8 +14,15 @@ import numpy as np
 from repoos_agent.errors import ArgumentSpecError
 from repoos_agent.model.kernel import Kernel
 
-C_TYPES = {"float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t", "bool": "uint8_t"}
+C_TYPES = {
+    "float64": "double", "float32": "float", "int64": "int64_t", "int32": "int32_t", "bool": "uint8_t",
+    "uint32": "uint32_t", "uint64": "uint64_t",
+}  # fmt: skip
 """The element types a build takes, and their C types: NumPy's bool is one byte holding 0 or 1."""
+INDEX_ONLY_TYPES = frozenset({"uint32", "uint64"})
+"""Types a build takes for index arrays read only as subscripts and bounds (each element read as an int64, a
+too large `uint64` one as a negative index the entry checks refuse), never computed with: NumPy's unsigned
+arithmetic is not modelled."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,11 @@ class Signature:
                         f"argument `{name}` is an index array (its values are subscripts or loop bounds) "
                         f"and must hold integers, got {value.dtype.name}"
                     )
+                if value.dtype.name in INDEX_ONLY_TYPES and name not in kernel.index_only_arrays:
+                    raise ArgumentSpecError(
+                        f"argument `{name}` has dtype {value.dtype.name}: unsigned integers are taken for index arrays "
+                        "read only as subscripts and loop bounds; pass it as int64"
+                    )
                 arrays.append((name, value.dtype.name))
             elif isinstance(value, (bool, int, np.integer)):
                 scalars.append((name, "int"))
@@ -82,7 +94,7 @@ class Signature:
                 )
         for allocation in kernel.allocations:
             dtype = allocation.dtype.resolve(array_types, scalar_kinds)
-            if dtype not in C_TYPES:
+            if dtype not in C_TYPES or dtype in INDEX_ONLY_TYPES:
                 raise ArgumentSpecError(
                     f"`{kernel.name}` line {allocation.line}: `{allocation.name}` would be {dtype}; supported: {', '.join(C_TYPES)}"
                 )

@@ -21,7 +21,7 @@ from repoos_agent.ingest.parse import text
 from repoos_agent.ingest.scop import Refusal, Walk
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Expr, Name
-from repoos_agent.model.kernel import DtypeRule, Extent, Failure
+from repoos_agent.model.kernel import DtypeRule, DynamicLoop, Extent, Failure
 
 
 class Lowering(Protocol):
@@ -59,6 +59,7 @@ class Lowering(Protocol):
         product: bool = ...,
         pairwise: bool = ...,
         then: tuple[Callable[[Index], tuple[ArrayRef | Name, Expr]], ...] = ...,
+        inner: tuple[DynamicLoop, ...] = ...,
     ) -> None: ...
 
     def same_shape(self, first: tuple[Extent, ...], second: tuple[Extent, ...]) -> bool: ...
