@@ -112,6 +112,21 @@ def test_a_division_by_a_zero_size_runs_the_original_which_raises():
         native(np.ones(4), 0)
 
 
+@pytest.mark.parametrize("n", [2, 3, 9])
+def test_a_new_array_of_a_size_minus_a_constant_equals_the_original(n):
+    x = rng.standard_normal(n)
+    np.testing.assert_array_equal(_native(derived_sizes.interior)(x), derived_sizes.interior(x))
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_a_new_array_of_a_negative_size_runs_the_original_which_raises(n):
+    """An allocation alone would clamp `len(x) - 2` to 0 and return an empty array where NumPy raises."""
+    native = _native(derived_sizes.interior)
+    warned = pytest.warns(SwapFallbackWarning, match=r"raises ValueError in NumPy: x_d0 - 2 < 0")
+    with warned, pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        native(np.ones(n))
+
+
 def test_a_flattened_index_is_refused_with_why_and_what_to_write():
     report = next(r for r in ingest_file(FIXTURE) if r.name == "flat_grid")
     assert not report.analyzable

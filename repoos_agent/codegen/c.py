@@ -636,14 +636,15 @@ class _Printer:
         return tuple(checks), lines
 
     def _value_checks(self, first_code: int) -> tuple[tuple[BoundsCheck, ...], list[str]]:
-        """Return codes for what NumPy raises on before computing anything: a size below 1 (`kernel.positive`), and
-        an argument holding a NaN or an infinity (`kernel.finite`, one pass over each)."""
+        """Return codes for what NumPy raises on before computing anything: a size below its least
+        (`kernel.size_floors`), and an argument holding a NaN or an infinity (`kernel.finite`, one pass over each)."""
         checks: list[BoundsCheck] = []
         lines: list[str] = []
-        for size in self.kernel.positive:
+        for size in self.kernel.size_floors:
             code = first_code + len(checks) + 1
-            checks.append(BoundsCheck(code, "", -1, f"line {size.line}: `{size.text}` raises ValueError in NumPy: {size.size} < 1"))
-            lines.append(f"if (({_affine_c(size.size, self.c_names)}) < 1) return {code};")
+            message = f"line {size.line}: `{size.text}` raises ValueError in NumPy: {size.size} < {size.least}"
+            checks.append(BoundsCheck(code, "", -1, message))
+            lines.append(f"if (({_affine_c(size.size, self.c_names)}) < {size.least}) return {code};")
         for check in self.kernel.finite:
             code = first_code + len(checks) + 1
             message = f"line {check.line}: `{check.text}` raises ValueError in NumPy: `{check.array}` holds NaN or infinity"

@@ -90,10 +90,10 @@ from repoos_agent.model.kernel import (
     Failure,
     FiniteCheck,
     Loop,
-    PositiveSize,
     ReturnValue,
     SameKindCast,
     ShapeParameter,
+    SizeFloor,
 )
 
 LOOP_NAMES = ("i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "z")
@@ -119,7 +119,7 @@ class ArrayLowering:
     casts: list[SameKindCast] = field(default_factory=list)  # copies NumPy makes only within a kind
     requirements: list[DtypeRequirement] = field(default_factory=list)  # values modelled for some types only
     finite: list[FiniteCheck] = field(default_factory=list)  # arguments checked finite at the native entry
-    positive: list[PositiveSize] = field(default_factory=list)  # sizes checked at least 1 at the native entry
+    size_floors: list[SizeFloor] = field(default_factory=list)  # sizes checked against NumPy's least at the native entry
     failures: list[Failure] = field(default_factory=list)  # what NumPy raises on that only the computation finds
     compacted: dict[str, tuple[Value, Value]] = field(default_factory=dict)  # `v = x[m]`: kept elements, ones
     unmasked: str = ""  # the mask of the masked assignment being lowered: reads through it are element by element
@@ -336,9 +336,16 @@ class ArrayLowering:
         """An argument whose values must be finite where NumPy raises otherwise: checked at the native entry."""
         self.finite.append(FiniteCheck(array, node.start_point[0] + 1, text(node)[:60]))
 
-    def require_positive(self, size: AffineExpr, node: Node) -> None:
-        """A size NumPy raises on unless it is at least 1: checked at the native entry."""
-        self.positive.append(PositiveSize(size, node.start_point[0] + 1, text(node)[:60]))
+    def require_at_least(self, size: AffineExpr, least: int, node: Node) -> None:
+        """A size NumPy raises on below `least`: checked at the native entry (nothing to check when it is a constant
+        or a sum of extents, which are never negative, and `least` is 0)."""
+        if size.is_constant and size.constant >= least:
+            return
+        if least <= 0 <= size.constant and all(
+            coefficient >= 0 and name in self.walk.shape_parameters for name, coefficient in size.terms
+        ):
+            return
+        self.size_floors.append(SizeFloor(size, least, node.start_point[0] + 1, text(node)[:60]))
 
     def mask_of(self, mask: Value, base: Value, mask_node: Node, base_node: Node) -> None:
         """A mask selects from an array of its own shape: NumPy raises otherwise, so the extents are equal at any call

@@ -207,7 +207,7 @@ class ArrayFrontEnd(Protocol):
     casts: list  # copies NumPy makes only within a kind, checked against a call's types
     requirements: list  # values modelled for some element types only, checked against a call's types
     finite: list  # arguments whose values must be finite, checked at the native entry
-    positive: list  # sizes that must be at least 1, checked at the native entry
+    size_floors: list  # sizes NumPy raises on below a least value, checked at the native entry
     failures: list  # what NumPy raises on that only the computation finds (`Failure`)
     helpers: dict[str, Node]  # functions a call inlines: the module's, and those defined in the function
     closures: set[str]  # of them, those defined in the function, which see its locals
@@ -1852,7 +1852,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         casts=tuple(front_end.casts) if front_end is not None else (),
         requirements=tuple(front_end.requirements) if front_end is not None else (),
         finite=tuple(front_end.finite) if front_end is not None else (),
-        positive=tuple(front_end.positive) if front_end is not None else (),
+        size_floors=tuple(front_end.size_floors) if front_end is not None else (),
         failures=tuple(front_end.failures) if front_end is not None else (),
         derived=tuple(walk.derived.values()),
         assumptions=tuple(

@@ -444,11 +444,13 @@ class FiniteCheck:
 
 
 @dataclass(frozen=True)
-class PositiveSize:
-    """A size NumPy raises on unless it is at least 1 (`np.histogram`'s `bins`): the native entry checks it, and a
-    call where it is not runs the original, which raises."""
+class SizeFloor:
+    """A size NumPy raises on below `least`: `np.histogram`'s `bins` below 1, a new array's extent below 0
+    (`np.empty(len(p) - 1)` of an empty `p`). The native entry checks it, and a call where it fails runs the
+    original, which raises; an allocation's extent alone would be clamped to 0 and return an empty array."""
 
     size: AffineExpr
+    least: int
     line: int
     text: str
 
@@ -479,7 +481,7 @@ class Kernel:
     casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
     requirements: tuple[DtypeRequirement, ...] = ()  # values modelled for some element types only
     finite: tuple[FiniteCheck, ...] = ()  # arguments checked finite at entry (NumPy raises otherwise)
-    positive: tuple[PositiveSize, ...] = ()  # sizes checked at least 1 at entry (NumPy raises otherwise)
+    size_floors: tuple[SizeFloor, ...] = ()  # sizes checked at entry against NumPy's least (it raises below)
     derived: tuple[DerivedSize, ...] = ()  # parameters computed from the others (`h = n // 2`), in order
     failures: tuple[Failure, ...] = ()  # what NumPy raises on that the computation finds, each set by a local flag
 

@@ -36,6 +36,9 @@ def _creation(lowering: Lowering, call: CallSite) -> Value:
         shape, dtype = like.shape, like.dtype
     else:
         shape, dtype = lowering.shape(positional[0], place), DtypeRule(fixed="float64")
+        for extent in shape:  # NumPy raises on a negative extent where an allocation would clamp it to 0
+            if not extent.size.variables & place.scope:
+                lowering.require_at_least(extent.size, 0, node)
     if "dtype" in keywords:
         dtype = dtype_rule(lowering, keywords["dtype"], place)
     fill: Value | None = None

@@ -90,8 +90,7 @@ def _bins(lowering: Lowering, call: CallSite) -> AffineExpr:
         raise refusal from None
     if extent.size.is_constant and extent.size.constant < 1:
         raise Refusal(node, f"`bins={text(node)}`: NumPy raises ValueError (`bins` must be positive)")
-    if not extent.size.is_constant:
-        lowering.require_positive(extent.size, call.node)
+    lowering.require_at_least(extent.size, 1, call.node)
     return extent.size
 
 
