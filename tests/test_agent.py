@@ -11,10 +11,11 @@ from itertools import pairwise
 import pytest
 
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
+from repoos_agent.agent.finish import OriginalRace
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.agent.machine import Machine
 from repoos_agent.agent.proposers import MixtureOfAgents
-from repoos_agent.agent.search import OriginalRace, SearchConfig, optimize
+from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.agent.search_report import RunBoard
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.inputs import parse_arg_spec
@@ -259,7 +260,7 @@ def _incumbent_events(events: EventStream, schedule: str) -> tuple[list, list]:
 def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measured_slowly(monkeypatch):
     # A rerun must not replace the stored VerifiedKernel with something slower: its schedule is evaluated
     # as the store's proposal and re-measured in the racing finish, even when it is not among the fastest.
-    monkeypatch.setattr("repoos_agent.agent.search.RACE_FINALISTS", 1)
+    monkeypatch.setattr("repoos_agent.agent.finish.RACE_FINALISTS", 1)
     incumbent = str(parse_schedule("unroll(S1.j, 2)"))  # sequential: slower than the parallel candidates
     events = EventStream()
     result = optimize(resolve_target("gemm"), SearchConfig(iters=1, candidates=4, size="SMALL", incumbent=incumbent), events)
@@ -394,14 +395,14 @@ def test_a_numpy_winner_replaces_the_original_only_by_beating_it_head_to_head(mo
     # One NumPy eval crowned cholesky's `blas(S4)` by its figure over the native baseline against the original's
     # (two races minutes apart); raced against NumPy afterwards it ran at 0.37x. The head-to-head race decides.
     order = _scripted_measurements(monkeypatch, first=[2.0, 1.5], race=[(2.0, 0.01), (1.5, 0.01)])
-    monkeypatch.setattr("repoos_agent.agent.search._race_original", lambda target, config: (1.0, 0.01))
+    monkeypatch.setattr("repoos_agent.agent.finish._race_original", lambda target, config: (1.0, 0.01))
     raced = []
 
     def head_to_head(target, config, schedule):
         raced.append(schedule)
         return OriginalRace(original, ours)
 
-    monkeypatch.setattr("repoos_agent.agent.search._race_winner_against_original", head_to_head)
+    monkeypatch.setattr("repoos_agent.agent.finish._race_winner_against_original", head_to_head)
     result = optimize(resolve_target("numpy:gelu"), SearchConfig(iters=1, candidates=2, size="MINI"))
     assert raced == [order[0]]  # the finish's winner, raced once against the user's own function
     assert result.original_won == kept
@@ -424,7 +425,7 @@ def test_a_slow_quarter_of_numpys_runs_does_not_keep_it_against_a_clear_winner()
 
 
 def test_the_head_to_head_race_against_the_numpy_original_runs_the_winner_and_the_users_function():
-    from repoos_agent.agent.search import _race_winner_against_original
+    from repoos_agent.agent.finish import _race_winner_against_original
 
     duel = _race_winner_against_original(resolve_target("numpy:gelu"), SearchConfig(size="SMALL"), "parallelize(i)")
     assert duel is not None

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repoos_agent.agent.search import Entry, _decide, _finish_note, _undecided
+from repoos_agent.agent.entry import Entry
+from repoos_agent.agent.finish import Contender, _decide, _finish_note, _undecided
 from repoos_agent.backends import build_baseline, build_native
 from repoos_agent.check import written_arrays
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
@@ -276,11 +277,11 @@ def test_the_finish_races_again_what_it_could_not_decide():
 def test_on_a_busy_machine_ties_go_to_the_schedule_with_more_parallel_loops():
     serial = _raced("interchange(j, k)", 1.90, 0.04, team=1, busy=True)
     parallel = _raced("interchange(j, k); parallelize(i)", 1.88, 0.04, team=1, busy=True)
-    raced = [(entry, ev.speedup, ev.spread) for entry, ev in (serial, parallel)]
-    assert _decide(raced, None, busy=True)[0].schedule == "interchange(j, k); parallelize(i)"
-    assert _decide(raced, None, busy=False)[0].schedule == "interchange(j, k)"  # quiet: the simpler one
-    slower = [(replace(parallel[0]), 0.97, 0.04)]
-    assert _decide(slower, None, busy=True)[0] is None  # never a schedule below the baseline
+    raced = [Contender(entry, ev.speedup, ev.spread) for entry, ev in (serial, parallel)]
+    assert _decide(raced, None, busy=True).entry.schedule == "interchange(j, k); parallelize(i)"
+    assert _decide(raced, None, busy=False).entry.schedule == "interchange(j, k)"  # quiet: the simpler one
+    slower = [Contender(replace(parallel[0]), 0.97, 0.04)]
+    assert _decide(slower, None, busy=True).entry is None  # never a schedule below the baseline
 
 
 def test_a_noisy_fastest_does_not_hand_the_source_order_a_tie_a_steady_schedule_wins():
@@ -289,17 +290,17 @@ def test_a_noisy_fastest_does_not_hand_the_source_order_a_tie_a_steady_schedule_
     noisy = _raced("parallelize(S0.i); parallelize(S7.i)", 1.40, 0.46, team=2)
     steady = _raced("parallelize(S7.i)", 1.31, 0.09, team=2)
     slower = _raced("parallelize(S0.i)", 1.18, 0.19, team=2)
-    raced = [(entry, ev.speedup, ev.spread) for entry, ev in (noisy, steady, slower)]
-    assert _decide(raced, None, busy=False)[0].schedule == "parallelize(S7.i)"  # of the ties, the simplest
-    alone = [(noisy[0], 1.40, 0.46)]
-    assert _decide(alone, None, busy=False)[0] is None  # with nothing steadier, its spread still ties the source order
+    raced = [Contender(entry, ev.speedup, ev.spread) for entry, ev in (noisy, steady, slower)]
+    assert _decide(raced, None, busy=False).entry.schedule == "parallelize(S7.i)"  # of the ties, the simplest
+    alone = [Contender(noisy[0], 1.40, 0.46)]
+    assert _decide(alone, None, busy=False).entry is None  # with nothing steadier, its spread still ties the source order
 
 
 def test_a_finish_on_a_busy_machine_says_its_parallel_ranking_may_differ_on_a_quiet_one():
     tiled = _raced("tile(i, j, 32, 32); parallelize(i)", 2.0, 0.03, team=1, busy=True)
     other = _raced("tile(i, j, 64, 64); parallelize(i)", 1.5, 0.03, team=1, busy=True)
     races = {entry.schedule: (entry, evaluation) for entry, evaluation in (tiled, other)}
-    raced = [(entry, ev.speedup, ev.spread) for entry, ev in races.values()]
+    raced = [Contender(entry, ev.speedup, ev.spread) for entry, ev in races.values()]
     note = _finish_note([tiled[0], other[0]], races, _decide(raced, None, True), raced[0], None, True, 0, [])
     assert f"ranked on 1 of {usable_cores()} cores" in note and "optimize again" in note
     quiet = {key: (entry, replace(ev, team=usable_cores(), machine_busy=False)) for key, (entry, ev) in races.items()}
@@ -311,10 +312,10 @@ def test_on_a_busy_machine_a_tie_with_the_source_order_goes_only_to_its_parallel
     ±9% and was crowned, then ran at 0.73x raced again. Only `parallelize` alone may take the source order's tie."""
     reshaped = _raced("distribute(S1, S3); tile(S3.j, 1024); parallelize(S0.i); parallelize(j_t)", 1.01, 0.09, team=1, busy=True)
     twin = _raced("parallelize(S0.i)", 1.005, 0.05, team=1, busy=True)
-    assert _decide([(entry, ev.speedup, ev.spread) for entry, ev in (reshaped,)], None, busy=True)[0] is None
-    both = [(entry, ev.speedup, ev.spread) for entry, ev in (reshaped, twin)]
-    assert _decide(both, None, busy=True)[0].schedule == "parallelize(S0.i)"
-    assert _decide(both, None, busy=False)[0] is None  # quiet: the source order keeps every tie
+    assert _decide([Contender(entry, ev.speedup, ev.spread) for entry, ev in (reshaped,)], None, busy=True).entry is None
+    both = [Contender(entry, ev.speedup, ev.spread) for entry, ev in (reshaped, twin)]
+    assert _decide(both, None, busy=True).entry.schedule == "parallelize(S0.i)"
+    assert _decide(both, None, busy=False).entry is None  # quiet: the source order keeps every tie
 
 
 def test_a_machine_state_sizes_the_team_to_the_free_cores():

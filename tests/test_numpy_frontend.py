@@ -290,7 +290,7 @@ def test_python_literals_are_weak_under_numpy_1_too():
 
 
 def test_a_winner_within_the_noise_of_the_numpy_original_leaves_the_user_s_code_in_place():
-    from repoos_agent.agent.search import original_holds
+    from repoos_agent.agent.finish import original_holds
 
     assert original_holds((2.57, 0.04), speedup=3.00, spread=0.23)  # 17% faster, but the winner's own spread is 23%
     assert original_holds((2.00, 0.01), speedup=2.03, spread=0.005)  # 1.5%: under the 2% floor
