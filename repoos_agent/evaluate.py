@@ -16,7 +16,7 @@ from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen.c import blas_type_problem
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.errors import CompileError
-from repoos_agent.legality import LegalityVerdict, Violation, prove_legal
+from repoos_agent.legality import LegalityVerdict, Verdict, Violation, prove_legal
 from repoos_agent.measure.isolated import HeadToHead, RaceRules, shared_worker
 from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.kernel import isl_lock
@@ -35,7 +35,7 @@ class Evaluation:
     target: str
     size: str | None
     schedule: str
-    verdict: str
+    verdict: Verdict
     feedback: str
     violations: tuple[Violation, ...] = ()
     parallel_loops: tuple[str, ...] = ()
@@ -187,7 +187,9 @@ def _machine_note(result: HeadToHead) -> str:
     return "".join(notes)
 
 
-def _from_proof(proof: LegalityVerdict, base: dict, verdict: str | None = None, feedback: str | None = None, **extra) -> Evaluation:
+def _from_proof(
+    proof: LegalityVerdict, base: dict, verdict: Verdict | None = None, feedback: str | None = None, **extra
+) -> Evaluation:
     return Evaluation(
         verdict=verdict or proof.verdict,
         feedback=feedback or proof.feedback,

@@ -12,29 +12,36 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Literal, get_args
 
-RUN_KINDS = ("run_started", "run_finished")
+if TYPE_CHECKING:  # a reader of events (the TUI's replay) need not load the engine
+    from repoos_agent.legality import Verdict
+
+RunKind = Literal["run_started", "run_finished"]
 """Every run, of either track, starts and finishes with these."""
-SEARCH_KINDS = ("turn_started", "proposal", "evaluation")
+SearchKind = Literal["turn_started", "proposal", "evaluation"]
 """A loop kernel's schedule search, between its start and finish."""
-TABULAR_KINDS = ("chain_read", "query_compiled", "verification", "race_sample", "contract_stored")
+TabularKind = Literal["chain_read", "query_compiled", "verification", "race_sample", "contract_stored"]
 """An ORM endpoint's tabular run (`repoos_agent.tabular.run_events` builds them), between its start and finish."""
-EVENT_KINDS = (*RUN_KINDS, *SEARCH_KINDS, *TABULAR_KINDS)
+EventKind = Literal[RunKind, SearchKind, TabularKind]
+RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+SEARCH_KINDS: tuple[SearchKind, ...] = get_args(SearchKind)
+TABULAR_KINDS: tuple[TabularKind, ...] = get_args(TabularKind)
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 
 @dataclass(frozen=True)
 class Event:
     """Something that happened in run `run`; fields not relevant to a kind stay empty."""
 
-    kind: str
+    kind: EventKind
     run: str
     time: float = field(default_factory=time.time)
     dialogue: int | None = None
     turn: int | None = None
     agent: str | None = None
     schedule: str | None = None
-    verdict: str | None = None
+    verdict: Verdict | None = None
     speedup: float | None = None
     spread: float | None = None
     verified: str | None = None

@@ -19,7 +19,7 @@ import islpy as isl
 
 from repoos_agent.agent.machine import Machine, this_machine
 from repoos_agent.backends.cc import engine_work
-from repoos_agent.legality import LegalityVerdict, analyze, prove_legal
+from repoos_agent.legality import LegalityVerdict, Verdict, analyze, prove_legal
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
@@ -54,7 +54,7 @@ class Outcome:
     """What the engine said about one proposal: the feedback every proposer learns from."""
 
     schedule: str
-    verdict: str
+    verdict: Verdict
     speedup: float | None
     feedback: str = ""
     agent: str = ""  # who proposed it: a mixture's heuristic learns from its own proposals only

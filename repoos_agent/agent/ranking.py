@@ -4,7 +4,10 @@ result, the CLI's live table, the MCP leaderboard resource and the TUI, so no tw
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:  # the monitors rank events without loading the engine
+    from repoos_agent.legality import Verdict
 
 
 class Measured(Protocol):
@@ -38,14 +41,14 @@ def winner_first(items: Iterable[R], winner: str | None) -> list[R]:
     return sorted(ranked, key=lambda item: not (winner and item.schedule == winner))  # stable: each part keeps its rank
 
 
-def beats_baseline(verdict: str | None, speedup: float | None) -> bool:
+def beats_baseline(verdict: Verdict | None, speedup: float | None) -> bool:
     """Whether a measurement may stand as the best so far when there is no racing finish to decide (a cancelled
     search, the TUI's save before the run ends): legal and faster than the source order. A "legal" verdict with a
     speedup is a correct one: `evaluate_schedule` times only a candidate whose outputs equal the baseline's."""
     return verdict == "legal" and (speedup or 0.0) > 1.0
 
 
-def counts_in_race(verdict: str | None, speedup: float | None) -> bool:
+def counts_in_race(verdict: Verdict | None, speedup: float | None) -> bool:
     """Whether a racing re-measurement counts, as a contender and as its schedule's figures on the result's
     leaderboard (and the MCP server's and the CLI's live one, which follow the events): legal and timed. A re-run
     can fail where the first run passed (a timeout on a loaded machine); the first figures then stand, and the

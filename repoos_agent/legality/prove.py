@@ -17,7 +17,7 @@ from repoos_agent.legality.dependences import Dependence, dependences
 from repoos_agent.legality.lane_reduction import lane_reductions
 from repoos_agent.legality.privatization import Privatization, ScalarFlows, privatize
 from repoos_agent.legality.time_distances import TimeDistances, statement_map
-from repoos_agent.legality.verdict import Violation
+from repoos_agent.legality.verdict import Verdict, Violation
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 
@@ -29,7 +29,7 @@ MAX_EXPLAINED = 5
 class LegalityVerdict:
     """The outcome of the proof (no build, no run)."""
 
-    verdict: str  # "legal", "invalid", "illegal" or "reassociation"
+    verdict: Verdict  # "legal", "invalid", "illegal" or "reassociation"
     schedule: str  # canonical text ("" for the identity)
     feedback: str
     violations: tuple[Violation, ...] = ()

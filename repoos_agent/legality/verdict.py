@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-VERDICTS = (
+Verdict = Literal[
     "legal",
     "invalid",  # does not parse, or does not apply to this kernel
     "illegal",  # breaks a dependence
@@ -15,7 +16,8 @@ VERDICTS = (
     "runtime_error",
     "incorrect",
     "timeout",
-)
+]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 
 @dataclass(frozen=True)

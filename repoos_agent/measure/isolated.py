@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from repoos_agent.backends.cc import engine_work
 from repoos_agent.backends.library import NativeKernel, prefer_sleeping_threads
@@ -91,12 +91,16 @@ class RaceRules:
         return 0, min(self.min_repeats, max(3, (self.min_repeats + 1) // 2))
 
 
+RaceOutcome = Literal["ok", "incorrect", "runtime_error", "timeout"]
+"""How a race ended; each outcome but `ok` is also the evaluation's verdict (`repoos_agent.legality.Verdict`)."""
+
+
 @dataclass(frozen=True)
 class HeadToHead:
     """What happened: `ok`, `incorrect`, `runtime_error` or `timeout`, with times when `ok`, and the
     machine's state before and after the timed runs, and the thread team they ran with."""
 
-    outcome: str
+    outcome: RaceOutcome
     message: str
     comparison: Comparison | None = None
     baseline: Timing | None = None
@@ -185,7 +189,7 @@ def race_in_process(
             crowded += 1
         return elapsed
 
-    def finished(verdict: str, message: str = "", comparison=None, baseline_t=None, candidate_t=None) -> HeadToHead:
+    def finished(verdict: RaceOutcome, message: str = "", comparison=None, baseline_t=None, candidate_t=None) -> HeadToHead:
         """The result, with the machine probed once more now that the timed runs are over."""
         with measurement_lock():
             after = probe_machine()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.agent.events import Event, EventKind, EventStream
 
 if TYPE_CHECKING:  # the TUI reads these events without loading SQLAlchemy
     from repoos_agent.store import TabularKernel
@@ -41,7 +41,7 @@ class TabularEvents:
         self.stream = stream
         self.run = run or uuid.uuid4().hex[:8]
 
-    def _emit(self, kind: str, **fields: object) -> None:
+    def _emit(self, kind: EventKind, **fields: object) -> None:
         self.stream.emit(Event(kind, self.run, **fields))  # type: ignore[arg-type]
 
     def started(self, target: str, database: str, repeats: int) -> None:
