@@ -24,10 +24,11 @@ from report import chosen_kernels, write_results
 
 import repoos_agent
 from repoos_agent.agent.search import SearchConfig, optimize
+from repoos_agent.agent.search_record import record_search
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.runtime.bench import BenchRequest, run_bench
 from repoos_agent.store import SQLiteStore
-from repoos_agent.store.recording import record_search, record_winner
+from repoos_agent.store.recording import record_winner
 from repoos_agent.target import resolve_target
 
 ROOT = Path(__file__).resolve().parent.parent
