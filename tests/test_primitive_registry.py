@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from repoos_agent.agent.dialogue import SYSTEM_PROMPT
+from repoos_agent.agent.heuristic import HeuristicProposer, Outcome
 from repoos_agent.agent.operations import ScheduleText
 from repoos_agent.agent.tools_mode import TOOLS_SYSTEM_PROMPT
 from repoos_agent.mcp.roots import AllowedRoots
@@ -160,3 +161,13 @@ def test_the_table_is_rewritten_between_the_markers_and_the_rest_of_the_page_kep
     page = tmp_path / "page.md"
     page.write_text(f"# title\n\n{registry.DOC_BEGIN}\nold\n{registry.DOC_END}\n\nafter\n", encoding="utf-8")
     assert with_doc_table(page.read_text()) == f"# title\n\n{registry.DOC_BEGIN}\n{doc_table()}{registry.DOC_END}\n\nafter\n"
+
+
+@pytest.mark.parametrize(
+    ("best", "resized"), [("tile(i, 64)", ["tile(i, 32)", "tile(i, 128)"]), ("tile(i, 1048576)", ["tile(i, 524288)"])]
+)
+def test_the_heuristic_resizes_the_best_tiles_with_the_builders_and_never_past_what_a_tile_takes(best, resized):
+    proposer = HeuristicProposer(resolve_target("gemm").kernel)
+    proposed = [idea.schedule for idea in proposer.propose([Outcome(best, "legal", 1.5)], 3)]
+    assert proposed[: len(resized)] == resized
+    assert "tile(i, 2097152)" not in proposed
