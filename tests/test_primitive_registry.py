@@ -171,3 +171,14 @@ def test_the_heuristic_resizes_the_best_tiles_with_the_builders_and_never_past_w
     proposed = [idea.schedule for idea in proposer.propose([Outcome(best, "legal", 1.5)], 3)]
     assert proposed[: len(resized)] == resized
     assert "tile(i, 2097152)" not in proposed
+
+
+def test_the_primitives_declared_marks_are_the_ones_the_engine_records_as_marks():
+    kernel = resolve_target("gemm").kernel
+    for spec in SPECS:
+        if spec.signature() not in ("L", "LN"):
+            continue
+        state = ScheduleState(kernel)
+        state.apply(registry.built(spec.name, LoopRef("k"), *([spec.probe] if spec.signature() == "LN" else [])))
+        assert bool(state.marked_by) == spec.mark, spec.name
+    assert {spec.name for spec in SPECS if spec.concurrent} <= {spec.name for spec in SPECS if spec.mark}

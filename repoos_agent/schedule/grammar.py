@@ -29,7 +29,7 @@ from itertools import combinations, permutations
 
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule.language import MAX_PRIMITIVES, ScheduleError, parse_schedule
-from repoos_agent.schedule.primitives import NUMBER, PRIMITIVES, SPECS, Offer, PrimitiveSpec
+from repoos_agent.schedule.primitives import LOOP, NUMBER, PRIMITIVES, SPECS, STATEMENT, Offer, PrimitiveSpec
 from repoos_agent.schedule.state import ScheduleState
 
 EXPLORATION = (
@@ -160,7 +160,7 @@ class KernelGrammar:
         statement = "(?:" + "|".join(self.statements) + ")"
         for primitive, band in sorted({(u.primitive, len(u.names) if PRIMITIVES[u.primitive].band else 0) for u in self.uses()}):
             kinds = PRIMITIVES[primitive].signature(band)
-            parts = [{"L": loop, "S": statement, "N": "-?[0-9]+"}[kind] for kind in kinds]
+            parts = [{LOOP: loop, STATEMENT: statement, NUMBER: "-?[0-9]+"}[kind] for kind in kinds]
             alternatives.append(f"{primitive}\\(" + ", ".join(parts) + "\\)")
         one = "(?:" + "|".join(alternatives) + ")"
         return f"^(?:{one}(?:; {one}){{0,{self.max_primitives - 1}}})?$"  # empty: the kernel as written
@@ -292,19 +292,21 @@ def _tried(state: ScheduleState, text: str) -> ScheduleState | None:
 def _uses(state: ScheduleState) -> list[Use]:
     """Every candidate use at this state, structure-changing ones first in the order the exploration should
     spend its scopes on (`EXPLORATION`)."""
+    loops, statements = state.loop_names(), list(state.statements)
     return [
         Use(spec.name, names, fixed)
         for offer in EXPLORATION
         for spec in SPECS
         if spec.offer is offer
-        for names, fixed in _offered(state, spec)
+        for names, fixed in _offered(state, spec, loops, statements)
     ]
 
 
-def _offered(state: ScheduleState, spec: PrimitiveSpec) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
-    """The names (and fixed numbers) `spec`'s kind of offer gives at this state."""
-    loops = state.loop_names()
-    statements = list(state.statements)
+def _offered(
+    state: ScheduleState, spec: PrimitiveSpec, loops: list[str], statements: list[str]
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """The names (and fixed numbers) `spec`'s kind of offer gives at this state, whose loop and statement names
+    are `loops` and `statements`."""
     kernel = state.kernel
     match spec.offer:
         case Offer.STATEMENT_PAIRS:
