@@ -20,7 +20,7 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.legality import prove_legal
 from repoos_agent.schedule import ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.schedule.grammar import KernelGrammar, kernel_grammar, schedules_from_json
-from repoos_agent.schedule.language import NUMBER_CHOICES
+from repoos_agent.schedule.primitives import PRIMITIVES
 from repoos_agent.target import resolve_target
 from tests.fake_llm_servers import FakeLLMServer, gemini_answer, openai_answer, openai_error
 
@@ -40,7 +40,7 @@ def sample(grammar: KernelGrammar, rng: random.Random) -> str:
     for _ in range(rng.randint(1, grammar.max_primitives)):
         options = [(use, scope) for use in grammar.scopes[scope].steps] + list(grammar.scopes[scope].moves)
         use, scope = rng.choice(options)
-        texts.append(use.text(tuple(rng.choice(NUMBER_CHOICES[use.primitive]) for _ in range(use.free_numbers))))
+        texts.append(use.text(tuple(rng.choice(PRIMITIVES[use.primitive].choices) for _ in range(use.free_numbers))))
     return "; ".join(texts)
 
 

@@ -24,11 +24,13 @@ from repoos_agent.legality import analyze, prove_legal
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule import ScheduleError
 from repoos_agent.schedule.grammar import KernelGrammar, kernel_grammar, schedules_from_json
+from repoos_agent.schedule.primitives import catalog_lines
 
 _BLOCK = re.compile(r"<schedule>(.*?)</schedule>", re.S)
 _DONE = re.compile(r"<done\s*/?>", re.I)
 
-SYSTEM_PROMPT = """\
+SYSTEM_PROMPT = (
+    """\
 You optimize a Python loop kernel by proposing loop schedules. You never write code: a
 compiler engine parses your schedule, proves it legal with exact dependence analysis,
 verifies the generated loops with Z3, compiles them, checks the output against the
@@ -36,20 +38,9 @@ original and times it against the native baseline (already gcc -O3 -march=native
 
 Schedule language: primitives separated by `;`. Loops are named by their Python loop
 variable; where several loops share a name, qualify it with a statement: `S1.j`.
-  interchange(i, j)          swap two loops of a perfect band
-  tile(i, j, 32, 32)         tile 1-3 adjacent loops; tile loops are named i_t, j_t (j_t2 if tiled twice)
-  skew(i, j, f)              j += f*i
-  reverse(i)                 run a loop backwards
-  shift(S1.i, d)             offset one statement inside a loop
-  fuse(S0, S1, depth)        move S1 into S0's outer `depth` loops
-  distribute(S0, S1)         split the innermost loop S0 and S1 share
-  parallelize(i)             OpenMP parallel loop (must carry no dependence)
-  vectorize(j, width)        SIMD on an innermost loop
-  unroll(k, factor)          exact unrolling
-  promote(k)                 keep the elements k's body updates in registers across k
-                             (register tiling: the loops inside k must be a tile of the target)
-  blas(S1)                   run the product whose update is S1 (T += A*B after T = 0) as one
-                             OpenBLAS gemm/gemv call; no other primitive may touch its loops
+"""
+    + catalog_lines()
+    + """\
 Example: distribute(S0, S1); interchange(S1.j, S1.k); parallelize(S0.i)
 Register tiling of C[i][j] += A[i][k]*B[k][j] (loops i, k, j):
   tile(i, k, j, 6, 128, 32); interchange(i_t, k_t); interchange(i, k); parallelize(i_t); promote(k)
@@ -64,6 +55,8 @@ Each turn: think briefly, then give up to {candidates} schedules, each in its ow
 or answer <done/> when you believe the best is found.
 Machine: {machine}.
 """
+)
+"""The first message of a dialogue; its catalog of primitives comes from the registry (`schedule.primitives`)."""
 
 CONSTRAINED_NOTE = """Your replies are constrained to this kernel's schedules: write only <schedule>...</schedule>
 blocks, or, where the server decodes JSON, {"schedules": [[{"primitive": "tile", "names": "i, j",

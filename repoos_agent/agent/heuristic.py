@@ -23,7 +23,7 @@ from repoos_agent.legality import LegalityVerdict, Verdict, analyze, prove_legal
 from repoos_agent.legality.dependences import dependences
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
-from repoos_agent.schedule import LoweredSchedule, ScheduleError, ScheduleState, parse_schedule
+from repoos_agent.schedule import LoweredSchedule, ScheduleError, ScheduleState, parse_schedule, primitives
 from repoos_agent.schedule.products import NotAProduct, product_call
 
 RAGGED_EDGE_COST = 8.0
@@ -156,7 +156,7 @@ class HeuristicProposer:
         if parallel:
             base = "; ".join(parallel)
             candidates += [Idea(f"{base}; {v}", 2.1, "parallel outer loops, vectorized inner loop") for v in innermost[:1]]
-        candidates += [Idea(f"unroll({loop}, 4)", 0.2, "unrolled innermost loop") for loop in self._innermost()[:1]]
+        candidates += [Idea(str(primitives.unroll(loop, 4)), 0.2, "unrolled innermost loop") for loop in self._innermost()[:1]]
         legal = [c for c in candidates if self._legal(c.schedule)]
         return sorted(legal, key=lambda c: -c.score)
 
@@ -194,7 +194,7 @@ class HeuristicProposer:
         for run in runs:
             for previous, statement in itertools.pairwise(run):
                 for depth in range(min(len(previous.loops), len(statement.loops)), 0, -1):
-                    text = f"fuse({previous.name}, {statement.name}, {depth})"
+                    text = str(primitives.fuse(previous.name, statement.name, depth))
                     if self._legal(_joined(prefix, *parts, text)):
                         parts.append(text)
                         break
@@ -234,13 +234,13 @@ class HeuristicProposer:
         texts = []
         for depth in range(min(len(first.loops), len(second.loops)), 0, -1):
             texts += [
-                _joined(order, f"fuse({second.name}, {first.name}, {depth})"),
-                _joined(order, f"fuse({first.name}, {second.name}, {depth})"),
+                _joined(order, str(primitives.fuse(second.name, first.name, depth))),
+                _joined(order, str(primitives.fuse(first.name, second.name, depth))),
             ]
             initializers = [before.get(name) for name in (first.name, second.name)]
             if all(s is not None and 0 < len(s.loops) < depth + 1 for s in initializers):
-                moved = f"fuse({initializers[0].name}, {initializers[1].name}, {len(initializers[0].loops)})"
-                texts.append(_joined(order, moved, f"fuse({first.name}, {second.name}, {depth})"))
+                moved = str(primitives.fuse(initializers[0].name, initializers[1].name, len(initializers[0].loops)))
+                texts.append(_joined(order, moved, str(primitives.fuse(first.name, second.name, depth))))
         return texts
 
     def _blas_calls(self) -> list[Idea]:
@@ -252,7 +252,7 @@ class HeuristicProposer:
                 call = product_call(self.kernel, statement.name)
             except NotAProduct:
                 continue
-            calls[f"blas({statement.name})"] = {call.initializer, call.update}
+            calls[str(primitives.blas(statement.name))] = {call.initializer, call.update}
         products = list(calls)
         ideas = [Idea(call, 3.4, "the product run by OpenBLAS") for call in products]
         if len(products) > 1:
@@ -298,9 +298,10 @@ class HeuristicProposer:
         ideas = []
         for loop in analyze(self.kernel).loops:
             if loop.array_sums and all(self.kernel.statement(name).is_scatter for name in loop.array_sums):
-                copies = "; ".join(f"privatize({name})" for name in loop.array_sums)
-                ideas.append(Idea(f"parallelize({loop.name})", 1.0, "the scatter on all cores, its updates atomic"))
-                ideas.append(Idea(f"parallelize({loop.name}); {copies}", 1.2, "the scatter on all cores, a copy per thread"))
+                copies = "; ".join(str(primitives.privatize(name)) for name in loop.array_sums)
+                mark = str(primitives.parallelize(loop.name))
+                ideas.append(Idea(mark, 1.0, "the scatter on all cores, its updates atomic"))
+                ideas.append(Idea(f"{mark}; {copies}", 1.2, "the scatter on all cores, a copy per thread"))
         return ideas
 
     def _parallel_marks(self, prefix: str = "") -> list[str]:
@@ -314,7 +315,7 @@ class HeuristicProposer:
             for loop in sorted(loops, key=lambda x: x.depth):
                 if covered & set(loop.statements):
                     continue
-                chosen.append(f"parallelize({loop.name})")
+                chosen.append(str(primitives.parallelize(loop.name)))
                 covered |= set(loop.statements)
             return chosen
         lowered = verdict.lowered
@@ -329,7 +330,7 @@ class HeuristicProposer:
                 continue
             if "." in name and name.split(".")[0] in by_blas:  # the BLAS call runs those nests: name the loop by another
                 name = f"{sorted(members - by_blas)[0]}.{lowered.loop_names[ids[name]]}"
-            chosen.append((f"parallelize({name})", level, members))
+            chosen.append((str(primitives.parallelize(name)), level, members))
             covered |= members
         return self._with_summing_loops(prefix, chosen, lowered, by_blas)
 
@@ -347,11 +348,11 @@ class HeuristicProposer:
             if lowered.level_of(loop_id) != 0 or not members or outer & members:
                 continue
             kept = [(mark, level, inner) for mark, level, inner in chosen if not inner <= members]
-            mark = f"parallelize({lowered.qualified_name(loop_id)})"
+            mark = str(primitives.parallelize(lowered.qualified_name(loop_id)))
             trial = self._verdict(_joined(prefix, *(m for m, _, _ in kept), *summing, mark))
             if not trial.legal or not trial.lowered.atomic:
                 continue
-            copies = [f"privatize({name})" for name in sorted(trial.lowered.atomic)]
+            copies = [str(primitives.privatize(name)) for name in sorted(trial.lowered.atomic)]
             if self._legal(_joined(prefix, *(m for m, _, _ in kept), *summing, mark, *copies)):
                 chosen, summing = kept, [*summing, mark, *copies]
                 outer |= members
@@ -369,12 +370,12 @@ class HeuristicProposer:
             inner = statement.loops[-1].name
             if best is None or best == inner:
                 continue
-            swap = f"interchange({statement.name}.{best}, {statement.name}.{inner})"
+            swap = str(primitives.interchange(f"{statement.name}.{best}", f"{statement.name}.{inner}"))
             reason = f"{best} innermost in {statement.name} (stride-1 accesses)"
             # The swap needs a perfect band: split off the statements before and after it first if needed.
-            before = f"distribute({self.kernel.statements[index - 1].name}, {statement.name})" if index > 0 else ""
+            before = str(primitives.distribute(self.kernel.statements[index - 1].name, statement.name)) if index > 0 else ""
             after = (
-                f"distribute({statement.name}, {self.kernel.statements[index + 1].name})"
+                str(primitives.distribute(statement.name, self.kernel.statements[index + 1].name))
                 if index + 1 < len(self.kernel.statements)
                 else ""
             )
@@ -407,8 +408,8 @@ class HeuristicProposer:
             if state_names is None:
                 continue
             outer, middle = state_names[-3], state_names[-2]
-            tile = f"tile({deepest.name}.{outer}, {deepest.name}.{middle}, {side}, {side})"
-            texts.append(_joined(order_text, tile))
+            tile = primitives.tile(f"{deepest.name}.{outer}", f"{deepest.name}.{middle}", sizes=(side, side))
+            texts.append(_joined(order_text, str(tile)))
         return [t.split("; ")[-1] for t in texts]
 
     def _register_tilings(self, orders: list[tuple[str, str]]) -> list[Idea]:
@@ -509,14 +510,15 @@ class HeuristicProposer:
         wanted = [row, reductions[-1], column]
         for position, name in zip(range(len(order) - 3, len(order)), wanted, strict=True):
             if order[position] != name:
-                steps.append(f"interchange({statement.name}.{order[position]}, {statement.name}.{name})")
+                steps.append(str(primitives.interchange(f"{statement.name}.{order[position]}", f"{statement.name}.{name}")))
                 other = order.index(name)
                 order[position], order[other] = order[other], order[position]
         a, r, b = (f"{statement.name}.{name}" for name in wanted)
-        steps.append(f"tile({a}, {r}, {b}, {', '.join(map(str, sizes))}); interchange({a}_t, {r}_t); interchange({a}, {r})")
+        steps += [str(primitives.tile(a, r, b, sizes=sizes)), str(primitives.interchange(f"{a}_t", f"{r}_t"))]
+        steps.append(str(primitives.interchange(a, r)))
         if parallel:
-            steps.append(f"parallelize({a}_t)")
-        steps.append(f"promote({r})")
+            steps.append(str(primitives.parallelize(f"{a}_t")))
+        steps.append(str(primitives.promote(r)))
         text = "; ".join(steps)
         return text if self._legal(_joined(prefix, text)) else None
 
@@ -552,22 +554,22 @@ class HeuristicProposer:
         if order is None or len(order) < 2:
             return None
         names = [f"{statement.name}.{name}" for name in order]
-        if any(self._legal(_joined(prefix, f"parallelize({name})")) for name in names[:-1]):
+        if any(self._legal(_joined(prefix, str(primitives.parallelize(name)))) for name in names[:-1]):
             return None
         steps = self._isolating(statement.name, prefix)
         base = _joined(prefix, *steps)
         if (
             _loop_order_after(self.kernel, statement, base) != order
-            or not self._legal(_joined(base, f"parallelize({names[-1]})"))
-            or any(self._legal(_joined(base, f"parallelize({name})")) for name in names[:-1])
+            or not self._legal(_joined(base, str(primitives.parallelize(names[-1]))))
+            or any(self._legal(_joined(base, str(primitives.parallelize(name)))) for name in names[:-1])
         ):
             return None
         strip = f"{names[-1]}_t"
-        moves = [f"tile({names[-1]}, {STRIP_WIDTHS[0]})"]
-        moves += [f"interchange({name}, {strip})" for name in reversed(names[:-1])]
+        moves = [str(primitives.tile(names[-1], sizes=(STRIP_WIDTHS[0],)))]
+        moves += [str(primitives.interchange(name, strip)) for name in reversed(names[:-1])]
         for outward in range(len(names) - 1, 0, -1):
             text = _joined(*steps, *moves[: outward + 1])
-            if self._legal(_joined(prefix, text, f"parallelize({strip})")):
+            if self._legal(_joined(prefix, text, str(primitives.parallelize(strip)))):
                 return text
         return None
 
@@ -581,9 +583,9 @@ class HeuristicProposer:
                 if other.name == name or not _share_outer_loop(other, self.kernel.statement(name)):
                     continue
                 first, second = sorted((other.name, name), key=lambda n: int(n[1:]))
-                text = _joined(prefix, *steps, f"distribute({first}, {second})")
-                if self._legal(text):
-                    steps.append(f"distribute({first}, {second})")
+                split = str(primitives.distribute(first, second))
+                if self._legal(_joined(prefix, *steps, split)):
+                    steps.append(split)
                     progress = True
         return steps
 
@@ -597,7 +599,7 @@ class HeuristicProposer:
         if (
             len(first.loops) < 2
             or any(len(s.loops) < 2 or not _share_outer_loop(s, first) for s in statements)
-            or self._legal(f"parallelize({first.name}.{first.loops[0].name})")
+            or self._legal(str(primitives.parallelize(f"{first.name}.{first.loops[0].name}")))
         ):
             return []
         time, row = f"{first.name}.{first.loops[0].name}", f"{first.name}.{first.loops[1].name}"
@@ -606,8 +608,8 @@ class HeuristicProposer:
             fused = (
                 _joined(
                     text,
-                    f"shift({statement.name}.{statement.loops[1].name}, {offset})" if offset else "",
-                    f"fuse({first.name}, {statement.name}, 2)",
+                    str(primitives.shift(f"{statement.name}.{statement.loops[1].name}", offset)) if offset else "",
+                    str(primitives.fuse(first.name, statement.name, 2)),
                 )
                 for offset in range(4)
             )
@@ -619,7 +621,8 @@ class HeuristicProposer:
             for time_steps, rows in ((16, 32), (32, 64)):
                 tiled = _joined(
                     text,
-                    f"skew({time}, {row}, {factor}); tile({time}, {row}, {time_steps}, {rows})",
+                    str(primitives.skew(time, row, factor)),
+                    str(primitives.tile(time, row, sizes=(time_steps, rows))),
                     _tiles_as_wavefront(time, row),
                 )
                 if self._legal(tiled):
@@ -648,9 +651,12 @@ class HeuristicProposer:
         if shifts is None or not any(any(offsets) for offsets in shifts.values()):
             return []  # no neighbour is read: the plain fusions cover it
         steps = [
-            f"shift({s.name}.{s.loops[d].name}, {offset})" for s in sweeps for d, offset in enumerate(shifts[s.name]) if offset
+            str(primitives.shift(f"{s.name}.{s.loops[d].name}", offset))
+            for s in sweeps
+            for d, offset in enumerate(shifts[s.name])
+            if offset
         ]
-        steps += [f"fuse({a.name}, {b.name}, {depth})" for a, b in itertools.pairwise(sweeps)]
+        steps += [str(primitives.fuse(a.name, b.name, depth)) for a, b in itertools.pairwise(sweeps)]
         fused = _joined(*steps)
         if not self._legal(fused):
             return []
@@ -658,7 +664,7 @@ class HeuristicProposer:
         row, column = (f"{first.name}.{loop.name}" for loop in first.loops[:2])
         ideas = [Idea(fused, 1.2, "stencil sweeps shifted and fused into one nest: each temporary's rows used while in cache")]
         for size in (32, 64):
-            tiled = _joined(fused, f"tile({row}, {column}, {size}, {size})", _tiles_as_wavefront(row, column))
+            tiled = _joined(fused, str(primitives.tile(row, column, sizes=(size, size))), _tiles_as_wavefront(row, column))
             if self._legal(tiled):
                 reason = f"stencil sweeps shifted and fused, in {size} x {size} tiles run as a wavefront on all cores"
                 ideas.append(Idea(tiled, 3.9 - size / 640, reason))
@@ -674,9 +680,13 @@ class HeuristicProposer:
             patterns = []
             if len(names) >= 3:
                 a, b, c = names[:3]
-                patterns.append(f"skew({b}, {c}, 1); skew({a}, {b}, 2); interchange({a}, {b}); parallelize({a})")
+                wave = (primitives.skew(b, c, 1), primitives.skew(a, b, 2), primitives.interchange(a, b), primitives.parallelize(a))
+                patterns.append(str(primitives.schedule_of(*wave)))
             a, b = names[-2:]
-            patterns += [f"skew({a}, {b}, {f}); interchange({a}, {b}); parallelize({a})" for f in (1, 2)]
+            patterns += [
+                str(primitives.schedule_of(primitives.skew(a, b, f), primitives.interchange(a, b), primitives.parallelize(a)))
+                for f in (1, 2)
+            ]
             ideas += [Idea(p, 1.0, "wavefront: skewed so the outer loop's iterations are independent") for p in patterns]
         return ideas
 
@@ -711,13 +721,14 @@ class HeuristicProposer:
             return []
         marks: list[str] = []
         for loop_id in dict.fromkeys(ids[-1] for ids in lowered.loop_ids.values() if ids):
-            mark = f"vectorize({lowered.qualified_name(loop_id)}, {self.machine.simd_doubles})"
+            mark = str(primitives.vectorize(lowered.qualified_name(loop_id), self.machine.simd_doubles))
             if self._legal(_joined(prefix, *marks, mark)):
                 marks.append(mark)
         return marks
 
     def _vectorizable(self) -> list[str]:
-        return [f"vectorize({loop.name}, {self.machine.simd_doubles})" for loop in analyze(self.kernel).loops if loop.vectorizable]
+        simd = self.machine.simd_doubles
+        return [str(primitives.vectorize(loop.name, simd)) for loop in analyze(self.kernel).loops if loop.vectorizable]
 
     def _innermost(self) -> list[str]:
         return [loop.name for loop in analyze(self.kernel).loops if loop.innermost]
@@ -770,7 +781,12 @@ def _sweep_shifts(kernel: Kernel, sweeps: list[Statement], depth: int) -> dict[s
 def _tiles_as_wavefront(outer: str, inner: str) -> str:
     """The tile loops of `outer` and `inner` skewed so the tiles of one anti-diagonal run in parallel: legal
     where every dependence's distance is non-negative in both loops."""
-    return f"skew({outer}_t, {inner}_t, 1); interchange({outer}_t, {inner}_t); parallelize({outer}_t)"
+    outer, inner = f"{outer}_t", f"{inner}_t"
+    return str(
+        primitives.schedule_of(
+            primitives.skew(outer, inner, 1), primitives.interchange(outer, inner), primitives.parallelize(outer)
+        )
+    )
 
 
 def _joined(*parts: str) -> str:
@@ -795,18 +811,21 @@ def _resize_tiles(schedule: str, factor: float) -> str | None:
     except ScheduleError:
         return None
     promoted = {str(p.loops()[0]) for p in parsed.primitives if p.name == "promote"}
-    texts = []
+    resized = []
     for primitive in parsed.primitives:
-        if primitive.name == "tile":
-            loops = [str(loop) for loop in primitive.loops()]
-            scaled = [str(loop) in promoted for loop in primitive.loops()] if promoted & set(loops) else [True] * len(loops)
-            sizes = [
-                str(max(2, int(size * factor)) if scale else size) for size, scale in zip(primitive.numbers(), scaled, strict=True)
-            ]
-            texts.append(f"tile({', '.join(loops + sizes)})")
-        else:
-            texts.append(str(primitive))
-    return "; ".join(texts)
+        if primitive.name != "tile":
+            resized.append(primitive)
+            continue
+        loops = {str(loop) for loop in primitive.loops()}
+        scaled = [str(loop) in promoted for loop in primitive.loops()] if promoted & loops else [True] * len(loops)
+        sizes = tuple(
+            max(2, int(size * factor)) if scale else size for size, scale in zip(primitive.numbers(), scaled, strict=True)
+        )
+        try:
+            resized.append(primitives.tile(*primitive.loops(), sizes=sizes))
+        except ScheduleError:  # scaled past what a tile takes
+            return None
+    return str(primitives.schedule_of(*resized))
 
 
 def _shared_matrices(first: Statement, second: Statement) -> list[str]:
@@ -831,7 +850,9 @@ def _one_nest(first: Statement, second: Statement) -> bool:
 def _row_walk(statement: Statement) -> str:
     """The interchange that makes `statement`'s innermost loop the one walking its arrays' last dimension, or ""."""
     best, inner = _stride_one_loop(statement), statement.loops[-1].name
-    return f"interchange({statement.name}.{best}, {statement.name}.{inner})" if best is not None and best != inner else ""
+    if best is None or best == inner:
+        return ""
+    return str(primitives.interchange(f"{statement.name}.{best}", f"{statement.name}.{inner}"))
 
 
 def _stride_one_loop(statement: Statement) -> str | None:

@@ -31,6 +31,7 @@ from repoos_agent.legality import Analysis, LegalityVerdict, Violation, analyze,
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError
+from repoos_agent.schedule.primitives import catalog_inline
 from repoos_agent.store.recording import load_winner, save_winner
 from repoos_agent.store.records import VerifiedKernel
 from repoos_agent.target import Target, ingest_path
@@ -42,12 +43,12 @@ ScheduleText = Annotated[
     str,
     Field(
         description="A schedule: primitives separated by `;`, e.g. 'interchange(j, k); parallelize(i)'. Primitives: "
-        "interchange(i, j), tile(i, j, 32, 32), skew(i, j, f), reverse(i), shift(S1.i, d), fuse(S0, S1, depth), "
-        "distribute(S0, S1), parallelize(i), vectorize(j, 4), unroll(k, 4), promote(k), blas(S1) (a product's update as one "
-        "OpenBLAS call). Loops are named by their Python loop "
-        "variable; qualify a shared name with a statement label (`S1.j`, see analyze). The empty string is the source order."
+        + catalog_inline()
+        + ". Loops are named by their Python loop variable; qualify a shared name with a statement label (`S1.j`, see "
+        "analyze). The empty string is the source order."
     ),
 ]
+"""A schedule argument; its catalog of primitives comes from the registry (`schedule.primitives`)."""
 SizeClass = Annotated[
     Literal["MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"] | None,
     Field(description="Problem size of a bundled kernel (default SMALL); leave it out for a user kernel."),

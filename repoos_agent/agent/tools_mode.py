@@ -13,18 +13,22 @@ from collections.abc import Callable
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.llm.base import LLMError, Message
 from repoos_agent.agent.tools import Tool, call_tool
+from repoos_agent.schedule.primitives import catalog_lines
 
-TOOLS_SYSTEM_PROMPT = """\
+TOOLS_SYSTEM_PROMPT = (
+    """\
 You optimize a Python loop kernel by choosing a loop schedule, using tools: `analyze` shows
 dependences and parallel loops, `check_legality` proves a schedule (cheap), `evaluate`
 builds and times it against the native baseline (costly), `show_code` prints the code.
-The schedule language: interchange(i, j) · tile(i, j, 32, 32) · skew(i, j, f) · reverse(i) ·
-shift(S1.i, d) · fuse(S0, S1, depth) · distribute(S0, S1) · parallelize(i) · vectorize(j, w) ·
-unroll(k, f) · promote(k) (registers across k) · blas(S1) (a product's update as one OpenBLAS call),
-separated by `;`; qualify shared loop names with a statement (`S1.j`).
+The schedule language, primitives separated by `;` (qualify shared loop names with a statement, `S1.j`):
+"""
+    + catalog_lines()
+    + """\
 Check legality before you evaluate. When you are done, answer with a short summary and no tool call.
 Machine: {machine}.
 """
+)
+"""The tools mode's first message; its catalog of primitives comes from the registry (`schedule.primitives`)."""
 
 
 def run_tools_dialogue(proposer: LLMProposer, tools: list[Tool], budget: int, on_call: Callable[[str, dict], None]) -> None:

@@ -20,6 +20,7 @@ from repoos_agent.legality.time_distances import TimeDistances, statement_map
 from repoos_agent.legality.verdict import Verdict, Violation
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
+from repoos_agent.schedule.primitives import PRIMITIVES, parallelize, skew
 
 MAX_EXPLAINED = 5
 """Broken dependences explained per verdict: enough to act on, few enough to stay fast and readable."""
@@ -465,10 +466,10 @@ def _example(dependence: Dependence, pairs: isl.Map, apart: str | None = None) -
 
 def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...], allow: bool) -> str | None:
     """A cheap legal alternative: drop or move a parallel mark, or skew before the breaking primitive."""
-    kept = [str(p) for p in schedule.primitives if p.name not in ("parallelize", "vectorize")]
+    kept = [str(p) for p in schedule.primitives if not PRIMITIVES[p.name].concurrent]
     marks = [p for p in schedule.primitives if p.name == "parallelize"]
     if marks and parallel_loops and _legal_schedule(kernel, kept, allow):
-        alternative = _legal_schedule(kernel, [*kept, f"parallelize({parallel_loops[0]})"], allow)
+        alternative = _legal_schedule(kernel, [*kept, str(parallelize(parallel_loops[0]))], allow)
         if alternative:
             return f"parallelize `{parallel_loops[0]}` instead: {alternative}"
     texts = [str(p) for p in schedule.primitives]
@@ -479,7 +480,7 @@ def _suggest(kernel: Kernel, schedule: Schedule, parallel_loops: tuple[str, ...]
         if outer == inner:
             continue  # a one-loop tile: there is no pair to skew (the parser would refuse `skew(j, j, 1)` too)
         for factor in (1, 2):
-            attempt = _legal_schedule(kernel, [*texts[:index], f"skew({outer}, {inner}, {factor})", *texts[index:]], allow)
+            attempt = _legal_schedule(kernel, [*texts[:index], str(skew(outer, inner, factor)), *texts[index:]], allow)
             if attempt:
                 return f"skew first: {attempt}"
     return None

@@ -2,7 +2,8 @@
 
 A model told "loops i, j, k" still writes `interchange(i, i)`, `tile(x, 32)` or prose; the reference
 paper counts 31% of proposals invalid. Constrained decoding makes such replies impossible instead of
-wasted turns. The grammar comes from the language's own definition (`SIGNATURES`, `NUMBER_CHOICES`) and
+wasted turns. The grammar comes from the language's own definition (each primitive's spec in
+`schedule.primitives`: its arguments, the numbers worth choosing, the names it is offered with) and
 from the kernel through the engine itself: every use of a name it offers was applied by `ScheduleState`
 without error, so the names are the kernel's, qualified where the engine needs it, and a tile loop
 (`S1.i_t`) appears only after the tile that creates it.
@@ -27,19 +28,29 @@ from functools import lru_cache
 from itertools import combinations, permutations
 
 from repoos_agent.model.kernel import Kernel
-from repoos_agent.schedule.language import MAX_PRIMITIVES, NUMBER_CHOICES, SIGNATURES, ScheduleError, parse_schedule
+from repoos_agent.schedule.language import MAX_PRIMITIVES, ScheduleError, parse_schedule
+from repoos_agent.schedule.primitives import LOOP, NUMBER, PRIMITIVES, SPECS, STATEMENT, Offer, PrimitiveSpec
 from repoos_agent.schedule.state import ScheduleState
 
-# What the engine tries a primitive with while deciding whether a use applies; names, not numbers, decide that.
-_PROBE_NUMBER = {"tile": 32, "skew": 1, "shift": 1, "vectorize": 4, "unroll": 2}
-_MOVES = ("tile", "distribute", "fuse", "interchange")  # the primitives that change the nest's structure
-MAX_TILE_LOOPS = 3
+EXPLORATION = (
+    Offer.STATEMENT_PAIRS,
+    Offer.PRODUCTS,
+    Offer.ARRAY_SUMS,
+    Offer.TILE_WINDOWS,
+    Offer.LOOP_PAIRS,
+    Offer.FUSIONS,
+    Offer.ORDERED_LOOP_PAIRS,
+    Offer.LOOPS,
+    Offer.STATEMENT_LOOPS,
+)
+"""The order the exploration spends its scopes in: distributions, then tiles (larger first), interchanges and
+fusions, before the primitives that keep the structure; within one kind, the registry's order."""
 
 
 @dataclass(frozen=True)
 class Use:
     """One primitive with its names filled in, e.g. `interchange` over (`i`, `k`). `fixed` numbers are part of
-    the use (fuse's depth); the others are chosen from `NUMBER_CHOICES` when the reply is written."""
+    the use (fuse's depth); the others are chosen from the spec's `choices` when the reply is written."""
 
     primitive: str
     names: tuple[str, ...]  # loops, then statements, in the signature's order
@@ -47,14 +58,13 @@ class Use:
 
     @property
     def free_numbers(self) -> int:
-        kinds = "N" * len(self.names) if self.primitive == "tile" else SIGNATURES[self.primitive]
-        return kinds.count("N") - len(self.fixed)
+        return PRIMITIVES[self.primitive].signature(len(self.names)).count(NUMBER) - len(self.fixed)
 
     def text(self, numbers: tuple[int, ...] = ()) -> str:
         return f"{self.primitive}({', '.join([*self.names, *map(str, self.fixed), *map(str, numbers)])})"
 
     def probe(self) -> str:
-        return self.text((_PROBE_NUMBER.get(self.primitive, 0),) * self.free_numbers)
+        return self.text((PRIMITIVES[self.primitive].probe,) * self.free_numbers)
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,7 @@ class KernelGrammar:
         rules = {"root": 'block ("\\n" block)' + (f"{{0,{blocks - 1}}}" if blocks > 1 else "{0,0}")}
         rules["block"] = f'"<schedule>" s0-{self.max_primitives} "</schedule>"'
         for primitive in sorted({u.primitive for u in self.uses() if u.free_numbers}):
-            rules[f"n-{primitive}"] = " | ".join(f'"{n}"' for n in NUMBER_CHOICES[primitive])
+            rules[f"n-{primitive}"] = " | ".join(f'"{n}"' for n in PRIMITIVES[primitive].choices)
         for k, scope in enumerate(self.scopes):
             if scope.steps:
                 rules[f"u{k}"] = " | ".join(_gbnf_use(use) for use in scope.steps)
@@ -130,7 +140,7 @@ class KernelGrammar:
                 "names": {"type": "string", "enum": list(dict.fromkeys(names))},
             }
             if free:
-                numbers = {"type": "integer", "enum": list(NUMBER_CHOICES[primitive])}
+                numbers = {"type": "integer", "enum": list(PRIMITIVES[primitive].choices)}
                 properties["numbers"] = {"type": "array", "items": numbers, "minItems": free, "maxItems": free}
             variants.append(
                 {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
@@ -148,9 +158,9 @@ class KernelGrammar:
         alternatives = []
         loop = "(?:" + "|".join(re.escape(name) for name in self.loops) + ")"
         statement = "(?:" + "|".join(self.statements) + ")"
-        for primitive, tile_loops in sorted({(u.primitive, len(u.names) if u.primitive == "tile" else 0) for u in self.uses()}):
-            kinds = "L" * tile_loops + "N" * tile_loops if primitive == "tile" else SIGNATURES[primitive]
-            parts = [{"L": loop, "S": statement, "N": "-?[0-9]+"}[kind] for kind in kinds]
+        for primitive, band in sorted({(u.primitive, len(u.names) if PRIMITIVES[u.primitive].band else 0) for u in self.uses()}):
+            kinds = PRIMITIVES[primitive].signature(band)
+            parts = [{LOOP: loop, STATEMENT: statement, NUMBER: "-?[0-9]+"}[kind] for kind in kinds]
             alternatives.append(f"{primitive}\\(" + ", ".join(parts) + "\\)")
         one = "(?:" + "|".join(alternatives) + ")"
         return f"^(?:{one}(?:; {one}){{0,{self.max_primitives - 1}}})?$"  # empty: the kernel as written
@@ -226,7 +236,7 @@ def kernel_grammar(
             if after is None or (keep is not None and not keep("; ".join((*paths[index], use.probe())))):
                 continue
             key = _structure(after)
-            if use.primitive not in _MOVES or key == here:
+            if not PRIMITIVES[use.primitive].moves or key == here:
                 steps.append(use)
                 continue
             if key not in keys:
@@ -266,13 +276,13 @@ def _applied(kernel: Kernel, texts: tuple[str, ...]) -> ScheduleState | None:
 
 
 def _tried(state: ScheduleState, text: str) -> ScheduleState | None:
-    """`state` with one more primitive, or None where the engine refuses it (lowering included for `promote`,
-    whose check runs there)."""
+    """`state` with one more primitive, or None where the engine refuses it (lowering included for a primitive
+    whose check runs there, `promote`)."""
     twin = state.copy()
     try:
         (primitive,) = parse_schedule(text).primitives
         twin.apply(primitive)
-        if primitive.name == "promote":
+        if PRIMITIVES[primitive.name].lowered_to_try:
             twin.lower()
     except ScheduleError:
         return None
@@ -281,35 +291,63 @@ def _tried(state: ScheduleState, text: str) -> ScheduleState | None:
 
 def _uses(state: ScheduleState) -> list[Use]:
     """Every candidate use at this state, structure-changing ones first in the order the exploration should
-    spend its scopes on: distributions, then tiles (larger first), interchanges and fusions."""
-    loops = state.loop_names()
-    statements = list(state.statements)
+    spend its scopes on (`EXPLORATION`)."""
+    loops, statements = state.loop_names(), list(state.statements)
+    return [
+        Use(spec.name, names, fixed)
+        for offer in EXPLORATION
+        for spec in SPECS
+        if spec.offer is offer
+        for names, fixed in _offered(state, spec, loops, statements)
+    ]
+
+
+def _offered(
+    state: ScheduleState, spec: PrimitiveSpec, loops: list[str], statements: list[str]
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """The names (and fixed numbers) `spec`'s kind of offer gives at this state, whose loop and statement names
+    are `loops` and `statements`."""
+    kernel = state.kernel
+    match spec.offer:
+        case Offer.STATEMENT_PAIRS:
+            return [(pair, ()) for pair in permutations(statements, 2)]
+        case Offer.PRODUCTS:
+            return [((s,), ()) for s in statements if kernel.statement(s).product]
+        case Offer.ARRAY_SUMS:
+            return [((s,), ()) for s in statements if kernel.statement(s).is_array_sum]
+        case Offer.TILE_WINDOWS:
+            return [(window, ()) for window in _tile_windows(state, spec.band)]
+        case Offer.LOOP_PAIRS:
+            return [(pair, ()) for pair in combinations(loops, 2)]
+        case Offer.FUSIONS:
+            return [
+                ((first, second), (depth,))
+                for first, second in permutations(statements, 2)
+                for depth in range(1, min(len(state.statements[first].dims), len(state.statements[second].dims)) + 1)
+            ]
+        case Offer.ORDERED_LOOP_PAIRS:
+            return [(pair, ()) for pair in permutations(loops, 2)]
+        case Offer.LOOPS:
+            return [((loop,), ()) for loop in loops]
+        case Offer.STATEMENT_LOOPS:
+            return [((f"{s}.{d.name}",), ()) for s, schedule in state.statements.items() for d in schedule.dims]
+
+
+def _tile_windows(state: ScheduleState, band: int) -> list[tuple[str, ...]]:
+    """Each run of 1 to `band` adjacent loops of a statement, larger first, named as the engine needs."""
     by_name: dict[str, set[str]] = {}
     for schedule in state.statements.values():
         for dim in schedule.dims:
             by_name.setdefault(dim.name, set()).add(dim.id)
-    uses = [Use("distribute", pair) for pair in permutations(statements, 2)]
-    uses += [Use("blas", (statement,)) for statement in statements if state.kernel.statement(statement).product]
-    uses += [Use("privatize", (statement,)) for statement in statements if state.kernel.statement(statement).is_array_sum]
     windows: dict[tuple[str, ...], tuple[str, ...]] = {}
     for statement, schedule in state.statements.items():
         refs = [d.name if len(by_name[d.name]) == 1 else f"{statement}.{d.name}" for d in schedule.dims]
         # One level of tiles: a loop that is a tile loop or has one already is not tiled again.
         tile_loops = [d.id for d in schedule.dims if "/tile" in d.id]
         tiled = {*tile_loops, *(tile.split("/tile")[0] for tile in tile_loops)}
-        for length in range(MAX_TILE_LOOPS, 0, -1):
+        for length in range(band, 0, -1):
             for start in range(len(refs) - length + 1):
                 ids = tuple(d.id for d in schedule.dims[start : start + length])
                 if not tiled & set(ids):
                     windows.setdefault(ids, tuple(refs[start : start + length]))
-    uses += [Use("tile", window) for window in windows.values()]
-    uses += [Use("interchange", pair) for pair in combinations(loops, 2)]
-    for first, second in permutations(statements, 2):
-        depth = min(len(state.statements[first].dims), len(state.statements[second].dims))
-        uses += [Use("fuse", (first, second), (d,)) for d in range(1, depth + 1)]
-    uses += [Use("skew", pair) for pair in permutations(loops, 2)]
-    for primitive in ("reverse", "parallelize", "vectorize", "unroll", "promote"):
-        uses += [Use(primitive, (loop,)) for loop in loops]
-    for statement, schedule in state.statements.items():
-        uses += [Use("shift", (f"{statement}.{d.name}",)) for d in schedule.dims]
-    return uses
+    return list(windows.values())

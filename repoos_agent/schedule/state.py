@@ -18,8 +18,9 @@ from typing import NoReturn
 import islpy as isl
 
 from repoos_agent.model.kernel import Kernel, Statement
-from repoos_agent.schedule.language import LoopRef, Primitive, Schedule, ScheduleError, StatementRef
+from repoos_agent.schedule.primitives import PRIMITIVES
 from repoos_agent.schedule.products import NotAProduct, ProductCall, product_call, shared_depth
+from repoos_agent.schedule.terms import LoopRef, Primitive, Schedule, ScheduleError, StatementRef
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ class ScheduleState:
         return self
 
     def apply(self, primitive: Primitive) -> None:
-        getattr(self, f"_{primitive.name}")(primitive)
+        """Apply one primitive by the method its spec names; `ScheduleError` says why it does not apply."""
+        getattr(self, PRIMITIVES[primitive.name].apply)(primitive)
         for call in self.blas.values():
             self._check_untouched(call, primitive)
 
