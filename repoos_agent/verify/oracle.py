@@ -463,7 +463,8 @@ class Checker:
                         first,
                         second,
                         cell,
-                        f"they run at once in {_loop_text(self.lowered, apart)}, and the update is not {how} there (or not allowed to be)",
+                        f"they run at once in {_loop_text(self.lowered, apart)}, and the update is not {how} there "
+                        "(or not allowed to be)",
                     )
                     return
                 if apart is None and times[second].seq < times[first].seq and not self.rules.reordered(statement):
@@ -552,7 +553,8 @@ class Checker:
                 continue
             for access in instance.accesses:
                 if access.array in copied:
-                    reason = f"it runs in the parallel loop whose sums {copied[access.array]} go to per-thread copies of `{access.array}`"
+                    sums_of = copied[access.array]
+                    reason = f"it runs in the parallel loop whose sums {sums_of} go to per-thread copies of `{access.array}`"
                     self._add(k, k, access.cell, reason)
                     return
 
