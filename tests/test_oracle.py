@@ -105,6 +105,16 @@ def test_a_parallel_scatter_without_atomic_updates_is_refuted():
     assert "the update is not atomic there" in racing.conflicts[0].reason
 
 
+def test_a_temporary_stored_in_too_few_cells_is_refuted():
+    kernel, run = _run("numpy:column-statistics")
+    verdict = prove_legal(kernel, "parallelize(S0.i)", explain=False)
+    assert verdict.legal and check_schedule(run, verdict.lowered).legal
+    totals = next(c for c in verdict.lowered.contracted if c.array == "totals")
+    scalar = tuple(replace(c, kept=()) if c is totals else c for c in verdict.lowered.contracted)
+    oracle = check_schedule(run, replace(verdict.lowered, contracted=scalar))
+    assert str(oracle.conflicts[0]) == "totals[0, 0]: S19(1, 0) reads the value S18(3) wrote, where the source reads S18(0)'s"
+
+
 def _chunks(suite: str, parts: int) -> list:
     names = [n for n in suite_kernels() if (n.split(":")[0] if ":" in n else "polybench") == suite]
     return [pytest.param(suite, names[k::parts], id=f"{suite}-{k}", marks=pytest.mark.slow) for k in range(parts)]

@@ -88,6 +88,10 @@ class Conflict:
 
     def __str__(self) -> str:
         where = f"{self.array}[{', '.join(str(i) for i in self.index)}]" if self.index else self.array
+        if not self.array:  # an instance run twice, never, or that the source never runs
+            return f"{self.first}: {self.reason}"
+        if self.first == self.second:
+            return f"{where}: {self.first} {self.reason}"
         return f"{where}: {self.first} then {self.second} in the source; {self.reason}"
 
 
@@ -554,7 +558,7 @@ class Checker:
             for access in instance.accesses:
                 if access.array in copied:
                     sums_of = copied[access.array]
-                    reason = f"it runs in the parallel loop whose sums {sums_of} go to per-thread copies of `{access.array}`"
+                    reason = f"runs in the parallel loop whose sums {sums_of} go to per-thread copies of `{access.array}`"
                     self._add(k, k, access.cell, reason)
                     return
 
