@@ -78,7 +78,8 @@ def small_run(bundled: BundledKernel, kernel: Kernel) -> KernelRun:
 
 
 def draws(kernel: Kernel, count: int, seed_value: int) -> list[tuple[str, bool]]:
-    """`count` schedules (fewer when the drawer runs out of new ones) and whether each allows reassociation."""
+    """`count` schedules (fewer when the drawer runs out of new ones; a schedule may come twice) and whether each
+    allows reassociation."""
     drawn: list[tuple[str, bool]] = []
 
     @seed(seed_value)
@@ -140,7 +141,12 @@ def table(tallies: dict[str, Tally]) -> list[str]:
     if total.refuted:
         lines += ["", "Legal schedules the oracle refutes (soundness bugs):", ""] + [f"- {case}" for case in total.refuted]
     if total.accepted:
-        lines += ["", f"Refused schedules the oracle accepts (first 20 of {len(total.accepted)}):", ""]
+        lines += [
+            "",
+            f"Refused schedules the oracle accepts (first 20 of {len(total.accepted)}). The oracle judges the small sizes "
+            "alone: where isl's example needs a loop longer than the tile, the tile covers the whole loop there.",
+            "",
+        ]
         lines += [f"- {case}" for case in total.accepted[:20]]
     return lines
 
@@ -163,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/oracle.py " + " ".join(argv if argv is not None else sys.argv[1:])
     tallies: dict[str, Tally] = {}
     if args.merge:
-        for path in args.merge:
-            for suite, data in json.loads(path.read_text()).items():
+        chunks = [json.loads(path.read_text()) for path in args.merge]
+        command = "; ".join(chunk["command"] for chunk in chunks)  # the runs that drew the schedules
+        for chunk in chunks:
+            for suite, data in chunk["suites"].items():
                 tallies.setdefault(suite, Tally()).add(Tally(**data))
     else:
         names = suite_kernels()
@@ -177,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {tally.drawn} drawn, {tally.legal_refuted} legal refuted, {tally.refused_accepted} refused accepted, "
                   f"{tally.seconds:.1f} s", flush=True)  # fmt: skip
     if args.save:
-        args.save.write_text(json.dumps({suite: asdict(t) for suite, t in tallies.items()}, indent=1))
+        chunk = {"command": command, "suites": {suite: asdict(t) for suite, t in tallies.items()}}
+        args.save.write_text(json.dumps(chunk, indent=1))
         return 0
     lines = table(tallies)
     print("\n".join(lines))
