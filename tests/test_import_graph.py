@@ -156,9 +156,6 @@ UPWARD_KNOWN = {
     ("repoos_agent.runtime.bench", "repoos_agent.tabular.credentials"),
     ("repoos_agent.runtime.bench", "repoos_agent.tabular.endpoint"),
     ("repoos_agent.runtime.script", "repoos_agent.tabular.swap"),
-    ("repoos_agent.store.recording", "repoos_agent.evaluate"),
-    ("repoos_agent.store.recording", "repoos_agent.target"),
-    ("repoos_agent.target", "repoos_agent.runtime.swap"),
 }
 """The imports that still point up or sideways: this list only shrinks."""
 
