@@ -15,7 +15,10 @@ from repoos_agent.errors import ArgumentSpecError, SourceError, UnknownTargetErr
 from repoos_agent.ingest import FunctionReport, ingest_file, load_kernel
 from repoos_agent.inputs import ArgSpec, InputError, make_inputs, ranks_of
 from repoos_agent.model.kernel import Kernel
-from repoos_agent.runtime.swap import Accelerated, SwappedFunction
+
+ORIGINAL = "__repoos_original__"
+"""The attribute under which the runtime's wrappers (`swap`, `@accelerate`) keep the Python function they
+stand for: the oracle is that function, and resolving a target need not know the runtime to find it."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ def _import_function(path: Path, function: str) -> Callable[..., object]:
     module = _import_module(resolved, resolved.stat().st_mtime_ns if resolved.exists() else 0)
     found = getattr(module, function)
     # Under `@accelerate` (or a swap) the oracle is still the Python function itself.
-    return found.python if isinstance(found, (Accelerated, SwappedFunction)) else found
+    return getattr(found, ORIGINAL, found)
 
 
 @cache

@@ -125,3 +125,69 @@ def test_the_store_never_reaches_the_agent_nor_a_command_the_cli():
         assert not {name for name in reachable(graph, store) if name.startswith("repoos_agent.agent")}, store
     for command in ("repoos_agent.mcp.command", "tui.command"):
         assert "repoos_agent.cli" not in reachable(graph, command), command
+
+
+LAYERS = (
+    ("errors", "openblas_core", "tracks"),
+    ("model", "entry_point"),
+    ("ingest", "inputs", "catalog"),
+    ("schedule",),
+    ("legality", "codegen"),
+    ("verify", "backends"),
+    ("measure",),
+    ("store",),
+    ("target",),
+    ("check", "evaluate"),
+    ("agent",),
+    ("search_options",),
+    ("runtime",),
+    ("tabular", "graphs", "study"),
+    ("mcp", "tui", "repoos_agent"),
+    ("cli",),
+    ("__main__",),
+)
+"""The layers, lowest first, each a tuple of packages (a folder of `repoos_agent`, or `tui`) and top-level modules
+(`repoos_agent` is the package's own `__init__`). A module imports its own package's modules and those of lower
+layers only: neither a layer above (the store calling the evaluation that records through it) nor a sibling
+beside it (the tracks stay apart)."""
+
+
+def layer_unit(module: str) -> str:
+    """The entry of `LAYERS` a module belongs to."""
+    package, *rest = module.split(".")
+    return package if package == "tui" or not rest else rest[0]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Each (importer, imported) pair whose imported module is not in a layer below the importer's own."""
+    layer = {unit: number for number, units in enumerate(LAYERS) for unit in units}
+    return {
+        (module, imported)
+        for module, successors in graph.items()
+        for imported in successors
+        if layer_unit(module) != layer_unit(imported) and layer[layer_unit(imported)] >= layer[layer_unit(module)]
+    }
+
+
+def test_every_package_has_a_layer():
+    placed = {unit for units in LAYERS for unit in units}
+    assert {layer_unit(module) for module in import_graph()} <= placed
+    assert layer_unit("tui.board") == "tui" and layer_unit("repoos_agent") == "repoos_agent"
+    assert layer_unit("repoos_agent.store.recording") == "store" and layer_unit("repoos_agent.cli") == "cli"
+
+
+def test_a_dependence_pointing_up_or_sideways_is_found():
+    graph = {"repoos_agent.store.graph": {"repoos_agent.agent.search"}, "repoos_agent.agent.search": {"repoos_agent.model"}}
+    graph |= {
+        "repoos_agent.tabular.swap": {"repoos_agent.graphs.csr"},
+        "repoos_agent.graphs.csr": set(),
+        "repoos_agent.model": set(),
+    }
+    assert upward_imports(graph) == {
+        ("repoos_agent.store.graph", "repoos_agent.agent.search"),
+        ("repoos_agent.tabular.swap", "repoos_agent.graphs.csr"),
+    }
+
+
+def test_every_import_points_down_the_layers():
+    assert upward_imports(import_graph()) == set()

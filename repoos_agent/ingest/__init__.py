@@ -11,11 +11,12 @@ import islpy as isl
 
 from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError, SourceError
 from repoos_agent.ingest.arrays import ArrayLowering
-from repoos_agent.ingest.classify import fsm_reason, tabular_reason
+from repoos_agent.ingest.classify import fsm_reason
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.ingest.scop import Diagnostic, extract_kernel, function_arguments
 from repoos_agent.model.kernel import Kernel
+from repoos_agent.tracks import claimed
 
 __all__ = ["Diagnostic", "FunctionReport", "ingest_file", "ingest_source", "load_kernel"]
 
@@ -62,9 +63,9 @@ def ingest_source(
         name = text(function.child_by_field_name("name"))
         helpers = {other: node for other, node in module_functions.items() if other != name}
         line = function.start_point[0] + 1
-        tabular = tabular_reason(function)
-        if tabular:
-            reports.append(FunctionReport(name, line, "tabular", _query_reason(function, path, tabular), None, ()))
+        claim = claimed(function, path)
+        if claim is not None:
+            reports.append(FunctionReport(name, line, *claim, None, ()))
             continue
         front_end = partial(ArrayLowering, helpers=helpers)
         parameters = set(function_arguments(function)[0])
@@ -87,19 +88,6 @@ def _check_given(given: Mapping[str, int], defined, path: str) -> None:
     if unknown:
         names = ", ".join(f"`{name}`" for name in unknown)
         raise ArgumentSpecError(f"{path}: no function has a parameter named {names}, which the inputs give a shape for")
-
-
-def _query_reason(function, path: str, fallback: str) -> str:
-    """The ORM query a tabular function returns, as the tabular track reads it, or why it would not compile it."""
-    from repoos_agent.tabular.chain import TabularRefusal, chain_of  # the tabular track reads its chains with this module's parser
-
-    try:
-        chain = chain_of(function, path)
-    except TabularRefusal as refusal:
-        return f"{fallback}; not compiled: {refusal}"
-    clauses = " ".join(f".{method}()" for method in chain.methods)
-    bound = f"; values from {', '.join(chain.parameters)}" if chain.parameters else ""
-    return f"an ORM query on `{chain.session}`: {chain.style}(...) {clauses} .all(){bound}"
 
 
 def ingest_file(

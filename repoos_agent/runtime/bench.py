@@ -5,9 +5,9 @@ library, so peak memory and CPU belong to one leg each. Both legs make the same
 inputs (same seed), time every call on a fresh copy of them, and save the outputs
 of their first call; the parent compares those before reporting any gain.
 
-An ORM endpoint (a query chain, or a function with a TabularKernel) is benched by the
-tabular track's leg instead: the same calls on a database session, its first response
-compared exactly, in order, as the client would receive it.
+A function another track claims is benched by that track's leg (`repoos_agent.tracks`): an
+ORM endpoint's, the same calls on a database session, its first response compared exactly,
+in order, as the client would receive it.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import numpy as np
 from repoos_agent.errors import RepoosError
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.measure.compare import compare_outputs
+from repoos_agent.tracks import Track, bench_track
 
 LEGS = ("python", "swapped")
-LEG_PROCESSES = {"loop": "repoos_agent.runtime.bench_leg", "endpoint": "repoos_agent.tabular.bench_leg"}
 
 
 @dataclass(frozen=True)
@@ -80,20 +80,18 @@ def run_bench(request: BenchRequest) -> BenchReport:
     """Run both legs (Python first) and compare their outputs."""
     if not Path(request.script).is_file():
         raise RepoosError(f"{request.script}: no such file")
-    from repoos_agent.tabular.endpoint import is_endpoint  # reads source and store only: no SQLAlchemy
-
     tree = parse_source(read_source(request.script), request.script)
     if request.function not in {text(node.child_by_field_name("name")) for node in functions(tree)}:
         raise RepoosError(f"{request.script}: no top-level function named `{request.function}`")
-    endpoint = is_endpoint(request.script, request.function, request.graph)
-    if not endpoint and request.db:
+    track = bench_track(request.script, request.function, request.graph)
+    if not track.takes_database and request.db:
         raise RepoosError(f"--db: `{request.function}` of {request.script} is not an ORM endpoint (a query ending in `.all()`)")
-    if endpoint and request.size:
+    if track.takes_database and request.size:
         raise RepoosError(f"--size applies to bundled kernels; give `{request.function}` its values with --arg NAME=VALUE")
     with tempfile.TemporaryDirectory(prefix="repoos-bench-") as directory:
-        saved = {leg: Path(directory) / f"{leg}.{'json' if endpoint else 'npz'}" for leg in LEGS}
-        results = {leg: _run_leg(request, leg, saved[leg], endpoint) for leg in LEGS}
-        if endpoint:
+        saved = {leg: Path(directory) / f"{leg}.{track.bench_output}" for leg in LEGS}
+        results = {leg: _run_leg(request, leg, saved[leg], track) for leg in LEGS}
+        if track.bench_output == "json":
             responses = [json.loads(saved[leg].read_text()) for leg in LEGS]
             matched, names, error, mismatched = responses[0] == responses[1], ("response",), None, ("response",)
         else:
@@ -118,18 +116,17 @@ def _saved_arrays(path: Path) -> dict[str, np.ndarray]:
         return {name: saved[name] for name in saved.files}
 
 
-def _run_leg(request: BenchRequest, leg: str, output: Path, endpoint: bool) -> LegResult:
+def _run_leg(request: BenchRequest, leg: str, output: Path, track: Track) -> LegResult:
     """One leg in its own process; the request goes on stdin, so a `--db` password is on no command line."""
     payload = json.dumps({"request": asdict(request), "leg": leg, "output": str(output)})
-    module = LEG_PROCESSES["endpoint" if endpoint else "loop"]
-    process = subprocess.run([sys.executable, "-m", module], input=payload, capture_output=True, text=True, check=False)
+    process = subprocess.run(
+        [sys.executable, "-m", str(track.bench_leg)], input=payload, capture_output=True, text=True, check=False
+    )
     if process.returncode != 0:
         lines = process.stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {process.returncode}"
-        if request.db:
-            from repoos_agent.tabular.credentials import without_password
-
-            last = without_password(request.db, last)
+        if request.db and track.hide_secrets is not None:
+            last = track.hide_secrets(request.db, last)
         raise RepoosError(f"the {leg} leg failed: {last}")
     return LegResult(**json.loads(process.stdout.strip().splitlines()[-1]))
 

@@ -24,6 +24,7 @@ from repoos_agent.errors import SourceError
 from repoos_agent.ingest.parse import read_source
 from repoos_agent.runtime.swap import swap
 from repoos_agent.store import GraphStore, TabularKernel, VerifiedKernel
+from repoos_agent.tracks import Track, swapping_track
 
 SWAP_NAME = "__repoos_swap__"
 
@@ -65,7 +66,7 @@ class _ModuleSwapper:
     def __init__(self, contracts: dict[str, Contract], graph: str) -> None:
         self._contracts = contracts
         self._graph = graph
-        self._endpoints: list[Callable[..., object]] = []
+        self._endpoints: list[tuple[Callable[..., object], Track]] = []
 
     def __call__(self, function: Callable[..., object], name: str) -> object:
         return swap(function, contract=self._contracts[name], graph=self._graph)  # type: ignore[arg-type]
@@ -74,27 +75,25 @@ class _ModuleSwapper:
         """The decorator that guards endpoint `name` by its TabularKernel, and says so on stderr."""
 
         def decorate(function: Callable[..., object]) -> Callable[..., object]:
-            swapped = swapped_endpoint(function, self._contracts[name])  # type: ignore[arg-type]
+            record = self._contracts[name]
+            swapped = swapped_endpoint(function, record)  # type: ignore[arg-type]
             if swapped is not function:
-                self._endpoints.append(swapped)
+                self._endpoints.append((swapped, swapping_track(record)))
             return swapped
 
         return decorate
 
     def recheck_routes(self) -> None:
         """Once the module has run: its swapped endpoints' routes checked as `install` checks them."""
-        if self._endpoints:
-            from repoos_agent.tabular.swap import recheck_routes
-
-            for endpoint in self._endpoints:
-                recheck_routes(endpoint)  # type: ignore[arg-type]
+        for endpoint, track in self._endpoints:
+            if track.recheck is not None:
+                track.recheck(endpoint)
 
 
 def swapped_endpoint(function: Callable[..., object], record: TabularKernel) -> Callable[..., object]:
     """`function` on its verified fast path, named in one line on stderr (the fallback warning says why not)."""
-    from repoos_agent.tabular.swap import swap_endpoint  # SQLAlchemy loads only for programs with endpoints
-
-    swapped = swap_endpoint(function, record=record)
+    track = swapping_track(record)
+    swapped = track.swap(function, record) if track.swap is not None else function
     if swapped is not function:
         print(f"repoos: swapped {record.function}: its verified fast path, guarded (TabularKernel)", file=sys.stderr)
     return swapped

@@ -26,6 +26,7 @@ from repoos_agent.runtime.contract import load_contract
 from repoos_agent.runtime.plan import CallPlan, KernelInterface
 from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, missing_store, open_store, store_location
 from repoos_agent.store.graph import StoreError
+from repoos_agent.target import ORIGINAL
 
 
 class SwapFallbackWarning(RuntimeWarning):
@@ -107,6 +108,7 @@ class SwappedFunction:
     def __init__(self, python: Callable[..., object], plan: CallPlan | None = None, route: str = "Python") -> None:
         functools.update_wrapper(self, python)
         self.python = python
+        setattr(self, ORIGINAL, python)
         self.route = route  # what calls run on, for reports: "VerifiedKernel (...)", "baseline build" or "Python"
         self._plan = plan
         self._warned: set[str] = set()
@@ -183,6 +185,7 @@ class Accelerated:
     def __init__(self, python: Callable[..., object], graph: str | None = None) -> None:
         functools.update_wrapper(self, python)
         self.python = python
+        setattr(self, ORIGINAL, python)
         self._graph = graph
         self._swapped: SwappedFunction | None = None
         self._lock = threading.Lock()

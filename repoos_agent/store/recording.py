@@ -1,5 +1,9 @@
 """What each command writes to the graph: the model at ingest, verdicts and times at check and
-optimize, and the winning schedule as the `VerifiedKernel` contract the runtime trusts."""
+optimize, and the winning schedule as the `VerifiedKernel` contract the runtime trusts.
+
+The store lies below the target's resolution and the evaluation of a schedule: what it reads of a target
+and of an evaluation is stated here (`RecordedTarget`, `RecordedEvaluation`), and `Target` and `Evaluation`
+fit it without the store importing them."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -16,7 +21,6 @@ from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
 from repoos_agent.errors import RepoosError
-from repoos_agent.evaluate import Evaluation
 from repoos_agent.ingest import FunctionReport, ingest_source
 from repoos_agent.ingest.parse import read_source
 from repoos_agent.legality import analyze, prove_legal
@@ -40,7 +44,57 @@ from repoos_agent.store.records import (
     Statement,
     VerifiedKernel,
 )
-from repoos_agent.target import Target
+
+
+class RecordedTarget(Protocol):
+    """What recording reads of a resolved target (`repoos_agent.target.Target`)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def kernel(self) -> Kernel: ...
+
+    def inputs(self, size: str | None, seed: int = 0) -> dict[str, object]: ...
+
+    def size_class(self, size: str | None) -> str | None: ...
+
+
+class RecordedEvaluation(Protocol):
+    """What recording reads of a schedule's evaluation (`repoos_agent.evaluate.Evaluation`)."""
+
+    @property
+    def schedule(self) -> str: ...
+
+    @property
+    def size(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def verified(self) -> str: ...
+
+    @property
+    def feedback(self) -> str: ...
+
+    @property
+    def correct(self) -> bool | None: ...
+
+    @property
+    def max_rel_error(self) -> float | None: ...
+
+    @property
+    def speedup(self) -> float | None: ...
+
+    @property
+    def spread(self) -> float | None: ...
+
+    @property
+    def baseline_s(self) -> float | None: ...
+
+    @property
+    def candidate_s(self) -> float | None: ...
 
 
 def record_ingest(store: GraphStore, path: str | Path, reports: list[FunctionReport] | None = None) -> list[Function]:
@@ -155,7 +209,7 @@ def _signature_fields(kernel: Kernel, signature: Signature) -> tuple[str, ...]:
     return tuple(f"{name}:{types[name]}" for name in kernel.c_arguments)
 
 
-def _ensure_function(store: GraphStore, target: Target) -> Function:
+def _ensure_function(store: GraphStore, target: RecordedTarget) -> Function:
     key = function_key(target.kernel.path, target.kernel.name)
     function = store.get(Function, key)
     if function is None:
@@ -165,7 +219,7 @@ def _ensure_function(store: GraphStore, target: Target) -> Function:
     return function
 
 
-def record_evaluation(store: GraphStore, target: Target, evaluation: Evaluation, compiler: str = "c") -> Schedule:
+def record_evaluation(store: GraphStore, target: RecordedTarget, evaluation: RecordedEvaluation, compiler: str = "c") -> Schedule:
     """A schedule's verdicts, and its measurement when it was timed."""
     function = _ensure_function(store, target)
     schedule = Schedule(f"{function.key}|{evaluation.schedule}", function.key, evaluation.schedule, evaluation.verdict,
@@ -182,7 +236,7 @@ def record_evaluation(store: GraphStore, target: Target, evaluation: Evaluation,
     return schedule
 
 
-def record_baseline_check(store: GraphStore, target: Target, report, compiler: str = "c") -> Measurement:
+def record_baseline_check(store: GraphStore, target: RecordedTarget, report, compiler: str = "c") -> Measurement:
     """`repoos check TARGET`: the baseline against the Python original (speedup over Python)."""
     function = _ensure_function(store, target)
     schedule = Schedule(f"{function.key}|", function.key, "", "legal", "n/a", "the source order")
@@ -206,8 +260,8 @@ def _measurement(function: Function, schedule: str, size, compiler, correct, err
 
 def record_winner(
     store: GraphStore,
-    target: Target,
-    evaluation: Evaluation | None,
+    target: RecordedTarget,
+    evaluation: RecordedEvaluation | None,
     *,
     size: str | None = None,
     speedup: float | None = None,
@@ -294,7 +348,7 @@ def record_winner(
     return contract
 
 
-def stored_winner(store: GraphStore, target: Target, compiler: str = "c") -> VerifiedKernel | None:
+def stored_winner(store: GraphStore, target: RecordedTarget, compiler: str = "c") -> VerifiedKernel | None:
     """The function's VerifiedKernel when it was built from this very source by this backend, else None."""
     contract = store.get(VerifiedKernel, function_key(target.kernel.path, target.kernel.name))
     if contract is None or contract.source_hash != source_hash(target.kernel.source) or contract.backend != compiler:
@@ -302,7 +356,7 @@ def stored_winner(store: GraphStore, target: Target, compiler: str = "c") -> Ver
     return contract
 
 
-def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> str | None:
+def stored_schedule(store: GraphStore, target: RecordedTarget, compiler: str = "c") -> str | None:
     """The schedule of `stored_winner`: the incumbent a new search races in its finish and keeps on a tie, so
     that a rerun (fewer turns, a noisy moment) replaces the stored kernel only with one that beats it there by
     more than the spread. None when there is none."""
@@ -310,7 +364,7 @@ def stored_schedule(store: GraphStore, target: Target, compiler: str = "c") -> s
     return contract.schedule or None if contract is not None else None
 
 
-def load_winner(target: Target, compiler: str = "c", graph: str | None = None) -> VerifiedKernel | None:
+def load_winner(target: RecordedTarget, compiler: str = "c", graph: str | None = None) -> VerifiedKernel | None:
     """`stored_winner` from the store `save_winner` would write to; None when there is no store yet (reading
     never creates one)."""
     if missing_store(graph, target.kernel.path):
@@ -322,7 +376,9 @@ def load_winner(target: Target, compiler: str = "c", graph: str | None = None) -
         store.close()
 
 
-def save_winner(target: Target, evaluation: Evaluation | None, graph: str | None = None, **options) -> VerifiedKernel:
+def save_winner(
+    target: RecordedTarget, evaluation: RecordedEvaluation | None, graph: str | None = None, **options
+) -> VerifiedKernel:
     """`record_winner` on the store at `graph` (else the one `store_location` finds from the kernel's file),
     opened and closed here.
 

@@ -1,0 +1,78 @@
+"""Tracks: the engines a function can go to, each a plug-in in its own folder, registered here by one line.
+
+A track says what it does at each point where the front ends part ways between engines: whether a
+function is its own (ingest's classification, asked before the loop model), which process benches
+it (`repoos bench`) and how that leg's outputs compare, which store record swaps it in and how
+(`repoos run`). Ingest and the runtime ask this registry and import no track. A track's module sits
+above them (it builds on the store, the runtime's bench legs, the events), so this module, which
+sits below ingest, names the tracks as strings and imports them when the registry is first read,
+as a package's entry points name its plug-ins. Adding a track is one folder with a `track.py`
+holding its `TRACK`, and one line in `REGISTERED`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+REGISTERED = ("repoos_agent.tabular.track", "repoos_agent.graphs.track", "repoos_agent.runtime.track")
+"""The modules holding each track's `TRACK`, in the order they are asked: the first that takes a function has it
+(the loop track last, as it benches and swaps what no other track claims)."""
+
+
+@dataclass(frozen=True)
+class Track:
+    """What one track does at the engine's dispatch points; None where it takes no part."""
+
+    name: str
+    """The track as ingest reports it ("affine", "tabular", ...)."""
+    claim: Callable[[Node, str], str | None] | None = None
+    """Why a function (its syntax tree, in file `path`) belongs to this track, or None; asked before the loop model."""
+    benches: Callable[[str, str, str | None], bool] | None = None
+    """Whether `repoos bench` runs function `name` of `script` (graph store `graph`) on this track's leg."""
+    bench_leg: str | None = None
+    """The module `python -m` runs for one leg: the request on stdin, its `LegResult` as the last stdout line."""
+    bench_output: str = "npz"
+    """How a leg saves its first call's outputs: "npz" arrays compared within the float tolerance, or "json" a
+    response compared exactly, in order."""
+    takes_database: bool = False
+    """Whether its functions run on a database named by `--db URL` (and take values, not a size class)."""
+    hide_secrets: Callable[[str, str], str] | None = None
+    """A message with the `--db` URL's password masked, before it is shown."""
+    contract: type | None = None
+    """The store record that swaps one of its functions in (`repoos run`)."""
+    swap: Callable[[Callable[..., object], Any], Callable[..., object]] | None = None
+    """The function on its verified path, guarded by its store record (itself when the record does not hold)."""
+    recheck: Callable[[Callable[..., object]], None] | None = None
+    """Once the module that defines a swapped function has run: what the swap checks then (an endpoint's routes)."""
+
+
+@cache
+def registered_tracks() -> tuple[Track, ...]:
+    """Every track, in `REGISTERED`'s order (their modules imported on the first call)."""
+    return tuple(importlib.import_module(module).TRACK for module in REGISTERED)
+
+
+def claimed(function: Node, path: str) -> tuple[str, str] | None:
+    """The first track that claims `function`, and why; None when no track does (the loop model is tried then)."""
+    for track in registered_tracks():
+        reason = track.claim(function, path) if track.claim is not None else None
+        if reason:
+            return track.name, reason
+    return None
+
+
+def bench_track(script: str, function: str, graph: str | None) -> Track:
+    """The track whose leg benches `function` of `script`: the first that says it does."""
+    return next(track for track in registered_tracks() if track.benches is not None and track.benches(script, function, graph))
+
+
+def swapping_track(record: object) -> Track:
+    """The track whose store record `record` is: the one that swaps its function in."""
+    return next(track for track in registered_tracks() if track.contract is not None and isinstance(record, track.contract))
