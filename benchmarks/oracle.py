@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from reach import _provenance  # noqa: E402
 
 from repoos_agent.catalog import BundledKernel, bundled_kernels  # noqa: E402
 from repoos_agent.legality.prove import prove_legal  # noqa: E402
+from repoos_agent.measure.provenance import provenance  # noqa: E402
 from repoos_agent.model.kernel import Kernel  # noqa: E402
 from repoos_agent.target import resolve_target  # noqa: E402
 from repoos_agent.verify.oracle import KernelRun, check_schedule, small_sizes  # noqa: E402
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     lines = table(tallies)
     print("\n".join(lines))
-    RESULTS.write_text("# Legality oracle\n\n" + _provenance(command.strip()) + "\n\n" + "\n".join(lines) + "\n")
+    RESULTS.write_text("# Legality oracle\n\n" + provenance(command.strip()).line() + "\n\n" + "\n".join(lines) + "\n")
     print(f"written to {RESULTS}")
     return 0
 
