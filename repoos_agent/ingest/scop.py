@@ -21,7 +21,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import location, text
-from repoos_agent.ingest.ranks import source_ranks
+from repoos_agent.ingest.ranks import CallShapes, source_ranks
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
     MATH_FUNCTIONS,
@@ -175,6 +175,8 @@ class Walk:
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
     least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
     unknown_ranks: int = 0  # leading diagnostics that say an array's rank is not known
+    unit_axes: frozenset[tuple[str, int]] = frozenset()  # argument axes of extent 1 at the call (`CallShapes`)
+    unit_axes_taken: dict[tuple[str, int], None] = field(default_factory=dict)  # of them, those modelled as 1
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
@@ -345,8 +347,9 @@ def extract_kernel(
 
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
     arrays as wholes, so the source alone may not say); they override what the source states
-    (`ingest.ranks`). `front_end` lowers array statements; `names` are what the module's imports bind (the
-    function's own imports are added to them)."""
+    (`ingest.ranks`). As `CallShapes` they also give the axes that are 1 at the call. `front_end` lowers
+    array statements; `names` are what the module's imports bind (the function's own imports are added
+    to them)."""
     arguments, defaults, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
@@ -362,6 +365,7 @@ def extract_kernel(
         if argument in arguments and rank > 0:
             walk.ranks[argument] = rank
             walk.arrays.add(argument)
+    walk.unit_axes = CallShapes.of(ranks or {}).only(walk.ranks).unit_axes
     _shape_ranks(walk, body)
     if front_end is not None:
         walk.front_end = front_end(walk)
@@ -398,7 +402,8 @@ def extract_kernel(
 def _empty_arrays_only(kernel: Kernel) -> str:
     """Why the extents broadcasting ties together hold for empty arrays alone ("" when they hold for others): an
     extent that is 1 at the call but symbolic in the model (`mass` of shape (n, 1) times `vel` of (n, 3)) is taken
-    equal to the other, which no call of nonempty arrays satisfies."""
+    equal to the other, which no call of nonempty arrays satisfies. The call's shapes model such an extent as 1
+    (`CallShapes`); without them only the source can say it."""
     sizes = [p.name for p in kernel.shape_parameters]
     if not kernel.assumptions or not sizes:
         return ""
@@ -409,7 +414,9 @@ def _empty_arrays_only(kernel: Kernel) -> str:
     tied = ", ".join(f"{a} = {b}" for a, b in kernel.assumptions[:4])
     return (
         f"the extents broadcasting ties together ({tied}) hold only for empty arrays: an extent that is 1 at the call "
-        "is symbolic here; write it as 1 (`mass[:, 0:1]`, `x[:, None]`) or pass the array with that axis dropped"
+        "is symbolic here; give the call's shapes, which model an extent of 1 as 1 (`--arg mass=f64[64,1]` on the "
+        "command line, `args` through MCP), write it as 1 (`mass[:, 0:1]`, `x[:, None]`) or pass the array with "
+        "that axis dropped"
     )
 
 
@@ -1849,6 +1856,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
         constants=tuple(walk.constants.items()),
+        unit_axes=tuple(walk.unit_axes_taken),
         casts=tuple(front_end.casts) if front_end is not None else (),
         requirements=tuple(front_end.requirements) if front_end is not None else (),
         finite=tuple(front_end.finite) if front_end is not None else (),
