@@ -57,13 +57,16 @@ def _column_inputs(name: str, n: int) -> list[np.ndarray | float]:
         "weighted_sum": [(n, n), (n, 1)],
         "pair_terms": [(n, 2), (n, 1)],
         "energies": [(n, 2), (n, 2), (n, 1)],
+        "heaviest": [(n, 1), (n, 1)],
     }[name]
     arrays: list[np.ndarray | float] = [rng.uniform(0.5, 1.5, shape) for shape in shapes]
     return arrays + [0.1] if name == "pair_terms" else arrays
 
 
 @pytest.mark.parametrize("n", [1, 2, 37])
-@pytest.mark.parametrize("name", ["weighted_rows", "outer_difference", "centred", "weighted_sum", "pair_terms", "energies"])
+@pytest.mark.parametrize(
+    "name", ["weighted_rows", "outer_difference", "centred", "weighted_sum", "pair_terms", "energies", "heaviest"]
+)
 def test_a_column_vector_broadcasts_natively_and_equals_the_original(name, n):
     function = getattr(unit_axes, name)
     arguments = _column_inputs(name, n)
@@ -86,6 +89,16 @@ def test_the_kernel_records_the_axes_it_took_as_one():
     # `x.T - x` of an (n, 1) column: the row and column of the result run over `n`, the 1 is broadcast.
     kernel = load_kernel(FIXTURE, "outer_difference", CallShapes.of_shapes({"x": (5, 1)}))
     assert kernel.unit_axes == (("x", 1),) and [p.name for p in kernel.shape_parameters] == ["x_d0"]
+
+
+def test_a_call_of_one_element_that_broadcasts_nothing_models_the_function_for_any_length():
+    assert load_kernel(FIXTURE, "doubled", CallShapes.of_shapes({"x": (1,)})).unit_axes == ()
+    native = _native(unit_axes.doubled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SwapFallbackWarning)
+        for n in (1, 6):
+            x = rng.uniform(0.5, 1.5, n)
+            _same(native(x), x * 2.0)
 
 
 @pytest.mark.parametrize("wide", [3, 5])

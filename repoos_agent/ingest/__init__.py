@@ -111,7 +111,8 @@ def ingest_file(
 
 
 def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None = None) -> Kernel:
-    """The model of `function` in `path`; raises with the diagnostics when it has none."""
+    """The model of `function` in `path`, with its array arguments' `ranks` (`CallShapes` when a call's values are
+    known: the axes that are 1 there are modelled as 1); raises with the diagnostics when it has none."""
     for report in ingest_file(path, {function: ranks} if ranks else None):
         if report.name == function:
             if report.kernel is None:

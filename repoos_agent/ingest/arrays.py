@@ -692,6 +692,8 @@ class ArrayLowering:
         extents = list(shape) + [extent for extent, _ in reduced]
         starts = [0] * len(shape) + [start for _, start in reduced]
         looped = [position for position in range(len(extents)) if not (is_one(extents[position]) and starts[position] == 0)]
+        if then and not looped and extents:  # statements sharing a body need a loop, even one of a single iteration
+            looped = [len(extents) - 1]
         names = dict(zip(looped, self._loop_names(len(looped), place), strict=True))
         order = tuple(p for p in (order if order is not None else range(len(extents))) if p in names)
         loops, guards = list(place.loops), list(place.guards)

@@ -59,10 +59,11 @@ class CallShapes(Mapping[str, int]):
     is 1 at that call.
 
     NumPy broadcasts an axis of extent 1 against any extent; a model that knows only ranks has a symbolic extent
-    there, and broadcasting makes it equal to the other, which holds only for empty arrays. So an axis that is 1 at
-    the call is modelled as the literal 1 (`ArrayLowering.size`), and the kernel lists the axes it took so
-    (`Kernel.unit_axes`): a call where one of them is not 1 runs the Python original (`CallPlan.prepare`).
-    Where no call is known (`repoos ingest FILE`), the ranks are plain mappings and no axis is taken as 1."""
+    there, and broadcasting makes it equal to the other, which the call does not satisfy (or only empty arrays
+    do). So where broadcasting ties such an axis (`scop.extract_kernel`), it is modelled as the literal 1
+    (`ArrayLowering.size`), and the kernel lists the axes it took so (`Kernel.unit_axes`): a call where one of
+    them is not 1 runs the Python original (`CallPlan.prepare`). Where no call is known (`repoos ingest FILE`),
+    the ranks are plain mappings and no axis is taken as 1."""
 
     ranks: Mapping[str, int]
     unit_axes: frozenset[tuple[str, int]] = frozenset()  # (argument, axis) of extent 1 at the call

@@ -175,8 +175,8 @@ class Walk:
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
     least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
     unknown_ranks: int = 0  # leading diagnostics that say an array's rank is not known
-    unit_axes: frozenset[tuple[str, int]] = frozenset()  # argument axes of extent 1 at the call (`CallShapes`)
-    unit_axes_taken: dict[tuple[str, int], None] = field(default_factory=dict)  # of them, those modelled as 1
+    unit_axes: frozenset[tuple[str, int]] = frozenset()  # argument axes to model as 1 (`extract_kernel`)
+    unit_axes_taken: dict[tuple[str, int], None] = field(default_factory=dict)  # of them, those the model reads
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
@@ -347,9 +347,40 @@ def extract_kernel(
 
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
     arrays as wholes, so the source alone may not say); they override what the source states
-    (`ingest.ranks`). As `CallShapes` they also give the axes that are 1 at the call. `front_end` lowers
-    array statements; `names` are what the module's imports bind (the function's own imports are added
-    to them)."""
+    (`ingest.ranks`). `front_end` lowers array statements; `names` are what the module's imports bind (the
+    function's own imports are added to them).
+
+    As `CallShapes`, `ranks` also say which axes are 1 at the call. Those are modelled as 1 only where the model
+    of ranks alone is refused, or ties such an axis to another extent by broadcasting (`w * a` of shapes (n, 1)
+    and (n, 3): that kernel refuses the very call): a kernel for any extent serves more calls than one for 1."""
+    shapes = CallShapes.of(ranks or {})
+    kernel, diagnostics = _extract(function, source, path, ctx, shapes.ranks, frozenset(), front_end, names)
+    if not shapes.unit_axes or (kernel is not None and not _ties_unit_axis(kernel, shapes.unit_axes)):
+        return kernel, diagnostics
+    unit_kernel, unit_diagnostics = _extract(function, source, path, ctx, shapes.ranks, shapes.unit_axes, front_end, names)
+    if unit_kernel is None and kernel is not None:
+        return kernel, diagnostics
+    return unit_kernel, unit_diagnostics
+
+
+def _ties_unit_axis(kernel: Kernel, unit_axes: frozenset[tuple[str, int]]) -> bool:
+    """Whether broadcasting ties an extent that is 1 at the call to another (`w_d1 = a_d1`)."""
+    axis_of = {parameter.name: (parameter.array, parameter.dim) for parameter in kernel.shape_parameters}
+    tied = {variable for a, b in kernel.assumptions for variable in a.variables | b.variables}
+    return any(axis_of.get(variable) in unit_axes for variable in tied)
+
+
+def _extract(
+    function: Node,
+    source: str,
+    path: str,
+    ctx: isl.Context,
+    ranks: Mapping[str, int],
+    unit_axes: frozenset[tuple[str, int]],
+    front_end: Callable[[Walk], ArrayFrontEnd] | None,
+    names: ModuleNames | None,
+) -> tuple[Kernel | None, list[Diagnostic]]:
+    """`extract_kernel` with the argument axes `unit_axes` modelled as 1."""
     arguments, defaults, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
@@ -361,11 +392,11 @@ def extract_kernel(
     stated = source_ranks(function, source)
     walk.least_ranks.update(stated.least)
     walk.arrays.update(stated.least)
-    for argument, rank in {**stated.exact, **(ranks or {})}.items():
+    for argument, rank in {**stated.exact, **ranks}.items():
         if argument in arguments and rank > 0:
             walk.ranks[argument] = rank
             walk.arrays.add(argument)
-    walk.unit_axes = CallShapes.of(ranks or {}).only(walk.ranks).unit_axes
+    walk.unit_axes = unit_axes
     _shape_ranks(walk, body)
     if front_end is not None:
         walk.front_end = front_end(walk)
