@@ -1070,9 +1070,9 @@ class ArrayLowering:
         return name in self.walk.arguments and self.walk.ranks.get(name, 0) > 0
 
     def size(self, array: str, dim: int, node: Node) -> AffineExpr:
-        """The extent of an argument's dimension: 1 where the call has it 1 (NumPy broadcasts it, which a symbolic
-        extent cannot say; the kernel lists it, for each call to be checked), else the user's own size name if
-        it has one (`n = A.shape[0]`)."""
+        """The extent of an argument's dimension: 1 where the walk models it so (1 at the call, and tied by
+        broadcasting, which a symbolic extent cannot say; the kernel lists it, for each call to be checked), else
+        the user's own size name if it has one (`n = A.shape[0]`)."""
         if (array, dim) in self.walk.unit_axes:
             self.walk.unit_axes_taken[array, dim] = None
             return AffineExpr.of_constant(1)
