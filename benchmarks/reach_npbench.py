@@ -3,8 +3,9 @@
 NPBench (github.com/spcl/npbench) is the public suite the NumPy-programs issue was measured on. Its
 code is not part of this project: give the path of a checkout. For each benchmark its `bench_info`
 JSON names the NumPy implementation, the initializer and its arguments; the `S` preset's inputs are
-made by NPBench's own `initialize`, the function is resolved with the ranks those inputs have, and
-its native baseline is compared with the Python original on them (`check`). A benchmark is *in
+made by NPBench's own `initialize`, the function is resolved with the shapes those inputs have (their
+ranks, and the axes that are 1), and its native baseline is compared with the Python original on them
+(`check`). A benchmark is *in
 scope* unless its inputs or its code hold complex numbers (out of the model by design). Prints a
 table and writes it, with its commit, CPU and command, to benchmarks/results/reach-npbench.md:
 
@@ -32,6 +33,7 @@ from reach import RESULTS, _first_reason
 from repoos_agent.check import check_baseline
 from repoos_agent.errors import RepoosError
 from repoos_agent.ingest import load_kernel
+from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.measure.provenance import provenance
 from repoos_agent.target import ModuleFunction, Target
 
@@ -85,9 +87,8 @@ def outcome_of(root: Path, info_path: Path) -> Outcome:
         return Outcome(name, False, False, False, f"initializer raised {type(error).__name__}: {error}")
     complex_values = any(np.iscomplexobj(value) for value in values.values())
     in_scope = not complex_values and "complex" not in source.read_text() and "1j" not in source.read_text()
-    ranks = {key: value.ndim for key, value in values.items() if isinstance(value, np.ndarray)}
     try:
-        kernel = load_kernel(source, info["func_name"], ranks)
+        kernel = load_kernel(source, info["func_name"], CallShapes.of_values(values))
     except RepoosError as error:
         return Outcome(name, in_scope, False, False, _first_reason(str(error)))
     target = FixedInputs(name, kernel, ModuleFunction(source, info["func_name"]), values=values)

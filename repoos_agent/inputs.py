@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repoos_agent.errors import ArgumentSpecError
+from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.model.kernel import Kernel
 
 DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "b8": np.bool_}
@@ -95,10 +96,23 @@ def parse_arg_spec(text: str) -> ArgSpec:
         raise _spec_error(text, f"`{value}` is not a number or TYPE[dims]; expected {FORMAT}") from None
 
 
-def ranks_of(specs: Sequence[ArgSpec]) -> dict[str, int]:
-    """The array ranks the inputs give, by argument: what the model needs of a call's values, and what every
-    command and tool that takes inputs passes to the front end."""
-    return {spec.name: len(spec.dims) for spec in specs if spec.dtype is not None}
+def ranks_of(specs: Sequence[ArgSpec]) -> CallShapes:
+    """The array ranks the inputs give, by argument, and the axes they give as 1 (`f64[n,1]`, or a dim naming an
+    integer input of 1): what the model needs of a call's values, and what every command and tool that takes
+    inputs passes to the front end."""
+    numbers = {spec.name: spec.number for spec in specs if spec.dtype is None}
+    arrays = [spec for spec in specs if spec.dtype is not None]
+    units = frozenset(
+        (spec.name, axis)
+        for spec in arrays
+        for axis, dim in enumerate(spec.dims)
+        if _is_unit(numbers.get(dim) if isinstance(dim, str) else dim)
+    )
+    return CallShapes({spec.name: len(spec.dims) for spec in arrays}, units)
+
+
+def _is_unit(extent: int | float | None) -> bool:
+    return type(extent) is int and extent == 1
 
 
 def _spec_error(text: str, reason: str) -> InputError:

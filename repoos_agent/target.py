@@ -75,7 +75,7 @@ def resolve_target(text: str, arg_specs: list[ArgSpec] | None = None) -> Target:
     if path is not None and ":" in text:
         function = text.rsplit(":", 1)[1]
         own = (bundled_ranks(path) or {}).get(function, {})  # a bundled kernel's file named by its path
-        kernel = load_kernel(path, function, own | ranks_of(arg_specs))
+        kernel = load_kernel(path, function, ranks_of(arg_specs).over(own))
         return Target(text, kernel, ModuleFunction(path, function), None, tuple(arg_specs))
     if text.endswith(".py"):
         raise UnknownTargetError(f"`{text}`: name the function too, as `{text}:FUNCTION`")

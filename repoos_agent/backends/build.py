@@ -55,9 +55,10 @@ def engine_digest() -> str:
 
 def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
     """Everything that decides a build's bytes: engine, source, ranks, types, schedule, backend, compiler, flags, CPU.
-    The ranks too: one NumPy function called with a vector and with a matrix is two kernels of one source."""
+    The ranks too: one NumPy function called with a vector and with a matrix is two kernels of one source; and
+    the axes taken as extent 1, as a column `(n, 1)` and a matrix `(n, 3)` broadcast differently."""
     digest = hashlib.sha256()
-    ranks = repr([(array.name, array.rank) for array in kernel.arrays])
+    ranks = repr(([(array.name, array.rank) for array in kernel.arrays], kernel.unit_axes))
     parts = (
         engine_digest(), kernel.source, ranks, repr(signature), _schedule_text(schedule), backend,
         toolchain.command, toolchain.version, *toolchain.flags, cpu_model(),

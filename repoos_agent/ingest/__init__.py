@@ -14,6 +14,7 @@ from repoos_agent.ingest.arrays import ArrayLowering
 from repoos_agent.ingest.classify import fsm_reason
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
+from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.ingest.scop import Diagnostic, extract_kernel, function_arguments
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.tracks import claimed
@@ -53,7 +54,8 @@ def ingest_source(
     """Every top-level function in `source`, classified and, where affine, modelled.
 
     `ranks` maps a function's name to its array arguments' ranks, when a call's values are known; `given` are
-    ranks by parameter name for every function that has such a parameter (`repoos ingest FILE --arg x=f64[n]`)."""
+    ranks by parameter name for every function that has such a parameter (`repoos ingest FILE --arg x=f64[n]`).
+    Either may be `CallShapes`, which also say which axes are 1 at the call."""
     tree = parse_source(source, path)
     reports = []
     module_functions = {text(f.child_by_field_name("name")): f for f in functions(tree)}
@@ -69,7 +71,7 @@ def ingest_source(
             continue
         front_end = partial(ArrayLowering, helpers=helpers)
         parameters = set(function_arguments(function)[0])
-        known = dict((ranks or {}).get(name) or {}) | {a: r for a, r in (given or {}).items() if a in parameters}
+        known = CallShapes.of(given or {}).only(parameters).over((ranks or {}).get(name) or {})
         kernel, diagnostics = extract_kernel(function, source, path, isl.Context(), known, front_end, names)
         if kernel is not None:
             reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
@@ -97,7 +99,8 @@ def ingest_file(
 
 
 def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None = None) -> Kernel:
-    """The model of `function` in `path`; raises with the diagnostics when it has none."""
+    """The model of `function` in `path`, with its array arguments' `ranks` (`CallShapes` when a call's values are
+    known: the axes that are 1 there are modelled as 1); raises with the diagnostics when it has none."""
     for report in ingest_file(path, {function: ranks} if ranks else None):
         if report.name == function:
             if report.kernel is None:

@@ -692,6 +692,8 @@ class ArrayLowering:
         extents = list(shape) + [extent for extent, _ in reduced]
         starts = [0] * len(shape) + [start for _, start in reduced]
         looped = [position for position in range(len(extents)) if not (is_one(extents[position]) and starts[position] == 0)]
+        if then and not looped and extents:  # statements sharing a body need a loop, even one of a single iteration
+            looped = [len(extents) - 1]
         names = dict(zip(looped, self._loop_names(len(looped), place), strict=True))
         order = tuple(p for p in (order if order is not None else range(len(extents))) if p in names)
         loops, guards = list(place.loops), list(place.guards)
@@ -1068,7 +1070,12 @@ class ArrayLowering:
         return name in self.walk.arguments and self.walk.ranks.get(name, 0) > 0
 
     def size(self, array: str, dim: int, node: Node) -> AffineExpr:
-        """The extent of an argument's dimension: the user's own size name if it has one (`n = A.shape[0]`)."""
+        """The extent of an argument's dimension: 1 where the walk models it so (1 at the call, and tied by
+        broadcasting, which a symbolic extent cannot say; the kernel lists it, for each call to be checked), else
+        the user's own size name if it has one (`n = A.shape[0]`)."""
+        if (array, dim) in self.walk.unit_axes:
+            self.walk.unit_axes_taken[array, dim] = None
+            return AffineExpr.of_constant(1)
         for shape in self.walk.shape_parameters.values():
             if shape.array == array and shape.dim == dim:
                 self.walk.parameters[shape.name] = None

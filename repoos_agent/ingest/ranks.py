@@ -21,13 +21,17 @@ fixes a rank here: `x - mu` is valid for many ranks of `x`.
 A call's ranks (`--arg`, a swapped function's values) override everything read here, and a call whose values
 have another rank is refused by the signature check (`Signature.of_values`), so a rank read here never makes
 a wrong result: at worst a model the call does not fit.
+
+A call's values say more than ranks: `CallShapes` carries, beside them, the axes whose extent is 1 at the call.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 from tree_sitter import Node
 
 from repoos_agent.ingest.parse import text
@@ -47,6 +51,60 @@ _ARITHMETIC = frozenset(
 _TRUTH = frozenset({"if_statement", "elif_clause", "while_statement", "not_operator"})  # they take their operand's truth
 _OUTPUT_AXIS = frozenset({"expand_dims", "stack"})  # their `axis` is one of the result's: the input may have fewer
 _SCALAR_CALLS = frozenset({"min", "max", "range"})  # Python's own: on arrays they raise, so their arguments are numbers
+
+
+@dataclass(frozen=True)
+class CallShapes(Mapping[str, int]):
+    """What a call's values say of the array arguments: each one's rank (this mapping), and the axes whose extent
+    is 1 at that call.
+
+    NumPy broadcasts an axis of extent 1 against any extent; a model that knows only ranks has a symbolic extent
+    there, and broadcasting makes it equal to the other, which the call does not satisfy (or only empty arrays
+    do). So where broadcasting ties such an axis (`scop.extract_kernel`), it is modelled as the literal 1
+    (`ArrayLowering.size`), and the kernel lists the axes it took so (`Kernel.unit_axes`): a call where one of
+    them is not 1 runs the Python original (`CallPlan.prepare`). Where no call is known (`repoos ingest FILE`),
+    the ranks are plain mappings and no axis is taken as 1."""
+
+    ranks: Mapping[str, int]
+    unit_axes: frozenset[tuple[str, int]] = frozenset()  # (argument, axis) of extent 1 at the call
+
+    @staticmethod
+    def of(ranks: Mapping[str, int]) -> CallShapes:
+        """`ranks` as call shapes: a plain mapping of ranks says no axis is 1."""
+        return ranks if isinstance(ranks, CallShapes) else CallShapes(dict(ranks))
+
+    @staticmethod
+    def of_shapes(shapes: Mapping[str, tuple[int, ...]]) -> CallShapes:
+        """The ranks and unit axes of arrays of these shapes, by argument."""
+        units = frozenset((name, axis) for name, shape in shapes.items() for axis, extent in enumerate(shape) if extent == 1)
+        return CallShapes({name: len(shape) for name, shape in shapes.items()}, units)
+
+    @staticmethod
+    def of_values(values: Mapping[str, object]) -> CallShapes:
+        """What a call's values say: the shapes of its NumPy arrays."""
+        return CallShapes.of_shapes({name: value.shape for name, value in values.items() if isinstance(value, np.ndarray)})
+
+    def over(self, ranks: Mapping[str, int]) -> CallShapes:
+        """These shapes, and those of `ranks` for the arguments these do not give (a bundled kernel's own ranks)."""
+        under = CallShapes.of(ranks)
+        kept = frozenset((name, axis) for name, axis in under.unit_axes if name not in self.ranks)
+        return CallShapes(dict(under.ranks) | dict(self.ranks), self.unit_axes | kept)
+
+    def only(self, names: Collection[str]) -> CallShapes:
+        """The shapes of the arguments named `names` (one function's, of shapes given for a whole file)."""
+        return CallShapes(
+            {name: rank for name, rank in self.ranks.items() if name in names},
+            frozenset((name, axis) for name, axis in self.unit_axes if name in names),
+        )
+
+    def __getitem__(self, name: str) -> int:
+        return self.ranks[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ranks)
+
+    def __len__(self) -> int:
+        return len(self.ranks)
 
 
 @dataclass(frozen=True)

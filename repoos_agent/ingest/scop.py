@@ -21,7 +21,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import location, text
-from repoos_agent.ingest.ranks import source_ranks
+from repoos_agent.ingest.ranks import CallShapes, source_ranks
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import (
     MATH_FUNCTIONS,
@@ -175,6 +175,8 @@ class Walk:
     index_tuples: dict[str, tuple[AffineExpr, ...]] = field(default_factory=dict)  # `idx` of `np.ndindex(...)` in its loops
     least_ranks: dict[str, int] = field(default_factory=dict)  # arguments the source uses as arrays: least rank
     unknown_ranks: int = 0  # leading diagnostics that say an array's rank is not known
+    unit_axes: frozenset[tuple[str, int]] = frozenset()  # argument axes to model as 1 (`extract_kernel`)
+    unit_axes_taken: dict[tuple[str, int], None] = field(default_factory=dict)  # of them, those the model reads
 
     def refuse(self, refusal: Refusal) -> None:
         where = location(self.path, refusal.node)
@@ -346,7 +348,39 @@ def extract_kernel(
     `ranks` are the array arguments' ranks when a call's values are known (NumPy code indexes
     arrays as wholes, so the source alone may not say); they override what the source states
     (`ingest.ranks`). `front_end` lowers array statements; `names` are what the module's imports bind (the
-    function's own imports are added to them)."""
+    function's own imports are added to them).
+
+    As `CallShapes`, `ranks` also say which axes are 1 at the call. Those are modelled as 1 only where the model
+    of ranks alone is refused, or ties such an axis to another extent by broadcasting (`w * a` of shapes (n, 1)
+    and (n, 3): that kernel refuses the very call): a kernel for any extent serves more calls than one for 1."""
+    shapes = CallShapes.of(ranks or {})
+    kernel, diagnostics = _extract(function, source, path, ctx, shapes.ranks, frozenset(), front_end, names)
+    if not shapes.unit_axes or (kernel is not None and not _ties_unit_axis(kernel, shapes.unit_axes)):
+        return kernel, diagnostics
+    unit_kernel, unit_diagnostics = _extract(function, source, path, ctx, shapes.ranks, shapes.unit_axes, front_end, names)
+    if unit_kernel is None and kernel is not None:
+        return kernel, diagnostics
+    return unit_kernel, unit_diagnostics
+
+
+def _ties_unit_axis(kernel: Kernel, unit_axes: frozenset[tuple[str, int]]) -> bool:
+    """Whether broadcasting ties an extent that is 1 at the call to another (`w_d1 = a_d1`)."""
+    axis_of = {parameter.name: (parameter.array, parameter.dim) for parameter in kernel.shape_parameters}
+    tied = {variable for a, b in kernel.assumptions for variable in a.variables | b.variables}
+    return any(axis_of.get(variable) in unit_axes for variable in tied)
+
+
+def _extract(
+    function: Node,
+    source: str,
+    path: str,
+    ctx: isl.Context,
+    ranks: Mapping[str, int],
+    unit_axes: frozenset[tuple[str, int]],
+    front_end: Callable[[Walk], ArrayFrontEnd] | None,
+    names: ModuleNames | None,
+) -> tuple[Kernel | None, list[Diagnostic]]:
+    """`extract_kernel` with the argument axes `unit_axes` modelled as 1."""
     arguments, defaults, diagnostics = function_arguments(function)
     name = text(function.child_by_field_name("name"))
     body = function.child_by_field_name("body")
@@ -358,10 +392,11 @@ def extract_kernel(
     stated = source_ranks(function, source)
     walk.least_ranks.update(stated.least)
     walk.arrays.update(stated.least)
-    for argument, rank in {**stated.exact, **(ranks or {})}.items():
+    for argument, rank in {**stated.exact, **ranks}.items():
         if argument in arguments and rank > 0:
             walk.ranks[argument] = rank
             walk.arrays.add(argument)
+    walk.unit_axes = unit_axes
     _shape_ranks(walk, body)
     if front_end is not None:
         walk.front_end = front_end(walk)
@@ -398,7 +433,8 @@ def extract_kernel(
 def _empty_arrays_only(kernel: Kernel) -> str:
     """Why the extents broadcasting ties together hold for empty arrays alone ("" when they hold for others): an
     extent that is 1 at the call but symbolic in the model (`mass` of shape (n, 1) times `vel` of (n, 3)) is taken
-    equal to the other, which no call of nonempty arrays satisfies."""
+    equal to the other, which no call of nonempty arrays satisfies. The call's shapes model such an extent as 1
+    (`CallShapes`); without them only the source can say it."""
     sizes = [p.name for p in kernel.shape_parameters]
     if not kernel.assumptions or not sizes:
         return ""
@@ -409,7 +445,9 @@ def _empty_arrays_only(kernel: Kernel) -> str:
     tied = ", ".join(f"{a} = {b}" for a, b in kernel.assumptions[:4])
     return (
         f"the extents broadcasting ties together ({tied}) hold only for empty arrays: an extent that is 1 at the call "
-        "is symbolic here; write it as 1 (`mass[:, 0:1]`, `x[:, None]`) or pass the array with that axis dropped"
+        "is symbolic here; give the call's shapes, which model an extent of 1 as 1 (`--arg mass=f64[64,1]` on the "
+        "command line, `args` through MCP), write it as 1 (`mass[:, 0:1]`, `x[:, None]`) or pass the array with "
+        "that axis dropped"
     )
 
 
@@ -1849,6 +1887,7 @@ def _build_kernel(walk: Walk, name: str, function: Node, source: str, ctx: isl.C
         numpy_program=front_end is not None and front_end.lowered_any,
         entry_code=walk.entry_code,
         constants=tuple(walk.constants.items()),
+        unit_axes=tuple(walk.unit_axes_taken),
         casts=tuple(front_end.casts) if front_end is not None else (),
         requirements=tuple(front_end.requirements) if front_end is not None else (),
         finite=tuple(front_end.finite) if front_end is not None else (),

@@ -478,6 +478,7 @@ class Kernel:
     assumptions: tuple[tuple[AffineExpr, AffineExpr], ...] = ()  # sizes NumPy's broadcasting requires equal
     entry_code: str = ""  # the source's checks at entry (and what they read), which a swapped call runs in Python first
     constants: tuple[tuple[str, int | float], ...] = ()  # the module's constants it reads, as it was built with them
+    unit_axes: tuple[tuple[str, int], ...] = ()  # (argument, axis) modelled as extent 1: a call must have them 1
     casts: tuple[SameKindCast, ...] = ()  # copies NumPy makes only where `casting="same_kind"` allows (np.copyto)
     requirements: tuple[DtypeRequirement, ...] = ()  # values modelled for some element types only
     finite: tuple[FiniteCheck, ...] = ()  # arguments checked finite at entry (NumPy raises otherwise)

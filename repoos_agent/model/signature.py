@@ -58,6 +58,12 @@ class Signature:
                     raise ArgumentSpecError(
                         f"argument `{name}` has {value.ndim} dimensions; the kernel indexes it with {ranks[name]}"
                     )
+                wide = [axis for array, axis in kernel.unit_axes if array == name and value.shape[axis] != 1]
+                if wide:
+                    raise ArgumentSpecError(
+                        f"argument `{name}` has extent {value.shape[wide[0]]} along axis {wide[0]}; the kernel was "
+                        "modelled with it 1 (broadcast), as the inputs it was built from have it"
+                    )
                 if name in index_names and value.dtype.kind not in "iu":
                     raise ArgumentSpecError(
                         f"argument `{name}` is an index array (its values are subscripts or loop bounds) "

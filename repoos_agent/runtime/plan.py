@@ -38,6 +38,7 @@ class ArrayGuard:
     dtype: np.dtype
     ndim: int
     written: bool
+    unit_axes: tuple[int, ...] = ()  # axes the kernel took as extent 1 (NumPy broadcasts them): other calls run Python
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,13 @@ class KernelInterface:
         interface = json.loads(contract.interface)
         types = dict(entry.split(":", 1) for entry in contract.signature)
         arrays = [(name, rank, written) for name, rank, written in interface["arrays"]]
+        units = tuple((name, axis) for name, axis in interface.get("unit_axes", []))
         allocations = tuple(Allocation.from_json(a) for a in interface.get("allocations", []))
         returns = tuple(ReturnValue(name, scalar) for name, scalar in interface.get("results", []))
         if not returns and interface.get("returns"):
             returns = (ReturnValue(interface["returns"]),)
         arguments = tuple(name for name in types if name not in {a.name for a in allocations})
-        built = KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations)
+        built = KernelInterface._build(arguments, types, arrays, returns, interface.get("returns_tuple", False), allocations, units)
         constants = tuple((name, value) for name, value in interface.get("constants", []))
         return replace(built, entry_code=interface.get("entry_code", ""), constants=constants)
 
@@ -72,7 +74,9 @@ class KernelInterface:
     def of_kernel(kernel: Kernel, signature: Signature) -> KernelInterface:
         types = dict(signature.arrays) | dict(signature.scalars)
         arrays = [(a.name, a.rank, a.written) for a in kernel.arrays if a.is_argument and a.rank > 0 and a.name in kernel.arguments]
-        built = KernelInterface._build(kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations)
+        built = KernelInterface._build(
+            kernel.arguments, types, arrays, kernel.returns, kernel.returns_tuple, kernel.allocations, kernel.unit_axes
+        )
         return replace(built, entry_code=kernel.entry_code, constants=kernel.constants)
 
     @staticmethod
@@ -83,10 +87,14 @@ class KernelInterface:
         returns: tuple[ReturnValue, ...],
         returns_tuple: bool,
         allocations: tuple[Allocation, ...],
+        unit_axes: tuple[tuple[str, int], ...],
     ) -> KernelInterface:
         position = {name: index for index, name in enumerate(arguments)}
         arrays = [entry for entry in arrays if entry[0] in position]
-        guards = tuple(ArrayGuard(name, position[name], np.dtype(types[name]), rank, written) for name, rank, written in arrays)
+        guards = tuple(
+            ArrayGuard(name, position[name], np.dtype(types[name]), rank, written, tuple(a for n, a in unit_axes if n == name))
+            for name, rank, written in arrays
+        )
         array_names = {guard.name for guard in guards}
         scalars = tuple((name, position[name], types[name]) for name in arguments if name not in array_names)
         typed = tuple((allocation, np.dtype(types[allocation.name])) for allocation in allocations)
@@ -168,6 +176,12 @@ class CallPlan:
                 return f"argument `{guard.name}` is {value.dtype.name}; the native kernel takes {guard.dtype.name}"
             if value.ndim != guard.ndim:
                 return f"argument `{guard.name}` has {value.ndim} dimensions; the kernel indexes it with {guard.ndim}"
+            for axis in guard.unit_axes:
+                if value.shape[axis] != 1:
+                    return (
+                        f"argument `{guard.name}` has extent {value.shape[axis]} along axis {axis}; "
+                        "the native kernel was built for the extent 1 there (broadcast)"
+                    )
             flags = value.flags
             if not flags.c_contiguous:
                 return f"argument `{guard.name}` is not C-contiguous (a strided view or a transpose)"

@@ -16,11 +16,10 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from repoos_agent.backends.build import build_baseline
 from repoos_agent.errors import RepoosError
 from repoos_agent.ingest import load_kernel
+from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.model.signature import Signature
 from repoos_agent.runtime.contract import load_contract
 from repoos_agent.runtime.plan import CallPlan, KernelInterface
@@ -226,8 +225,7 @@ class Accelerated:
         if identity is None:
             raise RepoosError(f"the source of `{self.__qualname__}` cannot be found")
         path, name = identity[0].rsplit(":", 1)
-        ranks = {argument: value.ndim for argument, value in values.items() if isinstance(value, np.ndarray)}
-        kernel = load_kernel(path, name, ranks)
+        kernel = load_kernel(path, name, CallShapes.of_values(values))
         signature = Signature.of_values(kernel, values)
         native = build_baseline(kernel, signature)
         plan = CallPlan(self.python, KernelInterface.of_kernel(kernel, signature), native)

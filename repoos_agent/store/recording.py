@@ -310,6 +310,7 @@ def record_winner(
         "derived": [size.as_json() for size in source.derived],
         "entry_code": kernel.entry_code,
         "constants": [list(pair) for pair in kernel.constants],
+        "unit_axes": [list(pair) for pair in kernel.unit_axes],
     }
     measured = evaluation.speedup if evaluation and evaluation.speedup is not None else 1.0
     contract = VerifiedKernel(
