@@ -130,7 +130,8 @@ def test_the_store_never_reaches_the_agent_nor_a_command_the_cli():
 LAYERS = (
     ("errors", "openblas_core", "tracks"),
     ("model", "entry_point"),
-    ("ingest", "inputs", "catalog"),
+    ("ingest", "catalog"),
+    ("inputs",),
     ("schedule",),
     ("legality", "codegen"),
     ("verify", "backends"),
