@@ -55,6 +55,7 @@ class Outcome:
     modelled: bool
     correct: bool
     reason: str
+    npbench_valid: bool = False  # beyond our tolerance, within NPBench's own validation (a chaotic simulation)
 
 
 def _module(path: Path):
@@ -96,7 +97,23 @@ def outcome_of(root: Path, info_path: Path) -> Outcome:
         report = check_baseline(target, None)
     except RepoosError as error:
         return Outcome(name, in_scope, False, False, f"modelled, but not built: {str(error)[:100]}")
-    return Outcome(name, in_scope, True, report.correct, "" if report.correct else f"wrong: {', '.join(report.mismatched)}")
+    if report.correct:
+        return Outcome(name, in_scope, True, True, "")
+    beyond = f"{', '.join(report.mismatched)} beyond our tolerance ({report.max_rel_error:.3g} > {report.tolerance:.3g})"
+    if _within_npbench_tolerance(info, report.max_rel_error, [values.get(output) for output in report.mismatched]):
+        return Outcome(name, in_scope, True, False, beyond + ", within NPBench's own", npbench_valid=True)
+    return Outcome(name, in_scope, True, False, "wrong: " + beyond)
+
+
+def _within_npbench_tolerance(info: dict, max_rel_error: float, outputs: list[object]) -> bool:
+    """Whether NPBench's own validation (`allclose`, else a norm-wise relative error under the benchmark's
+    `norm_error`) would accept outputs whose largest difference is `max_rel_error` of their largest magnitude.
+    The norm-wise error of an array of n elements is at most sqrt(n) times that, so the bound is safe; an output
+    the harness does not hold (a returned array) is never accepted this way."""
+    if any(not isinstance(output, np.ndarray) for output in outputs):
+        return False
+    elements = max(output.size for output in outputs)
+    return max_rel_error * np.sqrt(elements) < info.get("norm_error", 1e-5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,13 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     scoped = [row for row in rows if row.in_scope]
     modelled = sum(row.modelled for row in scoped)
     correct = sum(row.correct for row in scoped)
-    wrong = sum(row.modelled and not row.correct for row in scoped)
+    loose = sum(row.npbench_valid for row in scoped)
+    wrong = sum(row.modelled and not row.correct and not row.npbench_valid for row in scoped)
     lines = [
-        "| benchmarks | in scope | modelled | correct | wrong |",
-        "|---|---|---|---|---|",
-        f"| {len(rows)} | {len(scoped)} | {modelled} ({modelled / len(scoped):.0%}) | {correct} | {wrong} |",
+        "| benchmarks | in scope | modelled | correct | beyond our tolerance, within NPBench's | wrong |",
+        "|---|---|---|---|---|---|",
+        f"| {len(rows)} | {len(scoped)} | {modelled} ({modelled / len(scoped):.0%}) | {correct} | {loose} | {wrong} |",
         "",
-        "| benchmark | in scope | modelled | correct | first refusal |",
+        "| benchmark | in scope | modelled | correct | first refusal, or how outputs differ |",
         "|---|---|---|---|---|",
     ]
     for row in rows:
