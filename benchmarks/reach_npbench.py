@@ -5,9 +5,11 @@ code is not part of this project: give the path of a checkout. For each benchmar
 JSON names the NumPy implementation, the initializer and its arguments; the `S` preset's inputs are
 made by NPBench's own `initialize`, the function is resolved with the shapes those inputs have (their
 ranks, and the axes that are 1), and its native baseline is compared with the Python original on them
-(`check`). A benchmark is *in
-scope* unless its inputs or its code hold complex numbers (out of the model by design). Prints a
-table and writes it, with its commit, CPU and command, to benchmarks/results/reach-npbench.md:
+(`check`). Outputs beyond our tolerance are also judged by NPBench's own validation and counted apart: a
+simulation that amplifies rounding over its time steps differs from itself as much when its sums are
+reordered. A benchmark is *in scope* unless its inputs or its code hold complex numbers (out of the model by
+design). Prints a table and writes it, with its commit, CPU and command, to
+benchmarks/results/reach-npbench.md:
 
     git clone https://github.com/spcl/npbench /tmp/npbench
     .venv/bin/python benchmarks/reach_npbench.py /tmp/npbench
