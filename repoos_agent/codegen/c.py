@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 
 from repoos_agent.codegen.index_checks import IndexRange, Reach, index_ranges
 from repoos_agent.codegen.loopnest import (
+    WRAPPERS,
+    BlasCall,
     Block,
     Call,
     For,
@@ -28,13 +30,16 @@ from repoos_agent.codegen.loopnest import (
     Node,
     Op,
     Var,
-    build_loop_nest,
     mentions,
+    plain,
     substitute,
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, is_float, kind_environment, promote, stored_value
-from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
+from repoos_agent.codegen.passes import transformed_nest
+from repoos_agent.codegen.passes.promotion import Promotion, constant_extent, plan_promotion
+from repoos_agent.codegen.passes.rewrite import calls
+from repoos_agent.codegen.support import KINDS, unsupported
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
@@ -210,6 +215,8 @@ FAILURE_CODE = 2000
 """The first return code of a `Failure` (what NumPy raises on that only the computation finds). It is returned
 at the end, after the kernel wrote: the caller undoes the writes before it runs the original."""
 BLAS_TYPES = {"double": "d", "float": "s"}
+SUPPORTED = frozenset(KINDS)
+"""The node kinds (`codegen.support`) the C printer prints: all of them."""
 
 
 @dataclass(frozen=True)
@@ -264,18 +271,19 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
     With `mlir_call`, the function keeps its signature, argument checks and instance counter but
     hands the loop nest to the MLIR backend's compiled function instead of running its own."""
     lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
-    if lowered.blas and mlir_call:
-        raise CompileError("the MLIR backend has no BLAS calls: build a `blas` schedule with the C backend")
     if (lowered.atomic or lowered.privatized) and mlir_call:
         raise CompileError(
             "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
         )
-    if kernel.failures and mlir_call:
-        raise CompileError(f"the MLIR backend does not report failures ({kernel.failures[0].message}): use the C backend")
     problem = blas_type_problem(kernel, signature, lowered) or integer_type_problem(kernel, signature)
     if problem is not None:
         raise CompileError(problem)
-    return _Printer(kernel, signature, lowered).source(mlir_call)
+    nest = transformed_nest(kernel, lowered, signature)
+    if not mlir_call:  # the MLIR printer refuses what it lacks (`generate_mlir`)
+        problem = unsupported(kernel, nest, "C", SUPPORTED)
+        if problem is not None:
+            raise CompileError(problem)
+    return _Printer(kernel, signature, lowered).source(nest, mlir_call)
 
 
 def blas_type_problem(kernel: Kernel, signature: Signature, lowered: LoweredSchedule) -> str | None:
@@ -339,13 +347,11 @@ class _Printer:
         self._copied: set[str] = set()  # sums the loop being printed accumulates into per-thread copies
         self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
         self._lanes: dict[str, str] = {}  # sums the vector loop being printed splits -> their partial sums' variables
-        self.printed_blas: set[str] = set()
         self.contracted = {c.array: c for c in schedule.contracted}
 
-    def source(self, mlir_call: bool = False) -> CSource:
+    def source(self, nest: LoopNest, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
         arguments = self._arguments()
-        nest = build_loop_nest(kernel, self.lowered)
         derived, derived_lines = self._derived_definitions(0)
         assumed, assumed_lines = self._assumption_checks(len(derived))
         checks, check_lines = self._bounds_checks(nest, len(derived) + len(assumed))
@@ -372,9 +378,6 @@ class _Printer:
             lines += self._node(nest.root, 1, self._statement, marks=True)
             lines[entry_at:entry_at] = [line for region in self.regions for line in region]
             checks += tuple(self.memory_checks)
-            missing = [call.update for call in self.lowered.blas if call.update not in self.printed_blas]
-            if missing:
-                raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
             for code, failure in enumerate(kernel.failures, start=FAILURE_CODE):
                 checks += (BoundsCheck(code, "", -1, failure.message),)
                 lines.append(f"    if ({self.c_names[failure.flag]}) return {code};")
@@ -671,9 +674,11 @@ class _Printer:
     def _node(self, node: Node, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
         if isinstance(node, Block):
-            if marks and self.lowered.blas:
-                return self._block_with_blas(node, depth, emit)
             return [line for child in node.children for line in self._node(child, depth, emit, marks)]
+        if isinstance(node, WRAPPERS) and not marks:  # the instance counter runs the plain loops
+            return self._node(plain(node), depth, emit, marks)
+        if isinstance(node, BlasCall):
+            return self._blas_call(node, depth, emit)
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
             if node.otherwise is not None:
@@ -687,31 +692,13 @@ class _Printer:
             return [f"{pad}{{", f"{pad}    const int64_t {node.iterator} = {self._expr(node.value)};", *body, f"{pad}}}"]
         return self._for(node, depth, emit, marks)
 
-    def _block_with_blas(self, node: Block, depth: int, emit) -> list[str]:
-        """A block where a `blas` pair's nests are two adjacent children: the call where the
-        initializer's nest was, the update's nest dropped (the call ran it)."""
-        children = _flattened(node)
-        ran = [{call.statement for call in _calls(child)} for child in children]
-        lines: list[str] = []
-        skip: set[int] = set()
-        for k, child in enumerate(children):
-            if k in skip:
-                continue
-            call = next((c for c in self.lowered.blas if ran[k] == {c.initializer}), None)
-            if call is not None and k + 1 < len(children) and ran[k + 1] == {call.update}:
-                lines += self._blas_call(call, child, children[k + 1], depth, emit)
-                self.printed_blas.add(call.update)
-                skip.add(k + 1)
-                continue
-            lines += self._node(child, depth, emit, True)
-        return lines
-
-    def _blas_call(self, call: ProductCall, initializer: Node, update: Node, depth: int, emit) -> list[str]:
+    def _blas_call(self, node: BlasCall, depth: int, emit) -> list[str]:
         """One `cblas_?gemm` or `cblas_?gemv`, guarded: where an extent is empty or does not fit BLAS's
         `int`, the two nests run as generated."""
+        call, initializer, update = node.call, node.initializer, node.update
         pad = "    " * depth
         c_type = C_TYPES[self.signature.array_type(call.target.ref.array)]
-        first = _calls(initializer)[0]
+        first = calls(initializer)[0]
         statement = self.kernel.statement(call.initializer)
         bindings = [
             f"const int64_t {self.c_names[it]} = {self._expr(arg)};"
@@ -798,7 +785,7 @@ class _Printer:
         if marks and node.vector and node.lane_sums:
             return self._lane_summed(node, depth, emit, header)
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
-        copied = sorted({self._written_array(c.statement) for c in _calls(node) if c.statement in self.lowered.privatized})
+        copied = sorted({self._written_array(c.statement) for c in calls(node) if c.statement in self.lowered.privatized})
         if marks and node.parallel and copied and not self._outlined:
             return self._privatized_region(node, depth, emit, header, simd, copied)
         if marks and node.parallel and not self._writes_shared_scalar(node):
@@ -924,7 +911,7 @@ class _Printer:
                 f"{pad}                {name}_data[rp_t] += rp_copies_{name}[omp_get_thread_num() * rp_count_{name} + rp_t];",
             ]
             frees.append(f"{pad}    free(rp_copies_{name});")
-        copied_sums = {c.statement for c in _calls(node) if c.statement in self.lowered.privatized}
+        copied_sums = {c.statement for c in calls(node) if c.statement in self.lowered.privatized}
         self._copied |= copied_sums
         body = self._node(node.body, depth + 2, emit, True)
         self._copied -= copied_sums
@@ -989,7 +976,7 @@ class _Printer:
         """Whether the loop writes a scalar it does not privatize (then the region stays inline,
         where the scalar is the caller's variable, not a copy passed by value)."""
         shared = {a.name for a in self.kernel.arrays if a.rank == 0} - node.private
-        return any(_written(self.kernel.statement(call.statement)) in shared for call in _calls(node))
+        return any(_written(self.kernel.statement(call.statement)) in shared for call in calls(node))
 
     def _unrolled(self, node: For, depth: int, emit) -> list[str]:
         """Exact unrolling: `unroll` copies while the last copy is in range, then the remainder one by one."""
@@ -1275,22 +1262,6 @@ def _written(statement: Statement) -> str:
     return target.array if isinstance(target, ArrayRef) else target.name
 
 
-def _calls(node: Node) -> list[Call]:
-    """Every statement instance call under `node`."""
-    if isinstance(node, Call):
-        return [node]
-    if isinstance(node, Block):
-        return [call for child in node.children for call in _calls(child)]
-    if isinstance(node, If):
-        return _calls(node.then) + (_calls(node.otherwise) if node.otherwise is not None else [])
-    return _calls(node.body)
-
-
-def _flattened(block: Block) -> list[Node]:
-    """The children of a block with nested blocks opened: one sequence, in order."""
-    return [item for child in block.children for item in (_flattened(child) if isinstance(child, Block) else [child])]
-
-
 def _free_iterators(node: Node) -> set[str]:
     """The variables `node` reads but does not bind: iterators of enclosing loops (and parameters)."""
 
@@ -1303,6 +1274,8 @@ def _free_iterators(node: Node) -> set[str]:
 
     if isinstance(node, Call):
         return {name for arg in node.args for name in names(arg)}
+    if isinstance(node, WRAPPERS):
+        return _free_iterators(plain(node))
     if isinstance(node, Block):
         return {name for child in node.children for name in _free_iterators(child)}
     if isinstance(node, If):
@@ -1325,6 +1298,8 @@ def _triangular(loop: For) -> bool:
     round-robin, not in halves, so each core gets a similar share."""
 
     def varies(node: Node) -> bool:
+        if isinstance(node, WRAPPERS):
+            return varies(plain(node))
         if isinstance(node, For):
             bound = {loop.iterator}
             moves = mentions(node.init, bound) or mentions(node.cond, bound)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
 from repoos_agent.codegen.numeric import COMPARISONS, is_float, kind_environment, promote, stored_value
+from repoos_agent.codegen.support import unsupported
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
@@ -33,6 +34,9 @@ _MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math
 LIBM = ("log1p", "expm1", "cbrt", "hypot")
 """Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
 the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
+
+SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call"})
+"""The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it."""
 
 
 @dataclass(frozen=True)
@@ -445,12 +449,9 @@ def _float_literal(value: float, mlir_type: str) -> str:
 
 def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirSource:
     """The kernel's loop nest as an MLIR module with one C-interface function."""
-    if kernel.irregular:
-        names = ", ".join(kernel.index_arrays) or "its row pointers"
-        raise CompileError(
-            f"the MLIR backend does not read subscripts or loop bounds from arrays ({names}): "
-            f"build `{kernel.name}` with the C backend"
-        )
+    problem = unsupported(kernel, nest, "MLIR", SUPPORTED)
+    if problem is not None:
+        raise CompileError(problem)
     emitter = _Emitter(kernel, signature)
     arrays = tuple((a.name, a.rank, signature.array_type(a.name)) for a in kernel.arrays if a.is_argument and a.rank > 0)
     scalars = []
