@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from repoos_agent.codegen.index_checks import IndexRange, Reach, index_ranges
 from repoos_agent.codegen.loopnest import (
@@ -29,6 +29,8 @@ from repoos_agent.codegen.loopnest import (
     LoopNest,
     Node,
     Op,
+    Promoted,
+    Unrolled,
     Var,
     mentions,
     plain,
@@ -37,7 +39,7 @@ from repoos_agent.codegen.loopnest import (
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.codegen.passes import transformed_nest
-from repoos_agent.codegen.passes.promotion import Promotion, constant_extent, plan_promotion
+from repoos_agent.codegen.passes.promotion import constant_extent
 from repoos_agent.codegen.passes.rewrite import calls
 from repoos_agent.codegen.support import KINDS, unsupported
 from repoos_agent.errors import CompileError
@@ -679,6 +681,10 @@ class _Printer:
             return self._node(plain(node), depth, emit, marks)
         if isinstance(node, BlasCall):
             return self._blas_call(node, depth, emit)
+        if isinstance(node, Unrolled):
+            return self._unrolled(node.loop, depth, emit)
+        if isinstance(node, Promoted):
+            return self._promoted(node, depth, emit)
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
             if node.otherwise is not None:
@@ -775,12 +781,6 @@ class _Printer:
         pad = "    " * depth
         iterator, init, step = node.iterator, self._expr(node.init), node.step
         condition = _unparenthesised(self._expr(node.cond))
-        if marks and node.unroll:
-            return self._unrolled(node, depth, emit)
-        if marks and node.promote:
-            plan = plan_promotion(node, self.kernel)
-            if plan is not None:
-                return self._promoted(plan, depth, emit)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
         if marks and node.vector and node.lane_sums:
             return self._lane_summed(node, depth, emit, header)
@@ -1008,23 +1008,24 @@ class _Printer:
             lines += [f"{pad}    for (; {condition}; {iterator} += {step}) {{", *remainder, f"{pad}    }}"]
         return lines + [f"{pad}}}"]
 
-    def _promoted(self, plan: Promotion, depth: int, emit) -> list[str]:
+    def _promoted(self, plan: Promoted, depth: int, emit) -> list[str]:
         """The promoted loop: where the box inside it is full, its target elements are loaded into
         `rp_acc` before the loop, updated there and stored after; elsewhere the loop as generated."""
         pad = "    " * depth
         loop, points = plan.loop, plan.points
-        c_type = C_TYPES[self.signature.array_type(plan.target.array)]
+        statement = self.kernel.statement(plan.call.statement)
+        c_type = C_TYPES[self.signature.array_type(_written(statement))]
         cell = "rp_acc" + "".join(f"[rp_p{k}]" for k in range(len(points)))
-        target = self._value(plan.target)
+        target = self._value(statement.target)
         full = [substitute(loop.cond, loop.iterator, loop.init)] + [
             substitute(p.cond, p.iterator, Op("+", (Var(f"rp_lo{k}"), IntConst(p.extent - 1)))) for k, p in enumerate(points)
         ]
         fixed = [
             f"const int64_t {self.c_names[name]} = {self._expr(arg)};"
-            for name, arg in zip(plan.statement.iterators, plan.call.args, strict=True)
+            for name, arg in zip(statement.iterators, plan.call.args, strict=True)
             if not mentions(arg, {loop.iterator})
         ]
-        instance = emit(plan.statement, [self._expr(a) for a in plan.call.args])
+        instance = emit(statement, [self._expr(a) for a in plan.call.args])
         in_registers = [re.sub(r"(?<!\w)" + re.escape(target), cell, line) for line in instance]
 
         def box(body: list[str]) -> list[str]:
@@ -1050,7 +1051,7 @@ class _Printer:
             f"{pad}    if ({' && '.join(self._expr(c) for c in full)}) {{",
             *(f"{pad}        {line}" for line in promoted),
             f"{pad}    }} else {{",
-            *self._for(replace(loop, promote=False), depth + 2, emit, True),
+            *self._node(plan.fallback, depth + 2, emit, True),
             f"{pad}    }}",
             f"{pad}}}",
         ]

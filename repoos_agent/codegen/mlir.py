@@ -12,7 +12,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
+from repoos_agent.codegen.loopnest import (
+    Block,
+    Call,
+    For,
+    If,
+    IntConst,
+    IntExpr,
+    Let,
+    LoopNest,
+    Node,
+    Op,
+    Promoted,
+    Unrolled,
+    Var,
+    iterators_upper,
+)
 from repoos_agent.codegen.numeric import COMPARISONS, is_float, kind_environment, promote, stored_value
 from repoos_agent.codegen.support import unsupported
 from repoos_agent.errors import CompileError
@@ -35,8 +50,9 @@ LIBM = ("log1p", "expm1", "cbrt", "hypot")
 """Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
 the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
 
-SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call"})
-"""The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it."""
+SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted"})
+"""The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it.
+A `Promoted` loop prints as its fallback, the loop as generated: LLVM keeps elements in registers itself."""
 
 
 @dataclass(frozen=True)
@@ -132,18 +148,24 @@ class _Emitter:
             self.node(node.body, {**env, node.iterator: self.index(node.value, env, depth)}, depth)
         elif isinstance(node, Call):
             self.statement(self.kernel.statement(node.statement), [self.index(a, env, depth) for a in node.args], env, depth)
+        elif isinstance(node, Promoted):
+            self.node(node.fallback, env, depth)
+        elif isinstance(node, Unrolled):
+            lower, upper, _step = self.bounds(node.loop, env, depth)
+            self.unrolled(node.loop, self.fresh(), lower, upper, env, depth)
         else:
             self.loop(node, env, depth)
 
-    def loop(self, node: For, env: dict[str, str], depth: int) -> None:
+    def bounds(self, node: For, env: dict[str, str], depth: int) -> tuple[str, str, str]:
+        """The loop's lower bound, exclusive upper bound and step as index values."""
         lower = self.index(node.init, env, depth)
         bound, inclusive = iterators_upper(node.cond, node.iterator)
         upper = self.index(Op("+", (bound, IntConst(1))) if inclusive else bound, env, depth)
-        step = self.op(depth, f"arith.constant {node.step} : index")
+        return lower, upper, self.op(depth, f"arith.constant {node.step} : index")
+
+    def loop(self, node: For, env: dict[str, str], depth: int) -> None:
+        lower, upper, step = self.bounds(node, env, depth)
         iv = self.fresh()
-        if node.unroll:
-            self.unrolled(node, iv, lower, upper, env, depth)
-            return
         if node.parallel:
             self.parallel = True
             self.emit(depth, f"scf.parallel ({iv}) = ({lower}) to ({upper}) step ({step}) {{")

@@ -13,14 +13,16 @@ from collections.abc import Callable
 
 from repoos_agent.codegen.loopnest import LoopNest, build_loop_nest
 from repoos_agent.codegen.passes.blas import substitute_blas
+from repoos_agent.codegen.passes.promotion import promote_registers
 from repoos_agent.codegen.passes.rewrite import PassContext
+from repoos_agent.codegen.passes.unrolling import unroll_loops
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import LoweredSchedule
 
 NestPass = Callable[[LoopNest, PassContext], LoopNest]
 
-PASSES: tuple[NestPass, ...] = (substitute_blas,)
+PASSES: tuple[NestPass, ...] = (substitute_blas, unroll_loops, promote_registers)
 """Every pass, in the order they run."""
 
 
