@@ -25,6 +25,7 @@ from repoos_agent.codegen.loopnest import (
     If,
     IntConst,
     IntExpr,
+    LaneSplit,
     Let,
     LoopNest,
     Node,
@@ -348,7 +349,6 @@ class _Printer:
         self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
         self._copied: set[str] = set()  # sums the loop being printed accumulates into per-thread copies
         self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
-        self._lanes: dict[str, str] = {}  # sums the vector loop being printed splits -> their partial sums' variables
         self.contracted = {c.array: c for c in schedule.contracted}
 
     def source(self, nest: LoopNest, mlir_call: bool = False) -> CSource:
@@ -685,14 +685,15 @@ class _Printer:
             return self._unrolled(node.loop, depth, emit)
         if isinstance(node, Promoted):
             return self._promoted(node, depth, emit)
+        if isinstance(node, LaneSplit):
+            return self._lane_summed(node, depth, emit)
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
             if node.otherwise is not None:
                 lines += [f"{pad}}} else {{", *self._node(node.otherwise, depth + 1, emit, marks)]
             return lines + [f"{pad}}}"]
         if isinstance(node, Call):
-            statement = self.kernel.statement(node.statement)
-            return [pad + line for line in emit(statement, [self._expr(a) for a in node.args])]
+            return [pad + line for line in emit(node, [self._expr(a) for a in node.args])]
         if isinstance(node, Let):
             body = self._node(node.body, depth + 1, emit, marks)
             return [f"{pad}{{", f"{pad}    const int64_t {node.iterator} = {self._expr(node.value)};", *body, f"{pad}}}"]
@@ -782,8 +783,6 @@ class _Printer:
         iterator, init, step = node.iterator, self._expr(node.init), node.step
         condition = _unparenthesised(self._expr(node.cond))
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
-        if marks and node.vector and node.lane_sums:
-            return self._lane_summed(node, depth, emit, header)
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
         copied = sorted({self._written_array(c.statement) for c in calls(node) if c.statement in self.lowered.privatized})
         if marks and node.parallel and copied and not self._outlined:
@@ -810,24 +809,20 @@ class _Printer:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
 
-    def _lane_summed(self, node: For, depth: int, emit, header: str) -> list[str]:
-        """A vector loop that splits sums (`legality.lane_reduction`): each sum goes into a partial-sum variable
-        that OpenMP's `reduction` gives every lane a copy of, and is added into its element once, after the
-        loop. Only a sum the loop runs on every iteration (no guard around it) and whose value is of the
-        element's kind takes that path; otherwise the loop runs in order, without `simd`."""
+    def _lane_summed(self, split: LaneSplit, depth: int, emit) -> list[str]:
+        """A vector loop that splits sums (`passes.lanes`): each sum goes into a partial-sum variable that OpenMP's
+        `reduction` gives every lane a copy of, and is added into its element once, after the loop."""
         pad = "    " * depth
-        children = node.body.children if isinstance(node.body, Block) else (node.body,)
-        calls = {c.statement: c for c in children if isinstance(c, Call) and c.statement in node.lane_sums}
-        sums = [self.kernel.statement(name) for name in sorted(node.lane_sums)]
-        if set(calls) != node.lane_sums or not all(self._sums_in_its_kind(s) for s in sums):
-            return [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, True), f"{pad}}}"]
-        lanes = {s.name: f"rp_lane{len(self._lanes) + k}" for k, s in enumerate(sums)}
+        node = split.loop
+        condition = _unparenthesised(self._expr(node.cond))
+        header = f"for (int64_t {node.iterator} = {self._expr(node.init)}; {condition}; {node.iterator} += {node.step})"
         declarations, clauses, commits = [], [], []
         ran = _unparenthesised(self._expr(substitute(node.cond, node.iterator, node.init)))
         starts = []
-        for statement in sums:
-            lane, element_type = lanes[statement.name], self._element_type(statement)
-            first = [self._expr(substitute(arg, node.iterator, node.init)) for arg in calls[statement.name].args]
+        for lane_sum in split.sums:
+            statement, lane = self.kernel.statement(lane_sum.statement), lane_sum.variable
+            element_type = self._element_type(statement)
+            first = [self._expr(arg) for arg in lane_sum.first.args]
             bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, first, strict=True)]
             target = self._value(statement.target)
             if statement.extremum:
@@ -841,10 +836,7 @@ class _Printer:
             declarations.append(f"{pad}    {element_type} {lane} = {'0' if operator == '+' else '1'};")
             clauses.append(f" reduction({operator}:{lane})")
             commits += _bound(bindings, f"{target} = {target} {operator} {lane};")
-        self._lanes.update(lanes)
         body = self._node(node.body, depth + 3, emit, True)
-        for name in lanes:
-            del self._lanes[name]
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}{''.join(clauses)}"
         loop = [f"{pad}        #pragma omp {simd}", f"{pad}        {header} {{", *body, f"{pad}        }}"]
         # Under `if (ran)`: gcc 12 leaves a simd reduction scalar when its loop may run no iteration
@@ -852,12 +844,6 @@ class _Printer:
         ran_once = [f"{pad}    if ({ran}) {{", *(f"{pad}        {line}" for line in starts), *loop]
         ran_once += [*(f"{pad}        {line}" for line in commits), f"{pad}    }}"]
         return [f"{pad}{{", *declarations, *ran_once, f"{pad}}}"]
-
-    def _sums_in_its_kind(self, statement: Statement) -> bool:
-        """Whether `t += e` (or `t = max(t, e)`) computes in `t`'s own kind: then partial sums (or extrema) of `e`
-        combined into `t` mean what the source does."""
-        target = self.kinds.kind_of(statement.target)
-        return promote(target, self.kinds.kind_of(statement.value)) == target
 
     def _lane_combiner(self, statement: Statement) -> str:
         """How the lanes' extrema combine: OpenMP's `max` for integers; for floats, the prelude's NaN-propagating
@@ -1025,7 +1011,7 @@ class _Printer:
             for name, arg in zip(statement.iterators, plan.call.args, strict=True)
             if not mentions(arg, {loop.iterator})
         ]
-        instance = emit(statement, [self._expr(a) for a in plan.call.args])
+        instance = emit(plan.call, [self._expr(a) for a in plan.call.args])
         in_registers = [re.sub(r"(?<!\w)" + re.escape(target), cell, line) for line in instance]
 
         def box(body: list[str]) -> list[str]:
@@ -1056,13 +1042,14 @@ class _Printer:
             f"{pad}}}",
         ]
 
-    def _statement(self, statement: Statement, args: list[str]) -> list[str]:
+    def _statement(self, call: Call, args: list[str]) -> list[str]:
+        statement = self.kernel.statement(call.statement)
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
         stored = stored_value(statement.op, statement.target, statement.value, self.kinds.kind_of(statement.target))
         body = [f"{target} = {self._value(stored)};"]
-        if statement.name in self._lanes:
-            body = [self._lane_update(statement, self._lanes[statement.name])]
+        if call.lane:
+            body = [self._lane_update(statement, call.lane)]
         if statement.name in self.lowered.atomic and statement.name not in self._copied:
             # A sum its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))

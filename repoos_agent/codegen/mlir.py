@@ -19,6 +19,7 @@ from repoos_agent.codegen.loopnest import (
     If,
     IntConst,
     IntExpr,
+    LaneSplit,
     Let,
     LoopNest,
     Node,
@@ -50,9 +51,10 @@ LIBM = ("log1p", "expm1", "cbrt", "hypot")
 """Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
 the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
 
-SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted"})
+SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted", "LaneSplit"})
 """The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it.
-A `Promoted` loop prints as its fallback, the loop as generated: LLVM keeps elements in registers itself."""
+A `Promoted` loop prints as its fallback, the loop as generated: LLVM keeps elements in registers itself; a
+`LaneSplit` as its loop, each sum added into its element in order (LLVM's vectorizer splits what it may)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ class _Emitter:
             self.statement(self.kernel.statement(node.statement), [self.index(a, env, depth) for a in node.args], env, depth)
         elif isinstance(node, Promoted):
             self.node(node.fallback, env, depth)
+        elif isinstance(node, LaneSplit):
+            self.loop(node.loop, env, depth)
         elif isinstance(node, Unrolled):
             lower, upper, _step = self.bounds(node.loop, env, depth)
             self.unrolled(node.loop, self.fresh(), lower, upper, env, depth)
