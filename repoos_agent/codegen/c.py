@@ -31,6 +31,7 @@ from repoos_agent.codegen.loopnest import (
     Node,
     Op,
     Promoted,
+    Region,
     Unrolled,
     Var,
     mentions,
@@ -274,10 +275,6 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
     With `mlir_call`, the function keeps its signature, argument checks and instance counter but
     hands the loop nest to the MLIR backend's compiled function instead of running its own."""
     lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
-    if (lowered.atomic or lowered.privatized) and mlir_call:
-        raise CompileError(
-            "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
-        )
     problem = blas_type_problem(kernel, signature, lowered) or integer_type_problem(kernel, signature)
     if problem is not None:
         raise CompileError(problem)
@@ -347,8 +344,6 @@ class _Printer:
         self.kinds = kind_environment(kernel, signature)
         self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
         self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
-        self._copied: set[str] = set()  # sums the loop being printed accumulates into per-thread copies
-        self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
         self.contracted = {c.array: c for c in schedule.contracted}
 
     def source(self, nest: LoopNest, mlir_call: bool = False) -> CSource:
@@ -687,6 +682,8 @@ class _Printer:
             return self._promoted(node, depth, emit)
         if isinstance(node, LaneSplit):
             return self._lane_summed(node, depth, emit)
+        if isinstance(node, Region):
+            return self._region(node, depth, emit)
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
             if node.otherwise is not None:
@@ -784,30 +781,35 @@ class _Printer:
         condition = _unparenthesised(self._expr(node.cond))
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
-        copied = sorted({self._written_array(c.statement) for c in calls(node) if c.statement in self.lowered.privatized})
-        if marks and node.parallel and copied and not self._outlined:
-            return self._privatized_region(node, depth, emit, header, simd, copied)
-        if marks and node.parallel and not self._writes_shared_scalar(node):
-            return self._region_call(node, depth, emit, header, simd)
-        body = self._node(node.body, depth + 1, emit, marks)
-        loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
-        if marks and node.parallel:
-            # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
-            # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
-            # are declared in the region too, shadowing the function's: one copy per thread.
-            worksharing = _worksharing(node, simd)
-            views = [f"{pad}    {line}" for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)]
-            return [
-                f"{pad}#pragma omp parallel{self._team_cap(node)}",
-                f"{pad}{{",
-                *views,
-                f"{pad}    {worksharing}",
-                *["    " + x for x in loop],
-                f"{pad}}}",
-            ]
+        loop = [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, marks), f"{pad}}}"]
         if simd:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
+
+    def _region(self, region: Region, depth: int, emit) -> list[str]:
+        """A parallel loop's region in the form `passes.regions` chose."""
+        pad = "    " * depth
+        node = region.loop
+        condition = _unparenthesised(self._expr(node.cond))
+        header = f"for (int64_t {node.iterator} = {self._expr(node.init)}; {condition}; {node.iterator} += {node.step})"
+        simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if node.vector else ""
+        if region.form == "copies":
+            return self._privatized_region(node, depth, emit, header, simd, list(region.copies))
+        if region.form == "outlined":
+            return self._region_call(node, depth, emit, header, simd)
+        # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
+        # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
+        # are declared in the region too, shadowing the function's: one copy per thread.
+        loop = [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, True), f"{pad}}}"]
+        views = [f"{pad}    {line}" for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)]
+        return [
+            f"{pad}#pragma omp parallel{self._team_cap(node)}",
+            f"{pad}{{",
+            *views,
+            f"{pad}    {_worksharing(node, simd)}",
+            *["    " + x for x in loop],
+            f"{pad}}}",
+        ]
 
     def _lane_summed(self, split: LaneSplit, depth: int, emit) -> list[str]:
         """A vector loop that splits sums (`passes.lanes`): each sum goes into a partial-sum variable that OpenMP's
@@ -870,9 +872,6 @@ class _Printer:
             return C_TYPES[self.signature.array_type(target.array)]
         return C_TYPE[self.kinds.names[target.name]]
 
-    def _written_array(self, statement: str) -> str:
-        return self.kernel.statement(statement).writes[0].array
-
     def _privatized_region(self, node: For, depth: int, emit, header: str, simd: str, copied: list[str]) -> list[str]:
         """A parallel loop whose sums into arrays accumulate into per-thread copies: zeroed copies for the whole team,
         allocated before the region (a failed allocation is a refused call, before the loop runs), each
@@ -897,10 +896,7 @@ class _Printer:
                 f"{pad}                {name}_data[rp_t] += rp_copies_{name}[omp_get_thread_num() * rp_count_{name} + rp_t];",
             ]
             frees.append(f"{pad}    free(rp_copies_{name});")
-        copied_sums = {c.statement for c in calls(node) if c.statement in self.lowered.privatized}
-        self._copied |= copied_sums
         body = self._node(node.body, depth + 2, emit, True)
-        self._copied -= copied_sums
         views = [f"{pad}        {line}" for line in self._array_views(buffers, node.loop_id) + self._private_locals(node.private)]
         return [
             *lines,
@@ -937,10 +933,7 @@ class _Printer:
         parameters += [f"int64_t {size}" for size in derived]
         parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
         arguments = [self._argument_c_name(a) for a in self._arguments()] + free + derived + [self.c_names[s] for s in scalars]
-        # A scatter to privatize inside runs atomically instead: the nested loop runs on this thread alone.
-        outlined, self._outlined = self._outlined, True
         body = self._node(node.body, 2, emit, True)
-        self._outlined = outlined
         self.regions.append(
             [
                 f"static void {name}({', '.join(parameters)})",
@@ -957,12 +950,6 @@ class _Printer:
         )
         pad = "    " * depth
         return [f"{pad}#pragma omp parallel{self._team_cap(node)}", f"{pad}{name}({', '.join(arguments)});"]
-
-    def _writes_shared_scalar(self, node: For) -> bool:
-        """Whether the loop writes a scalar it does not privatize (then the region stays inline,
-        where the scalar is the caller's variable, not a copy passed by value)."""
-        shared = {a.name for a in self.kernel.arrays if a.rank == 0} - node.private
-        return any(_written(self.kernel.statement(call.statement)) in shared for call in calls(node))
 
     def _unrolled(self, node: For, depth: int, emit) -> list[str]:
         """Exact unrolling: `unroll` copies while the last copy is in range, then the remainder one by one."""
@@ -1050,7 +1037,7 @@ class _Printer:
         body = [f"{target} = {self._value(stored)};"]
         if call.lane:
             body = [self._lane_update(statement, call.lane)]
-        if statement.name in self.lowered.atomic and statement.name not in self._copied:
+        if call.atomic:
             # A sum its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
             body = ["#pragma omp atomic update", f"{target} += {value};"]

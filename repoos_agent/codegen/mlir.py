@@ -25,6 +25,7 @@ from repoos_agent.codegen.loopnest import (
     Node,
     Op,
     Promoted,
+    Region,
     Unrolled,
     Var,
     iterators_upper,
@@ -51,10 +52,11 @@ LIBM = ("log1p", "expm1", "cbrt", "hypot")
 """Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
 the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
 
-SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted", "LaneSplit"})
+SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted", "LaneSplit", "Region"})
 """The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it.
 A `Promoted` loop prints as its fallback, the loop as generated: LLVM keeps elements in registers itself; a
-`LaneSplit` as its loop, each sum added into its element in order (LLVM's vectorizer splits what it may)."""
+`LaneSplit` as its loop, each sum added into its element in order (LLVM's vectorizer splits what it may); every
+`Region` is outlined (`scf.parallel` calling a function of the body), its private scalars allocated per call."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ class _Emitter:
             self.statement(self.kernel.statement(node.statement), [self.index(a, env, depth) for a in node.args], env, depth)
         elif isinstance(node, Promoted):
             self.node(node.fallback, env, depth)
-        elif isinstance(node, LaneSplit):
+        elif isinstance(node, (LaneSplit, Region)):
             self.loop(node.loop, env, depth)
         elif isinstance(node, Unrolled):
             lower, upper, _step = self.bounds(node.loop, env, depth)

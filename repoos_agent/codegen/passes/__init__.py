@@ -15,6 +15,7 @@ from repoos_agent.codegen.loopnest import LoopNest, build_loop_nest
 from repoos_agent.codegen.passes.blas import substitute_blas
 from repoos_agent.codegen.passes.lanes import split_lane_sums
 from repoos_agent.codegen.passes.promotion import promote_registers
+from repoos_agent.codegen.passes.regions import outline_regions
 from repoos_agent.codegen.passes.rewrite import PassContext
 from repoos_agent.codegen.passes.unrolling import unroll_loops
 from repoos_agent.model.kernel import Kernel
@@ -23,7 +24,7 @@ from repoos_agent.schedule import LoweredSchedule
 
 NestPass = Callable[[LoopNest, PassContext], LoopNest]
 
-PASSES: tuple[NestPass, ...] = (substitute_blas, unroll_loops, promote_registers, split_lane_sums)
+PASSES: tuple[NestPass, ...] = (substitute_blas, unroll_loops, promote_registers, split_lane_sums, outline_regions)
 """Every pass, in the order they run."""
 
 
