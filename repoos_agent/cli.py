@@ -21,8 +21,8 @@ from repoos_agent.backends.cache import cache_info, clear_cache
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
-from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.codegen.passes import transformed_nest
 from repoos_agent.entry_point import run_command
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import evaluate_schedule
@@ -180,9 +180,7 @@ def command_show(args: argparse.Namespace) -> int:
         raise ScheduleError(proof.feedback.splitlines()[0])
     signature = Signature.of_values(kernel, target.inputs(args.size))  # element types: a user kernel's from its --arg specs
     if args.mlir:
-        if proof.lowered.blas:
-            raise ScheduleError("the MLIR backend has no BLAS calls; show a `blas` schedule as C")
-        print(generate_mlir(kernel, signature, build_loop_nest(kernel, proof.lowered)).text, end="")
+        print(generate_mlir(kernel, signature, transformed_nest(kernel, proof.lowered, signature)).text, end="")
     else:
         print(generate_c(kernel, signature, proof.lowered).text, end="")
     return 0

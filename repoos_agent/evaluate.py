@@ -11,10 +11,11 @@ import time
 from dataclasses import dataclass
 
 from repoos_agent.backends import build_baseline, build_native
+from repoos_agent.backends.build import BACKENDS, backend_problem
 from repoos_agent.backends.cc import engine_work
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.codegen.c import blas_type_problem
-from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.codegen.passes import transformed_nest
 from repoos_agent.errors import CompileError
 from repoos_agent.legality import LegalityVerdict, Verdict, Violation, prove_legal
 from repoos_agent.measure.isolated import HeadToHead, RaceRules, shared_worker
@@ -102,13 +103,21 @@ def evaluate_schedule(
     base = dict(target=target.label, size=size, schedule=proof.schedule, legality_ms=legality_ms)
     if not proof.legal:
         return _from_proof(proof, base)
-    if proof.lowered.blas and compiler != "c":
-        feedback = f"invalid: the {compiler.upper()} backend has no BLAS calls; build a `blas` schedule with the C backend"
-        return _from_proof(proof, base, verdict="invalid", feedback=feedback)
+    values = target.inputs(size, seed)
+    signature = Signature.of_values(target.kernel, values)
+    problem = blas_type_problem(target.kernel, signature, proof.lowered)
+    if problem is not None:
+        return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
     with engine_work():
         start = time.perf_counter()
-        with isl_lock(target.kernel):
-            nest = build_loop_nest(target.kernel, proof.lowered)
+        try:
+            with isl_lock(target.kernel):
+                nest = transformed_nest(target.kernel, proof.lowered, signature)
+        except CompileError as error:
+            return _from_proof(proof, base, verdict="compile_error", feedback=f"compile_error: {error}")
+        problem = backend_problem(target.kernel, nest, compiler) if compiler in BACKENDS else None  # else the build names it
+        if problem is not None:
+            return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
         verification = verify_loop_nest(target.kernel, proof.lowered, nest, proof.reassociates)
         verify_ms = (time.perf_counter() - start) * 1000
     base.update(
@@ -123,11 +132,6 @@ def evaluate_schedule(
             f"{verification.reason}; counterexample {verification.counterexample}. This is an engine bug; the kernel was not run."
         )
         return _from_proof(proof, base, verdict="verification_failed", feedback=feedback)
-    values = target.inputs(size, seed)
-    signature = Signature.of_values(target.kernel, values)
-    problem = blas_type_problem(target.kernel, signature, proof.lowered)
-    if problem is not None:
-        return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
     start = time.perf_counter()
     try:
         candidate = build_native(target.kernel, signature, proof.lowered, backend=compiler)

@@ -10,7 +10,6 @@ import pytest
 
 import repoos_agent
 from repoos_agent.backends import build_native
-from repoos_agent.codegen.c import generate_c
 from repoos_agent.errors import CompileError, KernelRuntimeError
 from repoos_agent.ingest import ingest_source, load_kernel
 from repoos_agent.legality.prove import prove_legal
@@ -193,8 +192,8 @@ def test_a_matrix_that_is_not_square_runs_the_original_which_raises():
 def test_the_mlir_backend_refuses_a_kernel_that_may_fail():
     kernel = load_kernel(FIXTURE, "factor", {"A": 2})
     signature = Signature.of_values(kernel, {"A": np.eye(3)})
-    with pytest.raises(CompileError, match="the MLIR backend does not report failures"):
-        generate_c(kernel, signature, mlir_call=True)
+    with pytest.raises(CompileError, match=r"the MLIR backend has no failures reported after the computation \(Failure: "):
+        build_native(kernel, signature, backend="mlir")
 
 
 def test_what_the_function_wrote_before_the_failure_is_what_the_original_leaves():

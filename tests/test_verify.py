@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from repoos_agent import evaluate as evaluate_module
-from repoos_agent.codegen.loopnest import Block, For, If, IntConst, Let, LoopNest, Op, build_loop_nest
+from repoos_agent.codegen.loopnest import Block, For, If, IntConst, LaneSplit, Let, LoopNest, Op, Region, Unrolled
+from repoos_agent.codegen.passes import transformed_nest
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.legality import prove_legal
+from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 from repoos_agent.verify import translation, verify_loop_nest
 
@@ -23,10 +25,12 @@ from schedules_table import SCHEDULES
 
 
 def nest_for(name: str, schedule: str):
-    kernel = resolve_target(name).kernel
-    verdict = prove_legal(kernel, schedule)
+    """The kernel, the proved schedule and the nest after every pass: what the backends print."""
+    target = resolve_target(name)
+    verdict = prove_legal(target.kernel, schedule)
     assert verdict.legal, verdict.feedback
-    return kernel, verdict.lowered, build_loop_nest(kernel, verdict.lowered)
+    signature = Signature.of_values(target.kernel, target.inputs("MINI"))
+    return target.kernel, verdict.lowered, transformed_nest(target.kernel, verdict.lowered, signature)
 
 
 def rewrite(node, change):
@@ -39,6 +43,8 @@ def rewrite(node, change):
         return replace(node, then=rewrite(node.then, change), otherwise=otherwise)
     if isinstance(node, For | Let):
         return replace(node, body=rewrite(node.body, change))
+    if isinstance(node, Region | LaneSplit | Unrolled):
+        return replace(node, loop=rewrite(node.loop, change))
     return node
 
 
@@ -104,11 +110,11 @@ def test_reordered_dependence_is_refuted():
 
 
 def test_a_refuted_nest_is_never_run(monkeypatch):
-    def broken_nest(kernel, lowered):
-        nest = build_loop_nest(kernel, lowered)
+    def broken_nest(kernel, lowered, signature):
+        nest = transformed_nest(kernel, lowered, signature)
         return LoopNest(rewrite(nest.root, without_remainder), nest.bounds)
 
-    monkeypatch.setattr(evaluate_module, "build_loop_nest", broken_nest)
+    monkeypatch.setattr(evaluate_module, "transformed_nest", broken_nest)
     monkeypatch.setattr(evaluate_module, "build_native", lambda *_: pytest.fail("a refuted kernel must not be built"))
     evaluation = evaluate_schedule(resolve_target("gemm"), "unroll(S1.j, 4)", "MINI")
     assert evaluation.verdict == "verification_failed" and evaluation.verified == "false"

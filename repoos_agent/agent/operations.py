@@ -21,8 +21,8 @@ from pydantic import Field
 from repoos_agent.backends.build import file_digest
 from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
 from repoos_agent.codegen.c import generate_c
-from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.codegen.passes import transformed_nest
 from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation, evaluate_schedule
 from repoos_agent.ingest import Diagnostic, FunctionReport
@@ -243,13 +243,11 @@ def show_code(
     verdict = _proved(target, schedule)
     if not verdict.legal:
         raise ScheduleError(f"schedule `{verdict.schedule}` is {verdict.verdict}; only a legal one has code: {verdict.feedback}")
-    if language == "mlir" and verdict.lowered.blas:
-        raise ScheduleError("the MLIR backend has no BLAS calls; show a `blas` schedule as C")
     kernel = target.kernel
     signature = Signature.of_values(kernel, target.inputs(None))
     with isl_lock(kernel):
         if language == "mlir":
-            code = generate_mlir(kernel, signature, build_loop_nest(kernel, verdict.lowered)).text
+            code = generate_mlir(kernel, signature, transformed_nest(kernel, verdict.lowered, signature)).text
         else:
             code = generate_c(kernel, signature, verdict.lowered).text
     return GeneratedCode(verdict.schedule, language, code[:CODE_LIMIT], len(code) > CODE_LIMIT)

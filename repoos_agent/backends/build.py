@@ -18,8 +18,12 @@ from repoos_agent.backends.cc import Toolchain, build_shared_library, cache_dir,
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.backends.mlir import build_mlir_library
 from repoos_agent.codegen import BoundsCheck, CArgument, CSource, generate_c
-from repoos_agent.codegen.loopnest import build_loop_nest
+from repoos_agent.codegen import c as c_printer
+from repoos_agent.codegen import mlir as mlir_printer
+from repoos_agent.codegen.loopnest import LoopNest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.codegen.passes import transformed_nest
+from repoos_agent.codegen.support import unsupported
 from repoos_agent.errors import CompileError
 from repoos_agent.model.kernel import Allocation, DerivedSize, Kernel, isl_lock
 from repoos_agent.model.signature import Signature
@@ -69,7 +73,14 @@ def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | 
     return digest.hexdigest()[:32]
 
 
-BACKENDS = ("c", "mlir")
+PRINTED_KINDS = {"c": c_printer.SUPPORTED, "mlir": mlir_printer.SUPPORTED}
+"""Each backend's table of the node kinds its printer prints (`codegen.support`)."""
+BACKENDS = tuple(PRINTED_KINDS)
+
+
+def backend_problem(kernel: Kernel, nest: LoopNest, backend: str) -> str | None:
+    """Why `backend` cannot build `nest` (a node kind its printer lacks, and the backend to use instead), or None."""
+    return unsupported(kernel, nest, backend.upper(), PRINTED_KINDS[backend])
 
 
 def build_native(
@@ -95,7 +106,7 @@ def build_native(
         if backend == "mlir":
             lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
             source = generate_c(kernel, signature, lowered, mlir_call=True)
-            module = generate_mlir(kernel, signature, build_loop_nest(kernel, lowered))
+            module = generate_mlir(kernel, signature, transformed_nest(kernel, lowered, signature))
         else:
             source = generate_c(kernel, signature, schedule)
     library = build_mlir_library(module, source, toolchain) if backend == "mlir" else build_shared_library(source, toolchain)

@@ -13,28 +13,37 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from repoos_agent.codegen.index_checks import IndexRange, Reach, index_ranges
 from repoos_agent.codegen.loopnest import (
+    WRAPPERS,
+    BlasCall,
     Block,
     Call,
     For,
     If,
     IntConst,
     IntExpr,
+    LaneSplit,
     Let,
     LoopNest,
     Node,
     Op,
+    Promoted,
+    Region,
+    Unrolled,
     Var,
-    build_loop_nest,
     mentions,
+    plain,
     substitute,
 )
 from repoos_agent.codegen.mlir import MLIR_ENTRY
 from repoos_agent.codegen.numeric import C_TYPE, COMPARISONS, is_float, kind_environment, promote, stored_value
-from repoos_agent.codegen.promotion import Promotion, constant_extent, plan_promotion
+from repoos_agent.codegen.passes import transformed_nest
+from repoos_agent.codegen.passes.promotion import constant_extent
+from repoos_agent.codegen.passes.rewrite import calls
+from repoos_agent.codegen.support import KINDS, unsupported
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, IndexRead, Name, Number, Unary
@@ -210,6 +219,8 @@ FAILURE_CODE = 2000
 """The first return code of a `Failure` (what NumPy raises on that only the computation finds). It is returned
 at the end, after the kernel wrote: the caller undoes the writes before it runs the original."""
 BLAS_TYPES = {"double": "d", "float": "s"}
+SUPPORTED = frozenset(KINDS)
+"""The node kinds (`codegen.support`) the C printer prints: all of them."""
 
 
 @dataclass(frozen=True)
@@ -264,18 +275,15 @@ def generate_c(kernel: Kernel, signature: Signature, schedule: LoweredSchedule |
     With `mlir_call`, the function keeps its signature, argument checks and instance counter but
     hands the loop nest to the MLIR backend's compiled function instead of running its own."""
     lowered = schedule if schedule is not None else ScheduleState(kernel).lower()
-    if lowered.blas and mlir_call:
-        raise CompileError("the MLIR backend has no BLAS calls: build a `blas` schedule with the C backend")
-    if (lowered.atomic or lowered.privatized) and mlir_call:
-        raise CompileError(
-            "the MLIR backend has no atomic updates or per-thread copies for a parallel loop's sums: build it with the C backend"
-        )
-    if kernel.failures and mlir_call:
-        raise CompileError(f"the MLIR backend does not report failures ({kernel.failures[0].message}): use the C backend")
     problem = blas_type_problem(kernel, signature, lowered) or integer_type_problem(kernel, signature)
     if problem is not None:
         raise CompileError(problem)
-    return _Printer(kernel, signature, lowered).source(mlir_call)
+    nest = transformed_nest(kernel, lowered, signature)
+    if not mlir_call:  # the MLIR printer refuses what it lacks (`generate_mlir`)
+        problem = unsupported(kernel, nest, "C", SUPPORTED)
+        if problem is not None:
+            raise CompileError(problem)
+    return _Printer(kernel, signature, lowered).source(nest, mlir_call)
 
 
 def blas_type_problem(kernel: Kernel, signature: Signature, lowered: LoweredSchedule) -> str | None:
@@ -336,16 +344,11 @@ class _Printer:
         self.kinds = kind_environment(kernel, signature)
         self.regions: list[list[str]] = []  # functions of the parallel regions, printed before the entry
         self.memory_checks: list[BoundsCheck] = []  # failed allocations of per-thread copies (`privatize`)
-        self._copied: set[str] = set()  # sums the loop being printed accumulates into per-thread copies
-        self._outlined = False  # printing a region's own function (a `return` there cannot refuse the call)
-        self._lanes: dict[str, str] = {}  # sums the vector loop being printed splits -> their partial sums' variables
-        self.printed_blas: set[str] = set()
         self.contracted = {c.array: c for c in schedule.contracted}
 
-    def source(self, mlir_call: bool = False) -> CSource:
+    def source(self, nest: LoopNest, mlir_call: bool = False) -> CSource:
         kernel = self.kernel
         arguments = self._arguments()
-        nest = build_loop_nest(kernel, self.lowered)
         derived, derived_lines = self._derived_definitions(0)
         assumed, assumed_lines = self._assumption_checks(len(derived))
         checks, check_lines = self._bounds_checks(nest, len(derived) + len(assumed))
@@ -372,9 +375,6 @@ class _Printer:
             lines += self._node(nest.root, 1, self._statement, marks=True)
             lines[entry_at:entry_at] = [line for region in self.regions for line in region]
             checks += tuple(self.memory_checks)
-            missing = [call.update for call in self.lowered.blas if call.update not in self.printed_blas]
-            if missing:
-                raise CompileError(f"blas({missing[0]}): its nests are not adjacent in the generated code (an engine bug)")
             for code, failure in enumerate(kernel.failures, start=FAILURE_CODE):
                 checks += (BoundsCheck(code, "", -1, failure.message),)
                 lines.append(f"    if ({self.c_names[failure.flag]}) return {code};")
@@ -671,47 +671,38 @@ class _Printer:
     def _node(self, node: Node, depth: int, emit, marks: bool) -> list[str]:
         pad = "    " * depth
         if isinstance(node, Block):
-            if marks and self.lowered.blas:
-                return self._block_with_blas(node, depth, emit)
             return [line for child in node.children for line in self._node(child, depth, emit, marks)]
+        if isinstance(node, WRAPPERS) and not marks:  # the instance counter runs the plain loops
+            return self._node(plain(node), depth, emit, marks)
+        if isinstance(node, BlasCall):
+            return self._blas_call(node, depth, emit)
+        if isinstance(node, Unrolled):
+            return self._unrolled(node.loop, depth, emit)
+        if isinstance(node, Promoted):
+            return self._promoted(node, depth, emit)
+        if isinstance(node, LaneSplit):
+            return self._lane_summed(node, depth, emit)
+        if isinstance(node, Region):
+            return self._region(node, depth, emit)
         if isinstance(node, If):
             lines = [f"{pad}if ({self._expr(node.cond)}) {{", *self._node(node.then, depth + 1, emit, marks)]
             if node.otherwise is not None:
                 lines += [f"{pad}}} else {{", *self._node(node.otherwise, depth + 1, emit, marks)]
             return lines + [f"{pad}}}"]
         if isinstance(node, Call):
-            statement = self.kernel.statement(node.statement)
-            return [pad + line for line in emit(statement, [self._expr(a) for a in node.args])]
+            return [pad + line for line in emit(node, [self._expr(a) for a in node.args])]
         if isinstance(node, Let):
             body = self._node(node.body, depth + 1, emit, marks)
             return [f"{pad}{{", f"{pad}    const int64_t {node.iterator} = {self._expr(node.value)};", *body, f"{pad}}}"]
         return self._for(node, depth, emit, marks)
 
-    def _block_with_blas(self, node: Block, depth: int, emit) -> list[str]:
-        """A block where a `blas` pair's nests are two adjacent children: the call where the
-        initializer's nest was, the update's nest dropped (the call ran it)."""
-        children = _flattened(node)
-        ran = [{call.statement for call in _calls(child)} for child in children]
-        lines: list[str] = []
-        skip: set[int] = set()
-        for k, child in enumerate(children):
-            if k in skip:
-                continue
-            call = next((c for c in self.lowered.blas if ran[k] == {c.initializer}), None)
-            if call is not None and k + 1 < len(children) and ran[k + 1] == {call.update}:
-                lines += self._blas_call(call, child, children[k + 1], depth, emit)
-                self.printed_blas.add(call.update)
-                skip.add(k + 1)
-                continue
-            lines += self._node(child, depth, emit, True)
-        return lines
-
-    def _blas_call(self, call: ProductCall, initializer: Node, update: Node, depth: int, emit) -> list[str]:
+    def _blas_call(self, node: BlasCall, depth: int, emit) -> list[str]:
         """One `cblas_?gemm` or `cblas_?gemv`, guarded: where an extent is empty or does not fit BLAS's
         `int`, the two nests run as generated."""
+        call, initializer, update = node.call, node.initializer, node.update
         pad = "    " * depth
         c_type = C_TYPES[self.signature.array_type(call.target.ref.array)]
-        first = _calls(initializer)[0]
+        first = calls(initializer)[0]
         statement = self.kernel.statement(call.initializer)
         bindings = [
             f"const int64_t {self.c_names[it]} = {self._expr(arg)};"
@@ -788,59 +779,52 @@ class _Printer:
         pad = "    " * depth
         iterator, init, step = node.iterator, self._expr(node.init), node.step
         condition = _unparenthesised(self._expr(node.cond))
-        if marks and node.unroll:
-            return self._unrolled(node, depth, emit)
-        if marks and node.promote:
-            plan = plan_promotion(node, self.kernel)
-            if plan is not None:
-                return self._promoted(plan, depth, emit)
         header = f"for (int64_t {iterator} = {init}; {condition}; {iterator} += {step})"
-        if marks and node.vector and node.lane_sums:
-            return self._lane_summed(node, depth, emit, header)
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if marks and node.vector else ""
-        copied = sorted({self._written_array(c.statement) for c in _calls(node) if c.statement in self.lowered.privatized})
-        if marks and node.parallel and copied and not self._outlined:
-            return self._privatized_region(node, depth, emit, header, simd, copied)
-        if marks and node.parallel and not self._writes_shared_scalar(node):
-            return self._region_call(node, depth, emit, header, simd)
-        body = self._node(node.body, depth + 1, emit, marks)
-        loop = [f"{pad}{header} {{", *body, f"{pad}}}"]
-        if marks and node.parallel:
-            # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
-            # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
-            # are declared in the region too, shadowing the function's: one copy per thread.
-            worksharing = _worksharing(node, simd)
-            views = [f"{pad}    {line}" for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)]
-            return [
-                f"{pad}#pragma omp parallel{self._team_cap(node)}",
-                f"{pad}{{",
-                *views,
-                f"{pad}    {worksharing}",
-                *["    " + x for x in loop],
-                f"{pad}}}",
-            ]
+        loop = [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, marks), f"{pad}}}"]
         if simd:
             return [f"{pad}#pragma omp {simd}", *loop]
         return loop
 
-    def _lane_summed(self, node: For, depth: int, emit, header: str) -> list[str]:
-        """A vector loop that splits sums (`legality.lane_reduction`): each sum goes into a partial-sum variable
-        that OpenMP's `reduction` gives every lane a copy of, and is added into its element once, after the
-        loop. Only a sum the loop runs on every iteration (no guard around it) and whose value is of the
-        element's kind takes that path; otherwise the loop runs in order, without `simd`."""
+    def _region(self, region: Region, depth: int, emit) -> list[str]:
+        """A parallel loop's region in the form `passes.regions` chose."""
         pad = "    " * depth
-        children = node.body.children if isinstance(node.body, Block) else (node.body,)
-        calls = {c.statement: c for c in children if isinstance(c, Call) and c.statement in node.lane_sums}
-        sums = [self.kernel.statement(name) for name in sorted(node.lane_sums)]
-        if set(calls) != node.lane_sums or not all(self._sums_in_its_kind(s) for s in sums):
-            return [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, True), f"{pad}}}"]
-        lanes = {s.name: f"rp_lane{len(self._lanes) + k}" for k, s in enumerate(sums)}
+        node = region.loop
+        condition = _unparenthesised(self._expr(node.cond))
+        header = f"for (int64_t {node.iterator} = {self._expr(node.init)}; {condition}; {node.iterator} += {node.step})"
+        simd = f"simd simdlen({node.vector}){self._lane_private(node)}" if node.vector else ""
+        if region.form == "copies":
+            return self._privatized_region(node, depth, emit, header, simd, list(region.copies))
+        if region.form == "outlined":
+            return self._region_call(node, depth, emit, header, simd)
+        # The outlined parallel body would not know the arrays are `restrict` (and gcc would stop
+        # vectorizing it): the region re-declares the views from the raw pointers. Private scalars
+        # are declared in the region too, shadowing the function's: one copy per thread.
+        loop = [f"{pad}{header} {{", *self._node(node.body, depth + 1, emit, True), f"{pad}}}"]
+        views = [f"{pad}    {line}" for line in self._array_views(region=node.loop_id) + self._private_locals(node.private)]
+        return [
+            f"{pad}#pragma omp parallel{self._team_cap(node)}",
+            f"{pad}{{",
+            *views,
+            f"{pad}    {_worksharing(node, simd)}",
+            *["    " + x for x in loop],
+            f"{pad}}}",
+        ]
+
+    def _lane_summed(self, split: LaneSplit, depth: int, emit) -> list[str]:
+        """A vector loop that splits sums (`passes.lanes`): each sum goes into a partial-sum variable that OpenMP's
+        `reduction` gives every lane a copy of, and is added into its element once, after the loop."""
+        pad = "    " * depth
+        node = split.loop
+        condition = _unparenthesised(self._expr(node.cond))
+        header = f"for (int64_t {node.iterator} = {self._expr(node.init)}; {condition}; {node.iterator} += {node.step})"
         declarations, clauses, commits = [], [], []
         ran = _unparenthesised(self._expr(substitute(node.cond, node.iterator, node.init)))
         starts = []
-        for statement in sums:
-            lane, element_type = lanes[statement.name], self._element_type(statement)
-            first = [self._expr(substitute(arg, node.iterator, node.init)) for arg in calls[statement.name].args]
+        for lane_sum in split.sums:
+            statement, lane = self.kernel.statement(lane_sum.statement), lane_sum.variable
+            element_type = self._element_type(statement)
+            first = [self._expr(arg) for arg in lane_sum.first.args]
             bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, first, strict=True)]
             target = self._value(statement.target)
             if statement.extremum:
@@ -854,10 +838,7 @@ class _Printer:
             declarations.append(f"{pad}    {element_type} {lane} = {'0' if operator == '+' else '1'};")
             clauses.append(f" reduction({operator}:{lane})")
             commits += _bound(bindings, f"{target} = {target} {operator} {lane};")
-        self._lanes.update(lanes)
         body = self._node(node.body, depth + 3, emit, True)
-        for name in lanes:
-            del self._lanes[name]
         simd = f"simd simdlen({node.vector}){self._lane_private(node)}{''.join(clauses)}"
         loop = [f"{pad}        #pragma omp {simd}", f"{pad}        {header} {{", *body, f"{pad}        }}"]
         # Under `if (ran)`: gcc 12 leaves a simd reduction scalar when its loop may run no iteration
@@ -865,12 +846,6 @@ class _Printer:
         ran_once = [f"{pad}    if ({ran}) {{", *(f"{pad}        {line}" for line in starts), *loop]
         ran_once += [*(f"{pad}        {line}" for line in commits), f"{pad}    }}"]
         return [f"{pad}{{", *declarations, *ran_once, f"{pad}}}"]
-
-    def _sums_in_its_kind(self, statement: Statement) -> bool:
-        """Whether `t += e` (or `t = max(t, e)`) computes in `t`'s own kind: then partial sums (or extrema) of `e`
-        combined into `t` mean what the source does."""
-        target = self.kinds.kind_of(statement.target)
-        return promote(target, self.kinds.kind_of(statement.value)) == target
 
     def _lane_combiner(self, statement: Statement) -> str:
         """How the lanes' extrema combine: OpenMP's `max` for integers; for floats, the prelude's NaN-propagating
@@ -897,9 +872,6 @@ class _Printer:
             return C_TYPES[self.signature.array_type(target.array)]
         return C_TYPE[self.kinds.names[target.name]]
 
-    def _written_array(self, statement: str) -> str:
-        return self.kernel.statement(statement).writes[0].array
-
     def _privatized_region(self, node: For, depth: int, emit, header: str, simd: str, copied: list[str]) -> list[str]:
         """A parallel loop whose sums into arrays accumulate into per-thread copies: zeroed copies for the whole team,
         allocated before the region (a failed allocation is a refused call, before the loop runs), each
@@ -924,10 +896,7 @@ class _Printer:
                 f"{pad}                {name}_data[rp_t] += rp_copies_{name}[omp_get_thread_num() * rp_count_{name} + rp_t];",
             ]
             frees.append(f"{pad}    free(rp_copies_{name});")
-        copied_sums = {c.statement for c in _calls(node) if c.statement in self.lowered.privatized}
-        self._copied |= copied_sums
         body = self._node(node.body, depth + 2, emit, True)
-        self._copied -= copied_sums
         views = [f"{pad}        {line}" for line in self._array_views(buffers, node.loop_id) + self._private_locals(node.private)]
         return [
             *lines,
@@ -964,10 +933,7 @@ class _Printer:
         parameters += [f"int64_t {size}" for size in derived]
         parameters += [f"{C_TYPE[self.kinds.names[s]]} {self.c_names[s]}" for s in scalars]
         arguments = [self._argument_c_name(a) for a in self._arguments()] + free + derived + [self.c_names[s] for s in scalars]
-        # A scatter to privatize inside runs atomically instead: the nested loop runs on this thread alone.
-        outlined, self._outlined = self._outlined, True
         body = self._node(node.body, 2, emit, True)
-        self._outlined = outlined
         self.regions.append(
             [
                 f"static void {name}({', '.join(parameters)})",
@@ -984,12 +950,6 @@ class _Printer:
         )
         pad = "    " * depth
         return [f"{pad}#pragma omp parallel{self._team_cap(node)}", f"{pad}{name}({', '.join(arguments)});"]
-
-    def _writes_shared_scalar(self, node: For) -> bool:
-        """Whether the loop writes a scalar it does not privatize (then the region stays inline,
-        where the scalar is the caller's variable, not a copy passed by value)."""
-        shared = {a.name for a in self.kernel.arrays if a.rank == 0} - node.private
-        return any(_written(self.kernel.statement(call.statement)) in shared for call in _calls(node))
 
     def _unrolled(self, node: For, depth: int, emit) -> list[str]:
         """Exact unrolling: `unroll` copies while the last copy is in range, then the remainder one by one."""
@@ -1021,23 +981,24 @@ class _Printer:
             lines += [f"{pad}    for (; {condition}; {iterator} += {step}) {{", *remainder, f"{pad}    }}"]
         return lines + [f"{pad}}}"]
 
-    def _promoted(self, plan: Promotion, depth: int, emit) -> list[str]:
+    def _promoted(self, plan: Promoted, depth: int, emit) -> list[str]:
         """The promoted loop: where the box inside it is full, its target elements are loaded into
         `rp_acc` before the loop, updated there and stored after; elsewhere the loop as generated."""
         pad = "    " * depth
         loop, points = plan.loop, plan.points
-        c_type = C_TYPES[self.signature.array_type(plan.target.array)]
+        statement = self.kernel.statement(plan.call.statement)
+        c_type = C_TYPES[self.signature.array_type(_written(statement))]
         cell = "rp_acc" + "".join(f"[rp_p{k}]" for k in range(len(points)))
-        target = self._value(plan.target)
+        target = self._value(statement.target)
         full = [substitute(loop.cond, loop.iterator, loop.init)] + [
             substitute(p.cond, p.iterator, Op("+", (Var(f"rp_lo{k}"), IntConst(p.extent - 1)))) for k, p in enumerate(points)
         ]
         fixed = [
             f"const int64_t {self.c_names[name]} = {self._expr(arg)};"
-            for name, arg in zip(plan.statement.iterators, plan.call.args, strict=True)
+            for name, arg in zip(statement.iterators, plan.call.args, strict=True)
             if not mentions(arg, {loop.iterator})
         ]
-        instance = emit(plan.statement, [self._expr(a) for a in plan.call.args])
+        instance = emit(plan.call, [self._expr(a) for a in plan.call.args])
         in_registers = [re.sub(r"(?<!\w)" + re.escape(target), cell, line) for line in instance]
 
         def box(body: list[str]) -> list[str]:
@@ -1063,19 +1024,20 @@ class _Printer:
             f"{pad}    if ({' && '.join(self._expr(c) for c in full)}) {{",
             *(f"{pad}        {line}" for line in promoted),
             f"{pad}    }} else {{",
-            *self._for(replace(loop, promote=False), depth + 2, emit, True),
+            *self._node(plan.fallback, depth + 2, emit, True),
             f"{pad}    }}",
             f"{pad}}}",
         ]
 
-    def _statement(self, statement: Statement, args: list[str]) -> list[str]:
+    def _statement(self, call: Call, args: list[str]) -> list[str]:
+        statement = self.kernel.statement(call.statement)
         bindings = [f"const int64_t {self.c_names[it]} = {arg};" for it, arg in zip(statement.iterators, args, strict=True)]
         target = self._value(statement.target)
         stored = stored_value(statement.op, statement.target, statement.value, self.kinds.kind_of(statement.target))
         body = [f"{target} = {self._value(stored)};"]
-        if statement.name in self._lanes:
-            body = [self._lane_update(statement, self._lanes[statement.name])]
-        if statement.name in self.lowered.atomic and statement.name not in self._copied:
+        if call.lane:
+            body = [self._lane_update(statement, call.lane)]
+        if call.atomic:
             # A sum its parallel loop's threads update concurrently: one atomic read-modify-write each.
             value = self._as(statement.value, self.kinds.kind_of(statement.target))
             body = ["#pragma omp atomic update", f"{target} += {value};"]
@@ -1275,22 +1237,6 @@ def _written(statement: Statement) -> str:
     return target.array if isinstance(target, ArrayRef) else target.name
 
 
-def _calls(node: Node) -> list[Call]:
-    """Every statement instance call under `node`."""
-    if isinstance(node, Call):
-        return [node]
-    if isinstance(node, Block):
-        return [call for child in node.children for call in _calls(child)]
-    if isinstance(node, If):
-        return _calls(node.then) + (_calls(node.otherwise) if node.otherwise is not None else [])
-    return _calls(node.body)
-
-
-def _flattened(block: Block) -> list[Node]:
-    """The children of a block with nested blocks opened: one sequence, in order."""
-    return [item for child in block.children for item in (_flattened(child) if isinstance(child, Block) else [child])]
-
-
 def _free_iterators(node: Node) -> set[str]:
     """The variables `node` reads but does not bind: iterators of enclosing loops (and parameters)."""
 
@@ -1303,6 +1249,8 @@ def _free_iterators(node: Node) -> set[str]:
 
     if isinstance(node, Call):
         return {name for arg in node.args for name in names(arg)}
+    if isinstance(node, WRAPPERS):
+        return _free_iterators(plain(node))
     if isinstance(node, Block):
         return {name for child in node.children for name in _free_iterators(child)}
     if isinstance(node, If):
@@ -1325,6 +1273,8 @@ def _triangular(loop: For) -> bool:
     round-robin, not in halves, so each core gets a similar share."""
 
     def varies(node: Node) -> bool:
+        if isinstance(node, WRAPPERS):
+            return varies(plain(node))
         if isinstance(node, For):
             bound = {loop.iterator}
             moves = mentions(node.init, bound) or mentions(node.cond, bound)

@@ -7,8 +7,12 @@ which are unrolled and by how much, across which the updated elements stay in
 registers, which scalars each thread of a parallel loop keeps a copy of. The C and
 MLIR printers translate this tree mechanically, and `verify` proves properties of
 this same tree, so the proof covers the code we emit rather than the schedule we
-meant. (Register promotion rewrites the printed C and keeps the tree's order; the
-property tests in tests/test_promotion.py cover it.)
+meant.
+
+The passes in `codegen.passes` then rewrite the tree into the node kinds below the
+plain ones (a BLAS call, a parallel region, lane-split sums, an unrolled or
+register-promoted loop): every transformation is one of those passes, the printers
+only print, and each backend declares which node kinds it prints (`codegen.support`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import islpy as isl
 from repoos_agent.errors import CompileError
 from repoos_agent.model.kernel import Kernel
 from repoos_agent.schedule import LoweredSchedule
+from repoos_agent.schedule.products import ProductCall
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ class For:
     vector: int | None = None
     unroll: int | None = None
     remainder: bool = True  # an unrolled loop finishes the last iterations one by one
-    promote: bool = False  # the body's updated elements stay in locals across this loop (`codegen.promotion`)
+    promote: bool = False  # the body's updated elements stay in locals across this loop (`passes.promotion`)
     private: frozenset[str] = frozenset()  # scalars each thread of this parallel loop keeps a copy of
     lane_sums: frozenset[str] = frozenset()  # statements whose sums this vector loop's lanes split (`legality.lane_reduction`)
 
@@ -91,9 +96,93 @@ class Call:
 
     statement: str
     args: tuple[IntExpr, ...]
+    atomic: bool = False  # a sum its parallel loop's threads update concurrently: one atomic update (`passes.regions`)
+    lane: str = ""  # the partial-sum variable a vector loop's lane adds into instead of the element (`passes.lanes`)
 
 
-Node = For | Let | If | Block | Call
+@dataclass(frozen=True)
+class BlasCall:
+    """One BLAS call for the product that the adjacent nests `initializer` and `update` compute (`blas(S1)`):
+    where an extent is empty or does not fit BLAS's `int`, the nests run as generated (`passes.blas`)."""
+
+    call: ProductCall
+    initializer: Node
+    update: Node
+
+
+@dataclass(frozen=True)
+class Region:
+    """A parallel loop's OpenMP region (`passes.regions`). `outlined`: a function of its own that every thread
+    calls, whose arrays are `restrict` parameters; `inline`: in the caller, where a scalar it writes is the caller's
+    variable; `copies`: each thread sums into its own zeroed copy of the arrays `copies`, added up after the loop.
+    Each thread keeps its own copy of the loop's private scalars (`loop.private`)."""
+
+    loop: For
+    form: str
+    copies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaneSum:
+    """A sum (or running extremum) a vector loop's lanes split: partial results in `variable`, combined into the
+    element at `first` (the statement's call at the loop's first iteration) after the loop."""
+
+    statement: str
+    variable: str
+    first: Call
+
+
+@dataclass(frozen=True)
+class LaneSplit:
+    """A vector loop whose lanes split `sums` (`passes.lanes`); its calls of them carry `Call.lane`."""
+
+    loop: For
+    sums: tuple[LaneSum, ...]
+
+
+@dataclass(frozen=True)
+class Unrolled:
+    """`loop` unrolled exactly: `loop.unroll` copies while the last is in range, then (if `loop.remainder`)
+    the rest one by one, in order (`passes.unrolling`)."""
+
+    loop: For
+
+
+@dataclass(frozen=True)
+class PointLoop:
+    """One loop of the box inside a promoted loop: `extent` iterations from `init` when the box is full."""
+
+    iterator: str
+    init: IntExpr
+    cond: IntExpr
+    extent: int
+
+
+@dataclass(frozen=True)
+class Promoted:
+    """`loop` with the target of `call` kept in locals across it (`passes.promotion`): where the box of `points`
+    is full, its elements are loaded before the loop, updated in locals and stored after; elsewhere `fallback`
+    (the loop as generated) runs. Order is unchanged."""
+
+    loop: For
+    points: tuple[PointLoop, ...]
+    call: Call
+    fallback: Node
+
+
+Node = For | Let | If | Block | Call | BlasCall | Region | LaneSplit | Unrolled | Promoted
+WRAPPERS = (BlasCall, Region, LaneSplit, Unrolled, Promoted)
+
+
+def plain(node: BlasCall | Region | LaneSplit | Unrolled | Promoted) -> Node:
+    """The plain loops a pass's node stands for: the same statement instances in the same order (a BLAS call's
+    nests, a region's or a split's loop, a promoted loop's fallback). The instance counter prints these, and
+    Z3 checks a node through them (see `verify.translation` for what that leaves to the pass)."""
+    if isinstance(node, BlasCall):
+        return Block((node.initializer, node.update))
+    if isinstance(node, Promoted):
+        return node.fallback
+    return node.loop
 
 
 @dataclass(frozen=True)

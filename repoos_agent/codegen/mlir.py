@@ -12,8 +12,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, LoopNest, Node, Op, Var, iterators_upper
+from repoos_agent.codegen.loopnest import (
+    Block,
+    Call,
+    For,
+    If,
+    IntConst,
+    IntExpr,
+    LaneSplit,
+    Let,
+    LoopNest,
+    Node,
+    Op,
+    Promoted,
+    Region,
+    Unrolled,
+    Var,
+    iterators_upper,
+)
 from repoos_agent.codegen.numeric import COMPARISONS, is_float, kind_environment, promote, stored_value
+from repoos_agent.codegen.support import unsupported
 from repoos_agent.errors import CompileError
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ROUNDINGS, ArrayRef, Binary, Cast, Choice, Expr, Name, Number, Unary
@@ -33,6 +51,12 @@ _MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math
 LIBM = ("log1p", "expm1", "cbrt", "hypot")
 """Called in libm: the math dialect lowers `log1p` and `expm1` to `log(1 + x)` and `exp(x) - 1`, which lose
 the small values they exist for, and has no lowering of `cbrt` nor a `hypot`."""
+
+SUPPORTED = frozenset({"For", "Let", "If", "Block", "Call", "Unrolled", "Promoted", "LaneSplit", "Region"})
+"""The node kinds (`codegen.support`) the MLIR printer prints; a nest needing another is refused, naming it.
+A `Promoted` loop prints as its fallback, the loop as generated: LLVM keeps elements in registers itself; a
+`LaneSplit` as its loop, each sum added into its element in order (LLVM's vectorizer splits what it may); every
+`Region` is outlined (`scf.parallel` calling a function of the body), its private scalars allocated per call."""
 
 
 @dataclass(frozen=True)
@@ -128,18 +152,26 @@ class _Emitter:
             self.node(node.body, {**env, node.iterator: self.index(node.value, env, depth)}, depth)
         elif isinstance(node, Call):
             self.statement(self.kernel.statement(node.statement), [self.index(a, env, depth) for a in node.args], env, depth)
+        elif isinstance(node, Promoted):
+            self.node(node.fallback, env, depth)
+        elif isinstance(node, (LaneSplit, Region)):
+            self.loop(node.loop, env, depth)
+        elif isinstance(node, Unrolled):
+            lower, upper, _step = self.bounds(node.loop, env, depth)
+            self.unrolled(node.loop, self.fresh(), lower, upper, env, depth)
         else:
             self.loop(node, env, depth)
 
-    def loop(self, node: For, env: dict[str, str], depth: int) -> None:
+    def bounds(self, node: For, env: dict[str, str], depth: int) -> tuple[str, str, str]:
+        """The loop's lower bound, exclusive upper bound and step as index values."""
         lower = self.index(node.init, env, depth)
         bound, inclusive = iterators_upper(node.cond, node.iterator)
         upper = self.index(Op("+", (bound, IntConst(1))) if inclusive else bound, env, depth)
-        step = self.op(depth, f"arith.constant {node.step} : index")
+        return lower, upper, self.op(depth, f"arith.constant {node.step} : index")
+
+    def loop(self, node: For, env: dict[str, str], depth: int) -> None:
+        lower, upper, step = self.bounds(node, env, depth)
         iv = self.fresh()
-        if node.unroll:
-            self.unrolled(node, iv, lower, upper, env, depth)
-            return
         if node.parallel:
             self.parallel = True
             self.emit(depth, f"scf.parallel ({iv}) = ({lower}) to ({upper}) step ({step}) {{")
@@ -445,12 +477,9 @@ def _float_literal(value: float, mlir_type: str) -> str:
 
 def generate_mlir(kernel: Kernel, signature: Signature, nest: LoopNest) -> MlirSource:
     """The kernel's loop nest as an MLIR module with one C-interface function."""
-    if kernel.irregular:
-        names = ", ".join(kernel.index_arrays) or "its row pointers"
-        raise CompileError(
-            f"the MLIR backend does not read subscripts or loop bounds from arrays ({names}): "
-            f"build `{kernel.name}` with the C backend"
-        )
+    problem = unsupported(kernel, nest, "MLIR", SUPPORTED)
+    if problem is not None:
+        raise CompileError(problem)
     emitter = _Emitter(kernel, signature)
     arrays = tuple((a.name, a.rank, signature.array_type(a.name)) for a in kernel.arrays if a.is_argument and a.rank > 0)
     scalars = []

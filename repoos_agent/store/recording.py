@@ -18,8 +18,8 @@ import numpy as np
 from repoos_agent.backends.build import build_native, cpu_model, file_digest
 from repoos_agent.backends.cc import default_toolchain
 from repoos_agent.codegen.c import generate_c
-from repoos_agent.codegen.loopnest import build_loop_nest
 from repoos_agent.codegen.mlir import generate_mlir
+from repoos_agent.codegen.passes import transformed_nest
 from repoos_agent.errors import RepoosError
 from repoos_agent.ingest import FunctionReport, ingest_source
 from repoos_agent.ingest.parse import read_source
@@ -198,7 +198,9 @@ def _baseline_texts(kernel: Kernel) -> tuple[tuple[str, ...], str, str | None]:
     with isl_lock(kernel):
         c_text = generate_c(kernel, signature).text
         try:
-            mlir_text: str | None = generate_mlir(kernel, signature, build_loop_nest(kernel, ScheduleState(kernel).lower())).text
+            mlir_text: str | None = generate_mlir(
+                kernel, signature, transformed_nest(kernel, ScheduleState(kernel).lower(), signature)
+            ).text
         except (RepoosError, NotImplementedError, TypeError):
             mlir_text = None  # the MLIR backend does not express every construct; C is the reference
     return _signature_fields(kernel, signature), c_text, mlir_text

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repoos_agent.codegen.loopnest import Block, Call, For, If, Let, Node
+from repoos_agent.codegen.loopnest import WRAPPERS, Block, Call, For, If, Let, Node, plain
 from repoos_agent.model.expr import Name, names
 from repoos_agent.model.kernel import Kernel, Statement
 
@@ -53,6 +53,8 @@ class _Walk:
 
     def node(self, node: Node, valid: frozenset[str]) -> frozenset[str]:
         """The scalars certainly valid after `node`, given those valid before it."""
+        if isinstance(node, WRAPPERS):
+            return self.node(plain(node), valid)
         if isinstance(node, Block):
             for child in node.children:
                 valid = self.node(child, valid)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import islpy as isl
 import z3
 
-from repoos_agent.codegen.loopnest import Block, Call, For, If, IntConst, IntExpr, Let, Node, Var, iterators_upper
+from repoos_agent.codegen.loopnest import WRAPPERS, Block, Call, For, If, IntConst, IntExpr, Let, Node, Var, iterators_upper, plain
 from repoos_agent.model.affine import AffineExpr, Bound
 from repoos_agent.model.expr import IndexRead
 from repoos_agent.model.kernel import Kernel, Loop, Statement
@@ -192,7 +192,9 @@ def occurrences(root: Node) -> list[Occurrence]:
     found: list[Occurrence] = []
 
     def walk(node: Node, path: tuple, copies: tuple) -> None:
-        if isinstance(node, Block):
+        if isinstance(node, WRAPPERS):
+            walk(plain(node), path, copies)
+        elif isinstance(node, Block):
             for index, child in enumerate(node.children):
                 walk(child, (*path, ("block", index)), copies)
         elif isinstance(node, If):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import islpy as isl
 import z3
 
-from repoos_agent.codegen.loopnest import Block, For, If, Let, LoopNest, Node
+from repoos_agent.codegen.loopnest import WRAPPERS, Block, For, If, Let, LoopNest, Node, plain
 from repoos_agent.model.expr import ArrayRef, array_refs, index_refs, names
 from repoos_agent.model.kernel import Kernel, Statement, isl_lock
 from repoos_agent.schedule import LoweredSchedule
@@ -389,7 +389,9 @@ class _Checker:
 
 def _parallel_fors(node: Node) -> list[For]:
     found = []
-    if isinstance(node, Block):
+    if isinstance(node, WRAPPERS):
+        found += _parallel_fors(plain(node))
+    elif isinstance(node, Block):
         for child in node.children:
             found += _parallel_fors(child)
     elif isinstance(node, If):

@@ -10,41 +10,50 @@ statement's target maps each point of the box to its own element. Order is
 unchanged (each element sees the same updates in the same order), so no
 dependence is touched; only full boxes take this path, with constant extents a
 compiler unrolls into registers, and partial boxes at the edges run as generated.
+The pass turns each such loop into a `Promoted` node; a loop it cannot promote stays as it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
-from repoos_agent.codegen.loopnest import Call, For, IntConst, IntExpr, Op, Var, iterators_upper, mentions
+from repoos_agent.codegen.loopnest import (
+    Call,
+    For,
+    IntConst,
+    IntExpr,
+    LoopNest,
+    Node,
+    Op,
+    PointLoop,
+    Promoted,
+    Var,
+    iterators_upper,
+    mentions,
+)
+from repoos_agent.codegen.passes.rewrite import NestRewriter, PassContext
 from repoos_agent.model.expr import ArrayRef, array_refs
 from repoos_agent.model.kernel import Kernel, Statement
 
 MAX_ELEMENTS = 1024  # locals beyond this would live on the stack, not in registers
 
 
-@dataclass(frozen=True)
-class PointLoop:
-    """One loop of the box inside the promoted loop: `extent` iterations from `init` when the box is full."""
-
-    iterator: str
-    init: IntExpr
-    cond: IntExpr
-    extent: int
+def promote_registers(nest: LoopNest, context: PassContext) -> LoopNest:
+    """`nest` with each loop marked `promote` that can be promoted as a `Promoted` node."""
+    return LoopNest(_Promotion(context.kernel).node(nest.root), nest.bounds)
 
 
-@dataclass(frozen=True)
-class Promotion:
-    """How to promote the target of `call` across `loop`: the box of `points`, outermost first."""
+class _Promotion(NestRewriter):
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
 
-    loop: For
-    points: tuple[PointLoop, ...]
-    call: Call
-    statement: Statement
-    target: ArrayRef
+    def loop(self, loop: For) -> Node:
+        promoted = plan_promotion(loop, self.kernel) if loop.promote else None
+        inside = self.inside(loop)
+        return inside if promoted is None else replace(promoted, fallback=replace(inside, promote=False))
 
 
-def plan_promotion(loop: For, kernel: Kernel) -> Promotion | None:
+def plan_promotion(loop: For, kernel: Kernel) -> Promoted | None:
     """The promotion of `loop`'s body, or None where the body is not a full box around one statement
     whose target is fixed across `loop` and distinct at each point (then the loop runs as generated)."""
     points: list[For] = []
@@ -76,7 +85,7 @@ def plan_promotion(loop: For, kernel: Kernel) -> Promotion | None:
         return None
     if not _one_element_per_point(statement, node, target, loop.iterator, [p.iterator for p in boxed]):
         return None
-    return Promotion(loop, tuple(boxed), node, statement, target)
+    return Promoted(loop, tuple(boxed), node, replace(loop, promote=False))
 
 
 def _one_element_per_point(statement: Statement, call: Call, target: ArrayRef, across: str, points: list[str]) -> bool:
