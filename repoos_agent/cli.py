@@ -40,6 +40,7 @@ from repoos_agent.search_options import (
     add_search_options,
     positive_float,
     positive_int,
+    record_findings,
     search_config,
     search_events,
     search_target,
@@ -55,6 +56,7 @@ from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_t
 from repoos_agent.study.chunks import record_chunk
 from repoos_agent.study.report import CHART_NEEDS
 from repoos_agent.target import Target, ingest_path, resolve_target
+from repoos_agent.tracks import optimizing_track, registered_tracks
 from tui import command as tui_command
 
 RANKS_HELP = "an input as `check` takes it (a=f64[512,512]): its shape gives the rank of a parameter so named"
@@ -96,7 +98,7 @@ def command_kernels(args: argparse.Namespace) -> int:
 
 def command_ingest(args: argparse.Namespace) -> int:
     reports = ingest_path(args.path, [parse_arg_spec(text) for text in args.arg])
-    _record(args, record_ingest, args.path, reports, near=args.path)
+    record_findings(args, record_ingest, args.path, reports, near=args.path)
     functions = describe_ingest(args.path, reports).functions
     if args.json:
         _print_json([asdict(function) for function in functions])
@@ -119,7 +121,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         return _check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
-    _record(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
+    record_findings(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
     if args.json:
         payload = asdict(report)
         payload["speedup"] = report.speedup
@@ -150,7 +152,7 @@ def _check_schedule(args: argparse.Namespace, target) -> int:
         seed=args.seed,
         compiler=args.compiler,
     )
-    _record(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
+    record_findings(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
     ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
     if args.json:
         payload = asdict(evaluation)
@@ -200,8 +202,9 @@ def command_cache(args: argparse.Namespace) -> int:
 
 
 def command_optimize(args: argparse.Namespace) -> int:
-    if args.db:
-        return _optimize_endpoint(args)
+    track = optimizing_track(args)
+    if track is not None and track.optimize is not None:
+        return track.optimize(args)
     target = search_target(args)
     config = search_config(args)
     config = replace(config, incumbent=_stored_incumbent(args, target, config.compiler))
@@ -217,7 +220,9 @@ def command_optimize(args: argparse.Namespace) -> int:
         else:
             result = optimize(target, config, events)
     # A NumPy original that beat every schedule stays as it is: nothing is saved to swap in for it.
-    contract = None if result.original_won else _record(args, record_search, target, result, config, near=target.kernel.path)
+    contract = (
+        None if result.original_won else record_findings(args, record_search, target, result, config, near=target.kernel.path)
+    )
     best = result.best.evaluation if result.best else None
     payload = {
         "target": result.target,
@@ -281,55 +286,6 @@ def _stored_incumbent(args: argparse.Namespace, target: Target, compiler: str) -
             store.close()
     except RepoosError:
         return None
-
-
-def _record(args: argparse.Namespace, write, *values, near: str):
-    """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
-    `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
-
-    The work is done by then (a search may have taken hours): a store that cannot be
-    opened or written is a warning and exit code 3, never the loss of the result."""
-    try:
-        store = open_store(args.graph, near)
-        try:
-            return write(store, *values)
-        finally:
-            store.close()
-    except RepoosError as error:
-        print(f"repoos: warning: not recorded in the graph store: {error}", file=sys.stderr)
-        args.unrecorded = True
-        return None
-
-
-def _optimize_endpoint(args: argparse.Namespace) -> int:
-    """The tabular track: an ORM endpoint's fast path, verified against `--db` and raced against the ORM."""
-    from repoos_agent.tabular.endpoint_values import parse_endpoint_values
-    from repoos_agent.tabular.optimize import optimize_endpoint, split_endpoint, write_contract
-
-    path, function = split_endpoint(args.target)
-    with search_events(args) as events:
-        result = optimize_endpoint(path, function, args.db, parse_endpoint_values(args.arg), events)
-        _record(args, write_contract, result, path, events, near=path)
-    contract = result.contract
-    payload = {
-        "target": args.target,
-        "database": result.database,
-        "sql": contract.query.sql,
-        "parameters": list(contract.query.parameters),
-        "rows_compared": contract.rows_compared,
-        "orm_s": result.orm_s,
-        "fast_s": result.fast_s,
-        "speedup": result.speedup,
-    }
-    if args.json:
-        print(json.dumps(payload, indent=2))
-        return 0
-    print(f"{args.target} on {result.database}: verified, {contract.rows_compared} rows equal to the ORM's")
-    print(f"  sql       {' '.join(contract.query.sql.split())}")
-    print(f"  orm       {result.orm_s * 1000:.2f} ms")
-    print(f"  fast path {result.fast_s * 1000:.2f} ms")
-    print(f"  speedup   {result.speedup:.2f}x over the ORM on the same session")
-    return 0
 
 
 def _progress_line(event: Event) -> None:
@@ -466,11 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
     optimize_parser = commands.add_parser("optimize", help="search for the fastest legal schedule")
     add_search_options(optimize_parser)
     optimize_parser.add_argument("--json", action="store_true")
-    optimize_parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="an ORM endpoint (app.py:function): its fast path, verified on this database (mysql+pymysql://...)",
-    )
+    for track in registered_tracks():
+        if track.option is not None:
+            optimize_parser.add_argument(track.option.flag, metavar=track.option.metavar, help=track.option.optimize_help)
     optimize_parser.set_defaults(run=command_optimize)
 
     tui = commands.add_parser("tui", help="watch the search live in a terminal UI, or replay a run log")

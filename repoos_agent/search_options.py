@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from repoos_agent.agent.dialogue import PromptOptions
 from repoos_agent.agent.events import EventStream, JsonlLog
@@ -13,6 +15,7 @@ from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.errors import RepoosError
 from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.store import open_store
 from repoos_agent.target import Target, resolve_target
 
 STORE_HELP = (
@@ -20,6 +23,8 @@ STORE_HELP = (
     "the file's directory, then from the working directory; else a new one in the working directory)"
 )
 GRAPH_HELP = f"graph store to record in: {STORE_HELP}"
+
+Recorded = TypeVar("Recorded")
 
 
 def positive_int(text: str) -> int:
@@ -146,3 +151,21 @@ def search_events(args: argparse.Namespace) -> Iterator[EventStream]:
         yield events
     finally:
         log.close()
+
+
+def record_findings(args: argparse.Namespace, write: Callable[..., Recorded], *values: object, near: str) -> Recorded | None:
+    """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
+    `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
+
+    The work is done by then (a search may have taken hours): a store that cannot be
+    opened or written is a warning and exit code 3, never the loss of the result."""
+    try:
+        store = open_store(args.graph, near)
+        try:
+            return write(store, *values)
+        finally:
+            store.close()
+    except RepoosError as error:
+        print(f"repoos: warning: not recorded in the graph store: {error}", file=sys.stderr)
+        args.unrecorded = True
+        return None

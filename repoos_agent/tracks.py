@@ -3,11 +3,14 @@
 A track says what it does at each point where the front ends part ways between engines: whether a
 function is its own (ingest's classification, asked before the loop model), which process benches
 it (`repoos bench`) and how that leg's outputs compare, which store record swaps it in and how
-(`repoos run`). Ingest and the runtime ask this registry and import no track. A track's module sits
-above them (it builds on the store, the runtime's bench legs, the events), so this module, which
-sits below ingest, names the tracks as strings and imports them when the registry is first read,
-as a package's entry points name its plug-ins. Adding a track is one folder with a `track.py`
-holding its `TRACK`, and one line in `REGISTERED`.
+(`repoos run`), which option of `repoos optimize` sends a target to it and what runs it then, the
+tools and resources it adds to the MCP server, and the monitor `repoos tui` shows its runs in.
+Ingest, the runtime, the CLI, the MCP server and the TUI ask this registry and import no track. A
+track's module sits above the engine (it builds on the store, the runtime's bench legs, the
+events), so this module, which sits below ingest, names the tracks as strings and imports them
+when the registry is first read, as a package's entry points name its plug-ins; a track names its
+MCP tools and its monitor as strings in turn, as those sit above every track. Adding a track is one
+folder with a `track.py` holding its `TRACK`, and one line in `REGISTERED`.
 """
 
 from __future__ import annotations
@@ -19,11 +22,35 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from tree_sitter import Node
 
 REGISTERED = ("repoos_agent.tabular.track", "repoos_agent.graphs.track", "repoos_agent.runtime.track")
 """The modules holding each track's `TRACK`, in the order they are asked: the first that takes a function has it
 (the loop track last, as it benches and swaps what no other track claims)."""
+
+
+@dataclass(frozen=True)
+class TrackOption:
+    """The option that sends the target of `repoos optimize` and `repoos tui` to a track rather than the loop search."""
+
+    flag: str
+    """As typed (`--db`); its value is the track's (a database URL)."""
+    metavar: str
+    value: str
+    """What its value names ("database"), for messages."""
+    runs: str
+    """What a run given it works on ("an endpoint"), for messages."""
+    optimize_help: str
+    """What the option says in `repoos optimize --help`."""
+    tui_help: str
+    """What it says in `repoos tui --help`, where the run is watched."""
+
+    @property
+    def dest(self) -> str:
+        """The option's attribute on parsed arguments."""
+        return self.flag.removeprefix("--").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -51,6 +78,15 @@ class Track:
     """The function on its verified path, guarded by its store record (itself when the record does not hold)."""
     recheck: Callable[[Callable[..., object]], None] | None = None
     """Once the module that defines a swapped function has run: what the swap checks then (an endpoint's routes)."""
+    option: TrackOption | None = None
+    """The option of `repoos optimize` and `repoos tui` that sends a target to this track (`--db URL`)."""
+    optimize: Callable[[argparse.Namespace], int] | None = None
+    """`repoos optimize` given `option`: runs it on the target, prints the outcome, returns the exit code."""
+    mcp: str | None = None
+    """The module whose `served(roots)` gives the tools, resources and instructions the track adds to the MCP server."""
+    monitor: str | None = None
+    """The module of the TUI whose `watch(args)` runs `repoos tui` given `option` (returning the exit code), and
+    `replay(log, speed)` replays a run log whose `run_started` names this track (`detail["track"]`)."""
 
 
 @cache
@@ -76,3 +112,13 @@ def bench_track(script: str, function: str, graph: str | None) -> Track:
 def swapping_track(record: object) -> Track:
     """The track whose store record `record` is: the one that swaps its function in."""
     return next(track for track in registered_tracks() if track.contract is not None and isinstance(record, track.contract))
+
+
+def optimizing_track(args: argparse.Namespace) -> Track | None:
+    """The track whose option `args` (parsed `repoos optimize` or `repoos tui` arguments) give; None for the loop search."""
+    return next((track for track in registered_tracks() if track.option and getattr(args, track.option.dest, None)), None)
+
+
+def named_track(name: object) -> Track | None:
+    """The track called `name` (as a run log's `run_started` records it), or None."""
+    return next((track for track in registered_tracks() if track.name == name), None)

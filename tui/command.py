@@ -1,20 +1,22 @@
 """`repoos tui` and `repoos-tui`: the monitor's command line, sharing `optimize`'s search options.
 
-With `--db URL` the target is an ORM endpoint and the tabular monitor runs its tabular track; a
-replay picks the monitor of the track its log recorded.
+A track's option (`--db URL`: the target is an ORM endpoint) sends the target to the monitor the
+track's registration names (`Track.monitor`); a replay picks the monitor of the track its log
+recorded, and the search monitor when no track names one.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.entry_point import run_command
 from repoos_agent.errors import ArgumentSpecError, RepoosError
 from repoos_agent.search_options import add_search_options, positive_float, search_config, search_events, search_target
-from repoos_agent.tabular.run_events import is_tabular
 from repoos_agent.target import resolve_target
+from repoos_agent.tracks import named_track, optimizing_track, registered_tracks
 from tui.replay import Replay, read_run_log
 from tui.target_actions import TargetActions
 
@@ -23,11 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_search_options(parser, target_required=False)
     parser.add_argument("--replay", metavar="RUN.jsonl", help="replay a run log written by `repoos optimize --log` instead")
     parser.add_argument("--speed", type=positive_float, default=1.0, help="replay speed: 10 plays ten times faster (default 1)")
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="an ORM endpoint (app.py:function): watch its fast path verified on this database and raced, as `optimize --db`",
-    )
+    for track in registered_tracks():
+        if track.option is not None and track.monitor is not None:
+            parser.add_argument(track.option.flag, metavar=track.option.metavar, help=track.option.tui_help)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,16 +36,17 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.target is None) == (args.replay is None):
         raise ArgumentSpecError("give a TARGET to search, or --replay RUN.jsonl to watch a recorded run (not both)")
-    if args.db and args.replay:
-        raise ArgumentSpecError("--db runs an endpoint live; a replay needs no database")
-    if args.db:
-        return _run_endpoint(args)
+    track = optimizing_track(args)
+    if track is not None and track.monitor is not None:
+        if args.replay:
+            option = track.option
+            raise ArgumentSpecError(f"{option.flag} runs {option.runs} live; a replay needs no {option.value}")
+        return importlib.import_module(track.monitor).watch(args)
     if args.replay:
         log = read_run_log(args.replay)
-        if is_tabular(log.events[0]):
-            from tui.tabular_app import TabularMonitor
-
-            TabularMonitor(Replay(log, args.speed)).run()
+        recorded = named_track(log.events[0].detail.get("track"))
+        if recorded is not None and recorded.monitor is not None:
+            importlib.import_module(recorded.monitor).replay(log, args.speed)
             return 0
         actions = _replay_actions(log.events[0].detail, args.graph)
         app = SearchMonitor(
@@ -69,30 +70,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s")
         return 0
     return app.return_code or 0  # Textual sets 1 when the app died of an unexpected error (its traceback is printed)
-
-
-def _run_endpoint(args: argparse.Namespace) -> int:
-    """The tabular monitor on a live run; prints what `optimize --db` prints, and fails or warns as it does."""
-    from repoos_agent.tabular.endpoint_values import parse_endpoint_values
-    from repoos_agent.tabular.optimize import split_endpoint
-    from tui.tabular_app import TabularMonitor
-    from tui.tabular_run import LiveEndpoint
-
-    path, function = split_endpoint(args.target)
-    values = parse_endpoint_values(args.arg)
-    with search_events(args) as events:
-        app = TabularMonitor(LiveEndpoint(path, function, args.db, values, args.graph, events))
-        result = app.run()
-    if app.failure is not None:
-        raise RepoosError(app.failure)
-    if app.unrecorded is not None:
-        print(f"repoos: warning: not recorded in the graph store: {app.unrecorded}", file=sys.stderr)
-        args.unrecorded = True
-    if result is not None:
-        print(f"{args.target} on {result.database}: verified, {result.contract.rows_compared} rows equal to the ORM's")
-        print(f"  orm {result.orm_s * 1000:.2f} ms, fast path {result.fast_s * 1000:.2f} ms: {result.speedup:.2f}x")
-        return 0
-    return app.return_code or 0  # Textual sets 1 when the app died of an unexpected error
 
 
 def _replay_actions(started: dict[str, object], graph: str | None) -> TargetActions | None:

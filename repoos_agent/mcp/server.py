@@ -6,14 +6,15 @@ publishes the same argument types, descriptions and docstring our agent's tools 
 and the operation's dataclass result as the tool's output schema. A `RepoosError`
 (unknown kernel, path outside the roots, a schedule that does not parse) becomes a
 tool error with the engine's message, and arguments the schema rejects one line that
-names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving. The two long
-calls are tools of their own, off the event loop: `optimize` (`search_call`) and the tabular
-track's `optimize_endpoint` (`tabular_call`), whose database is named by a variable of the
-server's environment, never given in the call (`database_env`).
+names the field (`repoos_agent.mcp.tool_errors`); the server keeps serving. The long search
+is a tool of its own, off the event loop: `optimize` (`search_call`). Each registered track adds
+the tools, resources and instructions its registration names (`Track.mcp`, a `TrackTools`),
+after the server's own: the tabular track's `optimize_endpoint` (`tabular_tools`).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import threading
@@ -31,22 +32,20 @@ from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import RunBoard, SearchReport, backend_spec
 from repoos_agent.catalog import bundled_kernels
 from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.mcp.database_env import DEFAULT_DATABASE_ENV
 from repoos_agent.mcp.roots import AllowedRoots
 from repoos_agent.mcp.search_call import run_search
-from repoos_agent.mcp.tabular_call import EndpointReport, EndpointRunner
-from repoos_agent.mcp.tabular_contracts import contracts_json
 from repoos_agent.mcp.tool_errors import ServedTool, engine_errors_as_tool_errors
+from repoos_agent.mcp.track_tools import TrackTools
 from repoos_agent.target import Target, resolve_target, target_file
+from repoos_agent.tracks import registered_tracks
 
 INSTRUCTIONS = """\
 RepoOS Agent optimizes Python loop kernels (for-loops over NumPy arrays) by loop schedules it proves legal,
 verifies with Z3, compiles to native code and measures against the original loop order.
 Typical use: `ingest` a file (or `list_kernels`), `analyze` the target, try schedules with `check_legality`
 (milliseconds), measure the promising ones with `evaluate` (seconds), or let `optimize` search; `show_code`
-prints the generated C or MLIR.
-A function that `ingest` reports on the `tabular` track (an ORM query ending in `.all()`) goes to `optimize_endpoint`,
-which verifies its compiled SQL against the ORM on the database an environment variable of the server names."""
+prints the generated C or MLIR."""
+"""The server's own instructions; each track's paragraph follows (`TrackTools.instructions`)."""
 
 TargetText = Annotated[
     str,
@@ -62,25 +61,6 @@ ArgumentSpecs = Annotated[
         "`alpha=1.5`, `A=f64[512,256]`, `v=f32[n]` (types f64 f32 i64 i32). An array's shape also gives its rank, "
         "which NumPy code may not say: every tool models the function with the same ones. Bundled kernels take `size` "
         "instead."
-    ),
-]
-
-EndpointText = Annotated[
-    str,
-    Field(description="An ORM endpoint as `path/to/app.py:function` under the server's roots (ingest lists a file's functions)."),
-]
-DatabaseEnv = Annotated[
-    str,
-    Field(
-        description="The name of an environment variable of the server holding the database's SQLAlchemy URL (a name "
-        "of the form REPOOS_…DB_URL). Never the URL itself: a URL in a tool call lands in the transcript with its password."
-    ),
-]
-EndpointValues = Annotated[
-    list[str] | None,
-    Field(
-        description="Values of the endpoint's parameters to verify and race with, NAME=VALUE each (`min_cancelled=30`, "
-        "`region=north`; an integer, a float, else text), over its defaults. Bound as query parameters, never spliced into SQL."
     ),
 ]
 
@@ -205,33 +185,11 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             return await run_search(resolved, config, board, ctx)
 
     tools.append(ServedTool.from_function(optimize, description=inspect.getdoc(optimize)))
-    endpoints = EndpointRunner(roots)
-
-    async def optimize_endpoint(
-        target: EndpointText,
-        ctx: Context,
-        database_env: DatabaseEnv = DEFAULT_DATABASE_ENV,
-        args: EndpointValues = None,
-        store: Annotated[
-            bool,
-            Field(
-                description="Record the verified contract as the function's TabularKernel in the graph store, where "
-                "`repoos_agent.tabular.swap.install(app)` finds it and the served app then runs the fast path."
-            ),
-        ] = True,
-    ) -> EndpointReport:
-        """Compile an ORM endpoint (a function returning one SQLAlchemy `db.query(...)....all()`, track `tabular` in
-        ingest) to a fast path: its statement compiled by SQLAlchemy for the live database, proved to return the
-        ORM's rows on that database, then timed against the ORM alternately on one session. Takes seconds.
-
-        The result's `sql` has placeholders: the endpoint's values are bound, never written into it. `speedup` is
-        the ORM's median time over the fast path's. A query the track cannot compile is refused at its
-        file:line:column; the database is named by `database_env`, a variable the server was started with."""
-        return await endpoints.run(target, database_env, args, store, ctx)
-
-    tools.append(ServedTool.from_function(optimize_endpoint, description=inspect.getdoc(optimize_endpoint)))
+    added = track_tools(roots)
+    tools.extend(tool for track in added for tool in track.tools)
+    instructions = "\n".join((INSTRUCTIONS, *(track.instructions for track in added)))
     # Tools handed over built, not added by name: `ServedTool`, not the SDK's own class, runs each call.
-    server = MCPServer("repoos", instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
+    server = MCPServer("repoos", instructions=instructions, log_level="WARNING", tools=tools)
 
     for kernel in bundled_kernels():
         server.add_resource(
@@ -252,14 +210,13 @@ def build_server(roots: AllowedRoots) -> MCPServer:
             fn=lambda: json.dumps(asdict(board.snapshot()), indent=2),
         )
     )
-    server.add_resource(
-        FunctionResource(
-            uri="repoos://tabular/contracts",
-            name="tabular-contracts",
-            description="The endpoints' verified fast paths in the graph store (key, SQL with placeholders, speedup, "
-            "when recorded): what optimize_endpoint stored",
-            mime_type="application/json",
-            fn=lambda: contracts_json(roots),
-        )
-    )
+    for track in added:
+        for resource in track.resources:
+            server.add_resource(resource)
     return server
+
+
+def track_tools(roots: AllowedRoots) -> list[TrackTools]:
+    """What each registered track adds to the server, in the registry's order (their modules imported now)."""
+    modules = [importlib.import_module(track.mcp) for track in registered_tracks() if track.mcp is not None]
+    return [module.served(roots) for module in modules]

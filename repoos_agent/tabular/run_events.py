@@ -9,7 +9,7 @@ mismatch's reason is kept as `verify_endpoint` words it, as the CLI prints it: i
 evidence of the difference.
 
 The kinds are `TABULAR_KINDS` of `repoos_agent.agent.events`, between `run_started` (with
-`detail["track"] == TABULAR_TRACK`, how a replay tells the tracks apart) and `run_finished`.
+`detail["track"] == TABULAR_TRACK`, the track's name: a replay finds the track's monitor by it) and `run_finished`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,6 @@ if TYPE_CHECKING:  # the TUI reads these events without loading SQLAlchemy
     from repoos_agent.tabular.verify import TabularContract
 
 TABULAR_TRACK = "tabular"
-
-
-def is_tabular(started: Event) -> bool:
-    """Whether `started` (a run's `run_started`) begins a tabular run."""
-    return started.detail.get("track") == TABULAR_TRACK
 
 
 class TabularEvents:

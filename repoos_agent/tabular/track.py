@@ -1,10 +1,11 @@
 """The tabular track's registration (`repoos_agent.tracks`): which functions are ORM endpoints, their bench leg,
-their swap by a `TabularKernel`.
+their swap by a `TabularKernel`, `repoos optimize --db`, its MCP tool and its monitor.
 
-Reading an endpoint needs only its source and the store; SQLAlchemy loads when one is swapped."""
+Reading an endpoint needs only its source and the store; SQLAlchemy loads when one is swapped or optimized."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
 from tree_sitter import Node
@@ -15,7 +16,7 @@ from repoos_agent.store import TabularKernel
 from repoos_agent.tabular.chain import TabularRefusal, chain_of
 from repoos_agent.tabular.credentials import without_password
 from repoos_agent.tabular.endpoint import is_endpoint
-from repoos_agent.tracks import Track
+from repoos_agent.tracks import Track, TrackOption
 
 TABULAR_METHODS = frozenset({"query", "filter", "filter_by", "group_by", "order_by", "execute", "select", "where", "join"})
 NUMERIC_MODULES = frozenset({"np", "numpy", "math"})
@@ -66,6 +67,13 @@ def recheck(function: Callable[..., object]) -> None:
     recheck_routes(function)  # type: ignore[arg-type]
 
 
+def optimize(args: argparse.Namespace) -> int:
+    """`repoos optimize app.py:function --db URL` (SQLAlchemy loads only then)."""
+    from repoos_agent.tabular.command import optimize_command
+
+    return optimize_command(args)
+
+
 TRACK = Track(
     name="tabular",
     claim=claim,
@@ -77,4 +85,15 @@ TRACK = Track(
     contract=TabularKernel,
     swap=swap,
     recheck=recheck,
+    option=TrackOption(
+        flag="--db",
+        metavar="URL",
+        value="database",
+        runs="an endpoint",
+        optimize_help="an ORM endpoint (app.py:function): its fast path, verified on this database (mysql+pymysql://...)",
+        tui_help="an ORM endpoint (app.py:function): watch its fast path verified on this database and raced, as `optimize --db`",
+    ),
+    optimize=optimize,
+    mcp="repoos_agent.mcp.tabular_tools",
+    monitor="tui.tabular_command",
 )
