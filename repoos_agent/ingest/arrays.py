@@ -45,7 +45,7 @@ from repoos_agent.ingest.numpy.values import (
     subscript_count,
     transposed,
 )
-from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.parse import slice_parts, text
 from repoos_agent.ingest.ragged import RaggedView, is_ragged_reduction, ragged_reduction, ragged_refusal, ragged_view
 from repoos_agent.ingest.scop import (
     CONSTANTS,
@@ -1204,13 +1204,7 @@ class ArrayLowering:
 
     def _slice(self, node: Node, extent: Extent, place: Place) -> tuple[AffineExpr, int, Extent]:
         """A slice's first index, step and length, by Python's rules for in-range bounds."""
-        parts: list[Node | None] = [None, None, None]
-        slot = 0
-        for child in node.children:
-            if child.type == ":":
-                slot += 1
-            elif child.is_named and child.type != "comment":
-                parts[slot] = child
+        parts = slice_parts(node)
         step = 1
         if parts[2] is not None:
             step_expr = self._integer(parts[2], place)

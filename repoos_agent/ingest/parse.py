@@ -25,6 +25,18 @@ def text(node: Node) -> str:
     return node.text.decode("utf-8") if node.text is not None else ""
 
 
+def slice_parts(node: Node) -> tuple[Node | None, Node | None, Node | None]:
+    """A `slice` node's start, stop and step, None where left out (`x[:n]`, `x[::2]`)."""
+    parts: list[Node | None] = [None, None, None]
+    slot = 0
+    for child in node.children:
+        if child.type == ":":
+            slot += 1
+        elif child.is_named and child.type != "comment":
+            parts[slot] = child
+    return parts[0], parts[1], parts[2]
+
+
 def read_source(path: str | Path) -> str:
     """The file's text, or a `SourceError` that says why it cannot be read."""
     try:

@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from repoos_agent.ingest.numpy.registry import Lowering
 from repoos_agent.ingest.numpy.values import Place, Value
-from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.parse import slice_parts, text
 from repoos_agent.ingest.scop import Refusal, affine_index, index_read, unparenthesised
 from repoos_agent.model.affine import AffineExpr
 from repoos_agent.model.expr import ArrayRef, Binary, Call, Cast, Expr, IndexRead, Name, Number, Unary
@@ -78,7 +78,7 @@ def ragged_view(lowering: RaggedLowering, node: Node, place: Place) -> RaggedVie
     items = [c for item in node.children_by_field_name("subscript") for c in _items(item)]
     if len(items) != 1 or items[0].type != "slice":
         return None
-    start, stop, step = _slice_parts(items[0])
+    start, stop, step = slice_parts(items[0])
     walk = lowering.walk
     start_read, stop_read = (_bound_read(lowering, part, place) for part in (start, stop))
     if start_read is None and stop_read is None:
@@ -365,7 +365,7 @@ def _is_row_slice(lowering: RaggedLowering, node: Node, place: Place) -> bool:
     if len(items) != 1 or items[0].type != "slice":
         return False
     arrays = lowering.walk.arrays
-    for part in _slice_parts(items[0])[:2]:
+    for part in slice_parts(items[0])[:2]:
         if part is not None and _bound_scalar(lowering, part, place) is not None:
             return True
         stack = [part] if part is not None else []
@@ -376,17 +376,6 @@ def _is_row_slice(lowering: RaggedLowering, node: Node, place: Place) -> bool:
                 return True
             stack.extend(current.named_children)
     return False
-
-
-def _slice_parts(node: Node) -> tuple[Node | None, Node | None, Node | None]:
-    parts: list[Node | None] = [None, None, None]
-    slot = 0
-    for child in node.children:
-        if child.type == ":":
-            slot += 1
-        elif child.is_named and child.type != "comment":
-            parts[slot] = child
-    return parts[0], parts[1], parts[2]
 
 
 def _items(item: Node) -> list[Node]:
