@@ -1,4 +1,5 @@
-"""The bundled kernels, found by name: PolyBench/C 4.2.1 as Python loops, and NumPy programs.
+"""The bundled kernels, found by name: PolyBench/C 4.2.1 as Python loops, NumPy programs, CSR kernels and
+branchy byte-level code (`fsm`).
 
 Each suite is a package under `kernels/`. PolyBench kernels keep their bare names
 (`gemm`, `jacobi-2d`); the others are named `suite:name` (`numpy:gemm`), so that the
@@ -19,7 +20,7 @@ import kernels
 from repoos_agent.errors import UnknownTargetError
 
 SIZE_CLASSES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
-SUITES = ("polybench", "numpy", "sparse", "graphs")
+SUITES = ("polybench", "numpy", "sparse", "graphs", "fsm")
 """The kernel packages under `kernels/`; the first one's kernels are named without a prefix."""
 
 

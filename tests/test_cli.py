@@ -127,8 +127,9 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
 def test_kernels_lists_polybench_and_the_numpy_programs(repoos_command):
     result = run(repoos_command, "kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
-    assert len(names) == 30 + 66 + 2 + 6
+    assert len(names) == 30 + 66 + 2 + 6 + 11
     assert {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention", "sparse:spmv", "graphs:pagerank"} <= names
+    assert {"fsm:crc32", "fsm:utf8-validate", "fsm:brainfuck"} <= names
 
 
 def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
@@ -143,7 +144,7 @@ def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
     ]
     assert lines[gemm - 1] == "linear-algebra/blas"
     assert ["3mm", "ni", "16", "40", "180", "800", "1600"] in [line.split() for line in lines]
-    assert lines[-1].startswith("104 kernels")
+    assert lines[-1].startswith("115 kernels")
     assert max(len(line) for line in lines) <= 80
 
 

@@ -185,7 +185,7 @@ async def test_bad_inputs_are_tool_errors_and_the_server_keeps_serving(server: C
     result = await server.call(tool, arguments)
     assert result.is_error and message in result.content[0].text
     kernels = await server.call("list_kernels", {})
-    assert len(kernels.structured_content["kernels"]) == 30 + 66 + 2 + 6  # PolyBench, the NumPy programs, sparse, graphs
+    assert len(kernels.structured_content["kernels"]) == 30 + 66 + 2 + 6 + 11  # PolyBench, NumPy, sparse, graphs, fsm
 
 
 @pytest.mark.parametrize(
