@@ -77,12 +77,12 @@ def claim(function: Node, path: str) -> str | None:
     if branchy is None and not constructs:
         return None
     why = branchy or "byte-level code (" + ", ".join(constructs) + ")"
-    types = assumed_types(function)
-    typed = ", ".join(f"`{name}` as {kind.kind if isinstance(kind, ir.Sequence) else 'an int'}" for name, kind in types.items())
     try:
+        types = assumed_types(function)
         check_widths(lower_function(function, types))
     except FsmRefusal as refusal:
-        return f"{why}; not lowered taking {typed or 'no arguments'}: {refusal}" if branchy else None
+        return f"{why}; not lowered: {refusal}" if branchy else None
+    typed = ", ".join(f"`{name}` as {kind.kind if isinstance(kind, ir.Sequence) else 'an int'}" for name, kind in types.items())
     return f"{why}: lowers to the fsm IR taking {typed or 'no arguments'}"
 
 
