@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+SHOWN = 80
+"""The characters of a returned value a report shows (a decoded buffer can be long)."""
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -24,7 +27,8 @@ class Outcome:
     def describe(self) -> str:
         if self.raised is not None:
             return f"raised {self.raised[0]}: {self.raised[1]}"
-        return f"returned {self.returned!r}"
+        shown = repr(self.returned)
+        return f"returned {shown if len(shown) <= SHOWN else shown[: SHOWN - 3] + '...'}"
 
 
 def outcome(function: Callable[..., object], arguments: Sequence[object]) -> Outcome:
