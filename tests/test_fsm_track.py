@@ -4,6 +4,7 @@ refused at its line; ingest sends these functions to it, and `repoos check` comp
 
 from __future__ import annotations
 
+import pickle
 from functools import cache
 
 import numpy as np
@@ -137,6 +138,11 @@ def test_what_the_track_cannot_model_is_refused_at_its_line(name: str, fragment:
     with pytest.raises(FsmRefusal) as refused:
         native(name, *arguments)
     assert str(refused.value).startswith(f"line {line_of(fragment)}: {reason}")
+
+
+def test_a_refusal_keeps_its_line_and_reason_across_processes():
+    refusal = pickle.loads(pickle.dumps(FsmRefusal(7, "a dict", FIXTURE)))
+    assert (str(refusal), refusal.line, refusal.reason, refusal.track) == (f"{FIXTURE}:7: a dict", 7, "a dict", "fsm")
 
 
 def test_a_float_argument_is_refused_by_its_name():

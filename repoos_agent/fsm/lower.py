@@ -57,6 +57,10 @@ class FsmRefusal(NotAnalyzableError):
         super().__init__(f"{path}:{line}: {reason}" if path else f"line {line}: {reason}", "fsm")
         self.line = line
         self.reason = reason
+        self.path = path
+
+    def __reduce__(self) -> tuple[type, tuple[int, str, Path | None]]:
+        return FsmRefusal, (self.line, self.reason, self.path)  # a worker's refusal crosses back whole
 
 
 def refuse(node: Node, reason: str) -> FsmRefusal:
