@@ -36,7 +36,12 @@ class SourceError(RepoosError):
 
 
 class NotAnalyzableError(RepoosError):
-    """A function exists but lies outside the affine subset the engine models."""
+    """A function exists but lies outside the affine subset the engine models; `track` is the one ingest sent it
+    to instead ("other" when none), whose own `check` may take it."""
+
+    def __init__(self, message: str, track: str = "other") -> None:
+        super().__init__(message)
+        self.track = track
 
 
 class UnknownTargetError(RepoosError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,11 +15,14 @@ from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.model.kernel import Kernel
 
 DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "b8": np.bool_}
-_ARRAY = re.compile(r"^(f64|f32|i64|i32|b8)\[([^\]]*)\]$")
+DTYPES |= {"u8": np.uint8, "i8": np.int8, "u32": np.uint32}
+BYTE_STRINGS = {"bytes": bytes, "bytearray": bytearray}
+"""Byte strings of random bytes (`data=bytes[64]`), for the fsm track's functions."""
+_ARRAY = re.compile(r"^(f64|f32|i64|i32|b8|u8|i8|u32|bytes|bytearray)\[([^\]]*)\]$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 FORMAT = (
     "NAME=VALUE, VALUE an integer (`n=512`), a float (`alpha=1.5`) or TYPE[d0,...] "
-    "(`a=f64[512,512]`, TYPE f64|f32|i64|i32|b8, dims integers or integer args)"
+    "(`a=f64[512,512]`, TYPE f64|f32|i64|i32|b8|u8|i8|u32, dims integers or integer args; `data=bytes[64]`)"
 )
 
 
@@ -138,15 +141,21 @@ def make_inputs(kernel: Kernel, specs: list[ArgSpec], seed: int = 0) -> dict[str
         if spec.dtype is None:
             values[name] = spec.number
             continue
-        shape = tuple(_dimension(d, by_name, spec) for d in spec.dims)
-        dtype = DTYPES[spec.dtype]
-        if dtype is np.bool_:
-            values[name] = rng.integers(0, 2, size=shape).astype(dtype)
-        elif np.issubdtype(dtype, np.integer):
-            values[name] = rng.integers(1, 100, size=shape).astype(dtype)
-        else:
-            values[name] = rng.uniform(0.5, 1.5, size=shape).astype(dtype)
+        values[name] = random_value(spec.dtype, tuple(dimension(d, by_name, spec) for d in spec.dims), rng)
     return values
+
+
+def random_value(kind: str, shape: tuple[int, ...], rng: np.random.Generator) -> object:
+    """An array of `kind` (a key of `DTYPES`) and `shape`: floats in [0.5, 1.5), integers 1..99; or a byte string
+    (`BYTE_STRINGS`) of every byte value, its length the shape's one extent."""
+    if kind in BYTE_STRINGS:
+        return BYTE_STRINGS[kind](rng.integers(0, 256, size=shape).astype(np.uint8).tobytes())
+    dtype = DTYPES[kind]
+    if dtype is np.bool_:
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(1, 100, size=shape).astype(dtype)
+    return rng.uniform(0.5, 1.5, size=shape).astype(dtype)
 
 
 def _example_spec(kernel: Kernel, name: str) -> str:
@@ -157,7 +166,8 @@ def _example_spec(kernel: Kernel, name: str) -> str:
     return f"{name}=64" if name in kernel.parameters else f"{name}=1.5"
 
 
-def _dimension(dim: int | str, by_name: dict[str, ArgSpec], spec: ArgSpec) -> int:
+def dimension(dim: int | str, by_name: Mapping[str, ArgSpec], spec: ArgSpec) -> int:
+    """An extent of `spec`'s shape: as given, or the integer input it names."""
     if isinstance(dim, int):
         return dim
     other = by_name.get(dim)

@@ -26,7 +26,12 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-REGISTERED = ("repoos_agent.tabular.track", "repoos_agent.graphs.track", "repoos_agent.runtime.track")
+REGISTERED = (
+    "repoos_agent.tabular.track",
+    "repoos_agent.graphs.track",
+    "repoos_agent.fsm.track",
+    "repoos_agent.runtime.track",
+)
 """The modules holding each track's `TRACK`, in the order they are asked: the first that takes a function has it
 (the loop track last, as it benches and swaps what no other track claims)."""
 
@@ -61,6 +66,12 @@ class Track:
     """The track as ingest reports it ("affine", "tabular", ...)."""
     claim: Callable[[Node, str], str | None] | None = None
     """Why a function (its syntax tree, in file `path`) belongs to this track, or None; asked before the loop model."""
+    claim_refused: Callable[[Node, str], str | None] | None = None
+    """Why a function the loop model refused belongs to this track, or None: asked after the loop model, by a track
+    for what no loop nest holds (the fsm track's state machines), so that it never takes a function the loop model can."""
+    check: Callable[[argparse.Namespace], int] | None = None
+    """`repoos check` on a function of this track's: builds it, compares it with the Python original on the
+    inputs `--arg` gives, prints the outcome, returns the exit code."""
     benches: Callable[[str, str, str | None], bool] | None = None
     """Whether `repoos bench` runs function `name` of `script` (graph store `graph`) on this track's leg."""
     bench_leg: str | None = None
@@ -99,6 +110,15 @@ def claimed(function: Node, path: str) -> tuple[str, str] | None:
     """The first track that claims `function`, and why; None when no track does (the loop model is tried then)."""
     for track in registered_tracks():
         reason = track.claim(function, path) if track.claim is not None else None
+        if reason:
+            return track.name, reason
+    return None
+
+
+def claimed_refused(function: Node, path: str) -> tuple[str, str] | None:
+    """The first track that claims `function` once the loop model refused it, and why; None when none does."""
+    for track in registered_tracks():
+        reason = track.claim_refused(function, path) if track.claim_refused is not None else None
         if reason:
             return track.name, reason
     return None

@@ -142,7 +142,7 @@ LAYERS = (
     ("agent",),
     ("search_options",),
     ("runtime",),
-    ("tabular", "graphs", "study"),
+    ("tabular", "graphs", "fsm", "study"),
     ("mcp", "tui", "repoos_agent"),
     ("cli",),
     ("__main__",),

@@ -25,7 +25,7 @@ MACHINE = "tests.fixtures.machine_track.track"
 
 
 def test_one_registration_per_track_asked_in_order():
-    assert [track.name for track in registered_tracks()] == ["tabular", "graphs", "affine"]
+    assert [track.name for track in registered_tracks()] == ["tabular", "graphs", "fsm", "affine"]
     assert all(isinstance(track, Track) for track in registered_tracks())
 
 

@@ -58,7 +58,7 @@ def prefer_sleeping_threads() -> None:
         os.environ.setdefault(name, value)
 
 
-def _load(path: Path, calls_blas: bool = False) -> ctypes.CDLL:
+def load_library(path: Path, calls_blas: bool = False) -> ctypes.CDLL:
     """Each library is loaded once per process, after the OpenMP wait policy (and, for one that calls
     OpenBLAS, its kernel choice) is in the environment."""
     with _LOAD_LOCK:
@@ -78,7 +78,7 @@ class NativeKernel:
         self.signature = signature
         self.source = source
         self.library = library
-        handle = _load(library, calls_blas=bool(source.libraries) or "cblas_" in source.text)
+        handle = load_library(library, calls_blas=bool(source.libraries) or "cblas_" in source.text)
         self._entry = getattr(handle, ENTRY)
         self._entry.restype = ctypes.c_int
         self._entry.argtypes = [ctypes.c_void_p if a.role == "array" else _CTYPES[a.c_type] for a in source.arguments]

@@ -11,13 +11,12 @@ import islpy as isl
 
 from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError, SourceError
 from repoos_agent.ingest.arrays import ArrayLowering
-from repoos_agent.ingest.classify import fsm_reason
 from repoos_agent.ingest.names import ModuleNames
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.ingest.scop import Diagnostic, extract_kernel, function_arguments
 from repoos_agent.model.kernel import Kernel
-from repoos_agent.tracks import claimed
+from repoos_agent.tracks import claimed, claimed_refused
 
 __all__ = ["Diagnostic", "FunctionReport", "ingest_file", "ingest_source", "load_kernel"]
 
@@ -77,8 +76,8 @@ def ingest_source(
             reason = f"{len(kernel.statements)} statements in an affine loop nest of depth {kernel.depth}"
             reports.append(FunctionReport(name, line, "affine", reason, kernel, ()))
             continue
-        fsm = fsm_reason(function)
-        track, reason = ("fsm", fsm) if fsm else ("other", diagnostics[0].message)
+        refused = claimed_refused(function, path)
+        track, reason = refused if refused else ("other", diagnostics[0].message)
         reports.append(FunctionReport(name, line, track, reason, None, tuple(diagnostics)))
     return reports
 
@@ -106,6 +105,6 @@ def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None
             if report.kernel is None:
                 first = report.diagnostics[0] if report.diagnostics else None
                 where = f"{path}:{first.line}:{first.column}: " if first else f"{path}:{report.line}: "
-                raise NotAnalyzableError(f"{where}function `{function}` cannot be modelled: {report.reason}")
+                raise NotAnalyzableError(f"{where}function `{function}` cannot be modelled: {report.reason}", report.track)
             return report.kernel
     raise SourceError(str(path), f"no top-level function named `{function}`")

@@ -1,0 +1,213 @@
+"""The fsm track's IR, declared in one screen: structured control flow over typed integers and byte buffers.
+
+No polyhedra: a branchy loop over bytes has no affine iteration space to model. Every node keeps its source line,
+so the width analysis and the printer refuse at the user's line. A value is a Python int (`INT`, held in 64 bits
+only where `ranges` proves it fits) or a NumPy element of a fixed width (its dtype's name), which only compares,
+indexes, is stored or converted with `int(...)`: its own wrap-around rules are not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT = "int"
+"""A Python int: unbounded in the source, 64 bits in C where the analysis proves it fits."""
+
+DTYPES = {"uint8": "uint8_t", "int8": "int8_t", "int32": "int32_t", "int64": "int64_t", "uint32": "uint32_t"}
+"""The NumPy element types an array argument may have, and their C types."""
+
+BYTES, BYTEARRAY, ARRAY, BUFFER, TABLE = "bytes", "bytearray", "array", "buffer", "table"
+"""Sequence kinds: an immutable and a mutable byte argument, a NumPy array argument, the local `bytearray()` the
+function grows with `append` and returns, and a module's constant `bytes` literal (a small table)."""
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """An argument or local indexed by position: its kind and element dtype (`uint8` for bytes)."""
+
+    name: str
+    kind: str
+    dtype: str = "uint8"
+    written: bool = False
+
+    @property
+    def element(self) -> str:
+        """What reading one element gives: a Python int for bytes, the dtype's NumPy scalar for an array."""
+        return self.dtype if self.kind == ARRAY else INT
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Local:
+    name: str
+    type: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Length:
+    sequence: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Load:
+    sequence: str
+    index: Expr
+    type: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * // % & | ^ << >>
+    left: Expr
+    right: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # - ~
+    operand: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class ToInt:
+    """`int(x)` of a NumPy element: from here on a Python int."""
+
+    operand: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # < <= > >= == !=
+    left: Expr
+    right: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Logical:
+    op: str  # and, or (on conditions only)
+    left: Expr
+    right: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Expr
+    line: int
+
+
+Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    value: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Store:
+    sequence: str
+    index: Expr
+    value: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Append:
+    sequence: str
+    value: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class If:
+    condition: Expr
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class While:
+    condition: Expr
+    body: tuple[Stmt, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class ForRange:
+    variable: str
+    start: Expr
+    stop: Expr
+    step: int
+    body: tuple[Stmt, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class ForEach:
+    """`for b in data`: each element of a sequence argument, in order."""
+
+    variable: str
+    sequence: str
+    body: tuple[Stmt, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Break:
+    line: int
+
+
+@dataclass(frozen=True)
+class Continue:
+    line: int
+
+
+@dataclass(frozen=True)
+class Return:
+    value: Expr | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Raise:
+    """`raise ValueError("message")`: the native code leaves with `code`, and the call raises it again."""
+
+    exception: str
+    message: str
+    code: int
+    line: int
+
+
+Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise
+
+
+@dataclass(frozen=True)
+class Function:
+    """One lowered function: its parameters in order (a `Sequence` or an int's name), its locals' types, its body,
+    what it returns (`INT`, a dtype, `BUFFER` or "none"), the exceptions its codes stand for, and the module's
+    constant tables it reads."""
+
+    name: str
+    parameters: tuple[Sequence | str, ...]
+    locals: dict[str, str]
+    buffer: str | None
+    body: tuple[Stmt, ...]
+    returns: str
+    raises: tuple[Raise, ...]
+    tables: dict[str, bytes]

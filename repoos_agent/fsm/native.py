@@ -1,0 +1,160 @@
+"""An fsm function compiled and called: the C the IR prints, built and cached by the loop track's toolchain, called
+on the caller's own buffers (no copies), with its result, its output `bytearray` or its exception given back.
+
+A call the native code cannot finish exactly (an index out of range, a guarded counter past its bound, an int
+argument past 64 bits, an array of another type) runs the Python original instead, on the arguments as they were:
+the written ones are put back first, so the original raises or returns what it would have.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+from tree_sitter import Node
+
+from repoos_agent.backends.cc import build_shared_library
+from repoos_agent.backends.library import load_library
+from repoos_agent.codegen import CSource
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_names
+from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
+from repoos_agent.fsm.ranges import HIGH, LOW, check_widths
+
+
+class _Buffer(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("len", ctypes.c_int64), ("cap", ctypes.c_int64)]
+
+
+def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, ir.Sequence | str]:
+    """Each parameter's type, read off a call's value; anything else the track does not take is refused."""
+    types: dict[str, ir.Sequence | str] = {}
+    for name in parameter_names(function):
+        value = values[name]
+        if type(value) is int:
+            types[name] = ir.INT
+        elif isinstance(value, bytes):
+            types[name] = ir.Sequence(name, ir.BYTES)
+        elif isinstance(value, bytearray):
+            types[name] = ir.Sequence(name, ir.BYTEARRAY)
+        elif isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.name in ir.DTYPES:
+            types[name] = ir.Sequence(name, ir.ARRAY, value.dtype.name)
+        else:
+            raise FsmRefusal(
+                function.start_point[0] + 1,
+                f"argument `{name}` is {_described(value)}: the fsm track takes ints, bytes, bytearrays and 1-D NumPy "
+                f"arrays of {', '.join(ir.DTYPES)}",
+            )
+    return types
+
+
+def lower_for(function: Node, values: Mapping[str, object]) -> ir.Function:
+    """The IR of `function` for arguments typed as `values` (or a `FsmRefusal` at a line)."""
+    return lower_function(function, parameter_types(function, values))
+
+
+class FsmNative:
+    """One lowered function compiled (its widths proven first, or refused at a line): call it as the Python function,
+    with the Python original to fall back on."""
+
+    def __init__(self, function: ir.Function, original: Callable[..., object]) -> None:
+        self.function = function
+        self.original = original
+        self.source = print_c(function, check_widths(function))
+        library = build_shared_library(CSource(self.source, (), (), (), (), function.name))
+        handle = load_library(library)
+        self._entry = getattr(handle, ENTRY)
+        self._entry.restype = ctypes.c_int64
+        arguments: list[type] = []
+        for parameter in function.parameters:
+            arguments += [ctypes.c_void_p, ctypes.c_int64] if isinstance(parameter, ir.Sequence) else [ctypes.c_int64]
+        self._entry.argtypes = [*arguments, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Buffer)]
+        self._release = getattr(handle, RELEASE)
+        self._release.argtypes = [ctypes.c_void_p]
+        self.library = Path(library)
+
+    def __call__(self, *args: object) -> object:
+        arguments = self._arguments(args)
+        if arguments is None:
+            return self.original(*args)
+        kept = [
+            (value, _copy(value)) for parameter, value in zip(self.function.parameters, args, strict=True) if _written(parameter)
+        ]
+        result, buffer = ctypes.c_int64(0), _Buffer(None, 0, 0)
+        try:
+            code = self._entry(*arguments, ctypes.byref(result), ctypes.byref(buffer))
+            output = bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+        finally:
+            if buffer.data:
+                self._release(buffer.data)
+        if code == ORIGINAL:
+            for value, copy in kept:
+                value[:] = copy  # type: ignore[index]
+            return self.original(*args)
+        if code > 0:
+            raised = self.function.raises[code - 1]
+            raise self._exception(raised)(*((raised.message,) if raised.message else ()))
+        return self._returned(result.value, output)
+
+    def _arguments(self, args: tuple[object, ...]) -> list[object] | None:
+        """The C arguments for `args`, or None when the build does not take them (then the original runs)."""
+        arguments: list[object] = []
+        for parameter, value in zip(self.function.parameters, args, strict=True):
+            if isinstance(parameter, str):
+                if type(value) is not int or not LOW <= value <= HIGH:
+                    return None
+                arguments.append(value)
+                continue
+            address = _address(parameter, value)
+            if address is None:
+                return None
+            arguments += [address, len(value)]  # type: ignore[arg-type]
+        return arguments
+
+    def _exception(self, raised: ir.Raise) -> type[BaseException]:
+        """The class the original raises by that name: its module's own, else the builtin."""
+        name = raised.exception
+        found = getattr(self.original, "__globals__", {}).get(name, getattr(builtins, name, None))
+        if not (isinstance(found, type) and issubclass(found, BaseException)):
+            raise FsmRefusal(raised.line, f"`raise {name}`: `{name}` is not an exception class")
+        return found
+
+    def _returned(self, value: int, output: bytearray) -> object:
+        kind = self.function.returns
+        if kind == "none":
+            return None
+        if kind == ir.BUFFER:
+            return output
+        if kind == ir.INT:
+            return value
+        return np.dtype(kind).type(value)
+
+
+def _address(parameter: ir.Sequence, value: object) -> object | None:
+    """The address of a sequence argument's bytes, if it has the type the build was lowered for."""
+    if parameter.kind == ir.BYTES and type(value) is bytes:
+        return ctypes.cast(ctypes.c_char_p(value), ctypes.c_void_p)
+    if parameter.kind == ir.BYTEARRAY and type(value) is bytearray:
+        return ctypes.addressof((ctypes.c_char * len(value)).from_buffer(value)) if value else 0
+    if parameter.kind == ir.ARRAY and isinstance(value, np.ndarray):
+        fits = value.ndim == 1 and value.dtype.name == parameter.dtype and value.flags.c_contiguous
+        if fits and (value.flags.writeable or not parameter.written):
+            return value.ctypes.data
+    return None
+
+
+def _written(parameter: ir.Sequence | str) -> bool:
+    return isinstance(parameter, ir.Sequence) and parameter.written
+
+
+def _copy(value: object) -> object:
+    return value.copy() if isinstance(value, np.ndarray) else bytearray(value)  # type: ignore[arg-type]
+
+
+def _described(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {value.ndim}-D {value.dtype.name} array"
+    return f"a {type(value).__name__}"

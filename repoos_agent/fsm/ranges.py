@@ -1,0 +1,335 @@
+"""Widths: where a Python int may be held in 64 bits, by an interval analysis of the IR; anything else refused.
+
+Python ints do not overflow, so the C code may only hold a value in `int64_t` where every value it can take fits.
+Two things prove it. An interval analysis follows each local through the branches (narrowed by conditions such as
+`if shift > 56: raise ...`) and loops (iterated to a fixed point, with widening); and a mask with a non-negative
+constant, `(crc << 1 ^ 0x1021) & 0xFFFF`, keeps only low bits, which arithmetic modulo 2**64 computes exactly for
+`+ - * << & | ^ ~` (not for `//`, `%` or `>>`), so the expression under it may wrap in C as the source states.
+
+A local whose bounds still move after a few passes (a counter, `pos += 1`) is bounded by `GUARD`, and the C code
+checks that bound after each assignment to it: past it, the call runs the Python original. Nothing wraps silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.lower import FsmRefusal
+
+INFINITY = 1 << 256
+LOW, HIGH = -(1 << 63), (1 << 63) - 1
+GUARD = 1 << 62
+"""The bound a widened local is held to at run time (the call runs the original past it)."""
+LENGTH = 1 << 62
+"""The largest length a sequence can have (far past any memory)."""
+WIDEN_AFTER = 3
+DTYPE_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(1 << 31), (1 << 31) - 1)}
+DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH)}
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: int
+    hi: int
+
+    def fits(self) -> bool:
+        return self.lo >= LOW and self.hi <= HIGH
+
+    def hull(self, other: Interval) -> Interval:
+        return Interval(min(self.lo, other.lo), max(self.hi, other.hi))
+
+
+TOP = Interval(-INFINITY, INFINITY)
+BYTE = Interval(0, 255)
+State = dict[str, Interval]
+
+
+def check_widths(function: ir.Function) -> frozenset[str]:
+    """Refuse (`FsmRefusal` at the line) any operation whose Python result may not fit 64 bits, any stored or appended
+    value that may not fit its element, any shift or division Python would raise on; return the locals that C
+    guards at run time (`GUARD`)."""
+    analysis = _Analysis(function)
+    analysis.block(function.body, analysis.entry())
+    return frozenset(analysis.guarded)
+
+
+def element_range(kind: str) -> Interval:
+    return Interval(*DTYPE_RANGES[kind])
+
+
+def _clamp(value: int) -> int:
+    return max(-INFINITY, min(INFINITY, value))
+
+
+def _bits(interval: Interval) -> Interval:
+    """The values a bitwise result of operands within `interval` can take."""
+    width = max(abs(interval.lo), abs(interval.hi)).bit_length()
+    return Interval(0, (1 << width) - 1) if interval.lo >= 0 else Interval(-(1 << width), (1 << width) - 1)
+
+
+class _Analysis:
+    def __init__(self, function: ir.Function) -> None:
+        self.function = function
+        self.sequences = {p.name: p for p in function.parameters if isinstance(p, ir.Sequence)}
+        self.checking = True
+        self.guarded: set[str] = set()
+        self.loops: list[tuple[list[State], list[State]]] = []
+
+    def entry(self) -> State:
+        return {p: element_range(ir.INT) for p in self.function.parameters if isinstance(p, str)}
+
+    def refuse(self, line: int, reason: str) -> Interval:
+        if self.checking:
+            raise FsmRefusal(line, reason)
+        return TOP
+
+    # expressions
+
+    def value(self, expr: ir.Expr, state: State, masked: bool = False) -> Interval:
+        """The values `expr` can take; under a mask (`masked`) ring arithmetic may wrap, elsewhere it must fit."""
+        if isinstance(expr, ir.Const):
+            if not Interval(expr.value, expr.value).fits():
+                return self.refuse(expr.line, f"the constant {expr.value} does not fit 64 bits")
+            return Interval(expr.value, expr.value)
+        if isinstance(expr, ir.Local):
+            return state.get(expr.name, element_range(expr.type)) if expr.type == ir.INT else element_range(expr.type)
+        if isinstance(expr, ir.Length):
+            return Interval(0, LENGTH)
+        if isinstance(expr, ir.Load):
+            self.value(expr.index, state)
+            kind = self.sequences.get(expr.sequence)
+            return element_range(kind.dtype) if kind is not None and kind.kind == ir.ARRAY else BYTE
+        if isinstance(expr, ir.ToInt):
+            self.value(expr.operand, state)
+            return element_range(expr.operand.type) if isinstance(expr.operand, ir.Local | ir.Load) else TOP
+        if isinstance(expr, ir.Compare | ir.Logical):
+            self.value(expr.left, state)
+            self.value(expr.right, state)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Not):
+            self.value(expr.operand, state)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Unary):
+            operand = self.value(expr.operand, state, masked)
+            result = Interval(-operand.hi, -operand.lo) if expr.op == "-" else Interval(-operand.hi - 1, -operand.lo - 1)
+            return self.fitted(result, expr, masked)
+        return self.binary(expr, state, masked)
+
+    def fitted(self, result: Interval, expr: ir.Binary | ir.Unary, masked: bool) -> Interval:
+        if masked or result.fits():
+            return Interval(_clamp(result.lo), _clamp(result.hi))
+        return self.refuse(
+            expr.line,
+            f"`{expr.op}` may give a value past 64 bits (Python ints grow without bound): "
+            "mask it as the checksum means it (`& 0xFFFFFFFF`), or bound it with a test that raises",
+        )
+
+    def binary(self, expr: ir.Binary, state: State, masked: bool) -> Interval:
+        op = expr.op
+        if op == "&" and (mask := _mask(expr)) is not None:
+            constant, other = mask
+            operand = self.value(other, state, masked=True)
+            return Interval(0, constant if operand.lo < 0 else min(constant, operand.hi))
+        ring = op in ("+", "-", "*", "&", "|", "^")
+        left = self.value(expr.left, state, masked and (ring or op == "<<"))
+        right = self.value(expr.right, state, masked and ring)
+        if op == "+":
+            return self.fitted(Interval(left.lo + right.lo, left.hi + right.hi), expr, masked)
+        if op == "-":
+            return self.fitted(Interval(left.lo - right.hi, left.hi - right.lo), expr, masked)
+        if op == "*":
+            corners = [a * b for a in (left.lo, left.hi) for b in (right.lo, right.hi)]
+            return self.fitted(Interval(min(corners), max(corners)), expr, masked)
+        if op in ("&", "|", "^"):
+            if op == "&" and (left.lo >= 0 or right.lo >= 0):
+                return Interval(0, min(x.hi for x in (left, right) if x.lo >= 0))
+            return _bits(left.hull(right))
+        if op in ("<<", ">>"):
+            if right.lo < 0 or right.hi > 63:
+                return self.refuse(expr.line, f"a shift by {_shown(right)} bits: only shifts proven within 0 to 63 are modelled")
+            if op == ">>":
+                return Interval(min(left.lo >> right.lo, left.lo >> right.hi), max(left.hi >> right.lo, left.hi >> right.hi))
+            corners = [left.lo << right.lo, left.lo << right.hi, left.hi << right.lo, left.hi << right.hi]
+            return self.fitted(Interval(min(corners), max(corners)), expr, masked)
+        if right.lo <= 0 <= right.hi:
+            return self.refuse(expr.line, f"`{op}` by a divisor that may be 0 (Python raises ZeroDivisionError); test it first")
+        if left.lo <= LOW and right.lo <= -1 <= right.hi:
+            return self.refuse(expr.line, f"`{op}` of the least 64-bit value by -1 is not modelled")
+        if op == "%":
+            return Interval(0, right.hi - 1) if right.lo > 0 else Interval(right.lo + 1, 0)
+        corners = [a // b for a in (left.lo, left.hi) for b in (right.lo, right.hi)]
+        return self.fitted(Interval(min(corners), max(corners)), expr, masked)
+
+    # conditions
+
+    def refine(self, condition: ir.Expr, truth: bool, state: State | None) -> State | None:
+        """`state` where `condition` is `truth`, None where it cannot be."""
+        if state is None:
+            return None
+        if isinstance(condition, ir.Const):
+            return state if bool(condition.value) == truth else None
+        if isinstance(condition, ir.Not):
+            return self.refine(condition.operand, not truth, state)
+        if isinstance(condition, ir.Logical):
+            both = (condition.op == "and") == truth
+            first = self.refine(condition.left, truth, state)
+            if both:
+                return self.refine(condition.right, truth, first)
+            return _join(first, self.refine(condition.right, truth, self.refine(condition.left, not truth, state)))
+        if isinstance(condition, ir.Compare):
+            return self.compared(condition, truth, state)
+        return state
+
+    def compared(self, condition: ir.Compare, truth: bool, state: State) -> State | None:
+        op = condition.op if truth else NEGATED[condition.op]
+        left, right = condition.left, condition.right
+        if not (isinstance(left, ir.Local) and left.type == ir.INT):
+            if not (isinstance(right, ir.Local) and right.type == ir.INT):
+                return state
+            left, right, op = right, left, FLIPPED[op]
+        checking, self.checking = self.checking, False
+        other = self.value(right, state)
+        self.checking = checking
+        current = state.get(left.name, element_range(ir.INT))
+        lo, hi = current.lo, current.hi
+        if op in ("<", "<="):
+            hi = min(hi, other.hi - (op == "<"))
+        elif op in (">", ">="):
+            lo = max(lo, other.lo + (op == ">"))
+        elif op == "==":
+            lo, hi = max(lo, other.lo), min(hi, other.hi)
+        if lo > hi:
+            return None
+        return {**state, left.name: Interval(lo, hi)}
+
+    # statements: each takes the state before and returns the state after (None: never falls through)
+
+    def block(self, statements: tuple[ir.Stmt, ...], state: State | None) -> State | None:
+        for statement in statements:
+            if state is None:
+                return None
+            state = self.statement(statement, state)
+        return state
+
+    def statement(self, statement: ir.Stmt, state: State) -> State | None:
+        if isinstance(statement, ir.Assign):
+            if statement.name == self.function.buffer:
+                return state
+            value = self.value(statement.value, state)
+            if self.function.locals[statement.name] != ir.INT:
+                return state
+            if statement.name in self.guarded:
+                value = Interval(max(value.lo, -GUARD), min(value.hi, GUARD))
+            return {**state, statement.name: value}
+        if isinstance(statement, ir.Store):
+            self.value(statement.index, state)
+            target = self.sequences.get(statement.sequence)
+            kind = target.dtype if target is not None and target.kind == ir.ARRAY else "uint8"
+            self.fits_element(self.value(statement.value, state), kind, statement.line, statement.sequence)
+            return state
+        if isinstance(statement, ir.Append):
+            self.fits_element(self.value(statement.value, state), "uint8", statement.line, statement.sequence)
+            return state
+        if isinstance(statement, ir.If):
+            self.value(statement.condition, state)
+            then = self.block(statement.then, self.refine(statement.condition, True, state))
+            return _join(then, self.block(statement.orelse, self.refine(statement.condition, False, state)))
+        if isinstance(statement, ir.While):
+            return self.loop(statement, state, lambda s: self.refine(statement.condition, True, s))
+        if isinstance(statement, ir.ForRange):
+            return self.for_range(statement, state)
+        if isinstance(statement, ir.ForEach):
+            kind = self.sequences.get(statement.sequence)
+            element = element_range(kind.dtype) if kind is not None and kind.kind == ir.ARRAY else BYTE
+            return self.loop(statement, state, lambda s: {**s, statement.variable: element})
+        if isinstance(statement, ir.Break | ir.Continue):
+            self.loops[-1][isinstance(statement, ir.Continue)].append(state)
+            return None
+        if isinstance(statement, ir.Return) and statement.value is not None:
+            self.value(statement.value, state)
+        return None
+
+    def fits_element(self, value: Interval, kind: str, line: int, sequence: str) -> None:
+        bounds = element_range(kind)
+        if value.lo < bounds.lo or value.hi > bounds.hi:
+            self.refuse(line, f"a value of {_shown(value)} stored in `{sequence}`, whose elements are {kind}: mask it")
+
+    def for_range(self, statement: ir.ForRange, state: State) -> State | None:
+        start, stop = self.value(statement.start, state), self.value(statement.stop, state)
+        step = statement.step
+        if not Interval(stop.lo + min(step, 0), stop.hi + max(step, 0)).fits():
+            self.refuse(statement.line, "a `range` whose bound is within a step of 64 bits is not modelled")
+        if step > 0:
+            variable = Interval(start.lo, max(start.lo, stop.hi - 1))
+        else:
+            variable = Interval(min(start.hi, stop.lo + 1), start.hi)
+        return self.loop(statement, state, lambda s: {**s, statement.variable: variable})
+
+    def loop(self, loop: ir.While | ir.ForRange | ir.ForEach, entry: State, enter) -> State | None:
+        """The state after a loop: its head iterated silently to a fixed point (a bound still moving after
+        `WIDEN_AFTER` passes jumps to `GUARD`, and may settle lower on the next pass: `shift <= 56`), then the
+        body checked once at that head. A `for` loop may run no time, and
+        leaves by running out as well as by `break`; a `while` loop leaves where its condition is false."""
+        checking, self.checking = self.checking, False
+        head = entry
+        for passes in range(WIDEN_AFTER + len(self.function.locals) + 2):
+            new = _join(entry, *self.passed(loop.body, enter(head))[::2])
+            if new == head:
+                break
+            head = self.widened(head, new) if passes >= WIDEN_AFTER else new
+        else:
+            self.checking = checking
+            raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
+        self.checking = checking
+        out, breaks, continues = self.passed(loop.body, enter(head))
+        if isinstance(loop, ir.While):
+            self.value(loop.condition, head)
+            return _join(self.refine(loop.condition, False, head), breaks)
+        return _join(head, out, continues, breaks)
+
+    def passed(self, body, state: State | None) -> tuple[State | None, State | None, State | None]:
+        """One pass over a loop body: the state falling through its end, and the join of its breaks and continues."""
+        self.loops.append(([], []))
+        out = self.block(body, state)
+        breaks, continues = self.loops.pop()
+        return out, _join(*breaks), _join(*continues)
+
+    def widened(self, head: State, new: State) -> State:
+        widened = dict(new)
+        for name, value in new.items():
+            old = head.get(name)
+            if old is not None and value != old:
+                self.guarded.add(name)
+                widened[name] = Interval(-GUARD if value.lo < old.lo else value.lo, GUARD if value.hi > old.hi else value.hi)
+        return widened
+
+
+NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _mask(expr: ir.Binary) -> tuple[int, ir.Expr] | None:
+    """`x & C` with a non-negative constant `C`: the constant and `x`."""
+    for constant, other in ((expr.right, expr.left), (expr.left, expr.right)):
+        if isinstance(constant, ir.Const) and 0 <= constant.value <= HIGH:
+            return constant.value, other
+    return None
+
+
+def _join(*states: State | None) -> State | None:
+    reached = [state for state in states if state is not None]
+    if not reached:
+        return None
+    joined = dict(reached[0])
+    for state in reached[1:]:
+        for name, value in state.items():
+            joined[name] = joined[name].hull(value) if name in joined else value
+    return joined
+
+
+def _shown(interval: Interval) -> str:
+    def bound(value: int) -> str:
+        return "-inf" if value <= -INFINITY else "inf" if value >= INFINITY else str(value)
+
+    return f"{bound(interval.lo)} to {bound(interval.hi)}"

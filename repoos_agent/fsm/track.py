@@ -1,0 +1,175 @@
+"""The fsm track's registration (`repoos_agent.tracks`): branchy byte-level code (state machines, parsers,
+checksums) that the loop model refused, lowered to the fsm IR and compiled to one C function.
+
+Its claim is asked after the loop model, so it never takes a loop nest. It takes a refused function that is
+branch-heavy (control flow decided by data) or that shows byte-level code's constructs (a `while` loop, `break`,
+`raise`, a loop over a sequence's elements, bit operations), and says whether the function lowers: without a
+call, its parameters are typed by their annotations, else as bytes where they are indexed and ints elsewhere.
+`repoos check FILE.py:f --arg data=bytes[64]` types them from the inputs, builds the C and compares it with the
+Python original.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from tree_sitter import Node
+
+from repoos_agent.errors import ArgumentSpecError, SourceError
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_names
+from repoos_agent.fsm.native import FsmNative, lower_for
+from repoos_agent.fsm.ranges import check_widths
+from repoos_agent.ingest.classify import walk
+from repoos_agent.ingest.parse import functions, parse_source, read_source, text
+from repoos_agent.inputs import ArgSpec, dimension, parse_arg_spec, random_value
+from repoos_agent.target import ModuleFunction
+from repoos_agent.tracks import Track
+
+BRANCH_NODES = frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "case_clause"})
+FSM_BRANCH_THRESHOLD = 3
+BYTE_LEVEL = {
+    "while_statement": "a `while` loop",
+    "break_statement": "`break`",
+    "continue_statement": "`continue`",
+    "raise_statement": "`raise`",
+}
+BIT_OPERATORS = frozenset({"&", "|", "^", "<<", ">>", "%", "&=", "|=", "^=", "<<=", ">>=", "%="})
+ANNOTATED = {"bytes": ir.BYTES, "bytearray": ir.BYTEARRAY}
+
+
+def fsm_reason(function: Node) -> str | None:
+    """Branch-heavy procedural code: control flow decided by data, not by loop bounds."""
+    branches = sum(1 for node in walk(function) if node.type in BRANCH_NODES)
+    loops = sum(1 for node in walk(function) if node.type == "for_statement")
+    if branches >= FSM_BRANCH_THRESHOLD and branches > loops:
+        return f"{branches} branches against {loops} loops: control flow is decided by data"
+    return None
+
+
+def byte_level(function: Node) -> list[str]:
+    """The constructs of byte-level code `function` uses, named in source order, once each."""
+    found: dict[str, None] = {}
+    for node in sorted(walk(function), key=lambda node: node.start_byte):
+        if node.type in BYTE_LEVEL:
+            found[BYTE_LEVEL[node.type]] = None
+        elif node.type == "for_statement" and not text(node.child_by_field_name("right")).startswith("range("):
+            found["a loop over a sequence's elements"] = None
+        elif (
+            node.type in ("binary_operator", "augmented_assignment") and text(node.child_by_field_name("operator")) in BIT_OPERATORS
+        ):
+            found["bit operations"] = None
+    return list(found)
+
+
+def _operator(node: Node) -> str:
+    return text(node.child_by_field_name("operator"))
+
+
+def claim(function: Node, path: str) -> str | None:
+    """A function the loop model refused is this track's when it is branch-heavy, or byte-level and lowers."""
+    branchy, constructs = fsm_reason(function), byte_level(function)
+    if branchy is None and not constructs:
+        return None
+    why = branchy or "byte-level code (" + ", ".join(constructs) + ")"
+    try:
+        types = assumed_types(function)
+        check_widths(lower_function(function, types))
+    except FsmRefusal as refusal:
+        return f"{why}; not lowered: {refusal}" if branchy else None
+    typed = ", ".join(f"`{name}` as {kind.kind if isinstance(kind, ir.Sequence) else 'an int'}" for name, kind in types.items())
+    return f"{why}: lowers to the fsm IR taking {typed or 'no arguments'}"
+
+
+def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
+    """Parameters typed without a call: by their annotation (`bytes`, `bytearray`, `int`), else a sequence where the
+    function indexes, iterates or measures it (a `bytearray` where it writes it), else an int."""
+    indexed, written = set(), set()
+    for node in walk(function):
+        if node.type == "subscript":
+            indexed.add(text(node.child_by_field_name("value")))
+        elif node.type == "for_statement":
+            indexed.add(text(node.child_by_field_name("right")))
+        elif node.type == "call" and text(node.child_by_field_name("function")) == "len":
+            indexed.update(text(argument) for argument in node.child_by_field_name("arguments").named_children)
+        elif node.type in ("assignment", "augmented_assignment"):
+            left = node.child_by_field_name("left")
+            if left.type == "subscript":
+                written.add(text(left.child_by_field_name("value")))
+    annotations = {
+        text(child.named_children[0]): text(child.child_by_field_name("type"))
+        for child in function.child_by_field_name("parameters").named_children
+        if child.type == "typed_parameter"
+    }
+    types: dict[str, ir.Sequence | str] = {}
+    for name in parameter_names(function):
+        annotated = annotations.get(name)
+        if annotated in ANNOTATED:
+            types[name] = ir.Sequence(name, ANNOTATED[annotated])
+        elif annotated == "int" or name not in indexed:
+            types[name] = ir.INT
+        else:
+            types[name] = ir.Sequence(name, ir.BYTEARRAY if name in written else ir.BYTES)
+    return types
+
+
+def check(args: argparse.Namespace) -> int:
+    """`repoos check FILE.py:f --arg data=bytes[64]`: the C baseline against the Python original on those inputs."""
+    path_text, name = args.target.rsplit(":", 1)
+    path = Path(path_text)
+    function = _function_node(path, name)
+    specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
+    arguments = _inputs(parameter_names(function), specs, args.seed)
+    original = ModuleFunction(path, name).imported()
+    try:
+        native = FsmNative(lower_for(function, dict(zip(parameter_names(function), arguments, strict=True))), original)
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+    start = time.perf_counter()
+    want = outcome(original, arguments)
+    python_s = time.perf_counter() - start
+    start = time.perf_counter()
+    got = outcome(native, arguments)
+    native_s = time.perf_counter() - start
+    problem = difference(want, got)
+    if args.json:
+        payload = {"target": args.target, "track": "fsm", "correct": problem is None, "difference": problem}
+        print(json.dumps(payload | {"original": want.describe(), "python_s": python_s, "native_s": native_s}, indent=2))
+        return 0 if problem is None else 1
+    verdict = "correct" if problem is None else f"INCORRECT: {problem}"
+    print(f"{args.target}: fsm track, {verdict} ({want.describe()})")
+    print(f"  python  {python_s:10.6f} s")
+    print(f"  native  {native_s:10.6f} s  (one call, {native.library.name})")
+    return 0 if problem is None else 1
+
+
+def _function_node(path: Path, name: str) -> Node:
+    tree = parse_source(read_source(path), str(path))
+    for node in functions(tree):
+        if text(node.child_by_field_name("name")) == name:
+            return node
+    raise SourceError(str(path), f"no top-level function named `{name}`")
+
+
+def _inputs(names: list[str], specs: dict[str, ArgSpec], seed: int) -> list[object]:
+    """The arguments `--arg` gives, in the parameters' order: numbers as given, arrays and byte strings random."""
+    missing = [name for name in names if name not in specs]
+    if missing:
+        raise ArgumentSpecError(f"needs inputs for: {', '.join(missing)} (as --arg data=bytes[64] or --arg n=8)")
+    rng = np.random.default_rng(seed)
+    values: list[object] = []
+    for name in names:
+        spec = specs[name]
+        if spec.dtype is None:
+            values.append(spec.number)
+        else:
+            values.append(random_value(spec.dtype, tuple(dimension(d, specs, spec) for d in spec.dims), rng))
+    return values
+
+
+TRACK = Track(name="fsm", claim_refused=claim, check=check)
