@@ -5,6 +5,7 @@ refused at its line; ingest sends these functions to it, and `repoos check` comp
 from __future__ import annotations
 
 import pickle
+import zlib
 from functools import cache
 
 import numpy as np
@@ -29,9 +30,9 @@ def _nodes():
 
 
 def native(name: str, *arguments: object) -> FsmNative:
-    """The fixture `name` compiled for arguments typed as `arguments`."""
+    """The fixture `name` compiled for arguments typed as `arguments` (a default left out types its parameter)."""
     node = _nodes()[name]
-    return FsmNative(lower_for(node, dict(zip(parameter_names(node), arguments, strict=True))), getattr(fsm_functions, name))
+    return FsmNative(lower_for(node, dict(zip(parameter_names(node), arguments, strict=False))), getattr(fsm_functions, name))
 
 
 def line_of(fragment: str) -> int:
@@ -175,3 +176,49 @@ def test_repoos_check_names_the_file_and_line_it_refuses(capsys):
     assert cli.main(["check", f"{FIXTURE}:clamp_deltas", *arguments]) == 2
     where = f"{FIXTURE}:{line_of('out[j] = delta')}"
     assert f"{where}: `clamp_deltas` is not modelled by the fsm track: a value of -128 to 127" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "calls"),
+    [
+        ("crc16_from", ((), (0,), (0xFFFF,), (-5,), (1 << 70,))),
+        ("clipped_max", ((), (0,), (-(1 << 40), 3), (300, -1), (1 << 63, 0))),
+    ],
+)
+def test_an_int_default_is_taken_when_the_call_leaves_it_out_as_python_does(name: str, calls: tuple[tuple[int, ...], ...]):
+    compiled = native(name, b"x")
+    original = getattr(fsm_functions, name)
+    for data in (*EDGES, random_bytes(3, 100), random_bytes(4, 1000)):
+        for rest in calls:
+            assert_same(name, compiled, data, *rest)
+        assert compiled(data=data) == original(data=data)
+        assert compiled(data, **{parameter_names(_nodes()[name])[1]: 9}) == original(
+            data, **{parameter_names(_nodes()[name])[1]: 9}
+        )
+    assert_same(name, compiled)  # a missing argument raises Python's own TypeError
+
+
+def test_a_default_that_is_not_an_int_is_refused_at_its_line():
+    with pytest.raises(FsmRefusal) as refused:
+        native("scaled_default", b"ab")
+    assert str(refused.value) == (
+        f"line {line_of('scale=0.5')}: parameter `scale=0.5`: only an int default (a literal or a module integer "
+        "constant) is modelled; pass the value in the call instead"
+    )
+    with pytest.raises(FsmRefusal, match=r"argument `crc` is a bytes: its default is an int, and the fsm track takes an int"):
+        native("crc16_from", b"ab", b"cd")
+
+
+@pytest.mark.parametrize("name", ["fsm:crc16-ccitt", "fsm:crc32", "fsm:adler32"])
+def test_repoos_check_runs_a_bundled_checksum_with_its_default_on_the_fsm_track(name: str, capsys):
+    assert cli.main(["check", name, "--size", "SMALL"]) == 0
+    assert capsys.readouterr().out.startswith(f"{name}: fsm track, correct (returned ")
+
+
+def test_repoos_check_passes_a_default_parameter_only_when_an_arg_gives_it(capsys):
+    target = str(ROOT / "kernels/fsm/crc32.py") + ":crc32"
+    data = np.random.default_rng(0).integers(0, 256, size=(1000,)).astype(np.uint8).tobytes()  # as `--arg` draws it
+    assert cli.main(["check", target, "--arg", "data=bytes[1000]"]) == 0
+    assert capsys.readouterr().out.startswith(f"{target}: fsm track, correct (returned {zlib.crc32(data)})")
+    assert cli.main(["check", target, "--arg", "data=bytes[1000]", "--arg", "crc=5"]) == 0
+    assert capsys.readouterr().out.startswith(f"{target}: fsm track, correct (returned {zlib.crc32(data, 5)})")

@@ -65,7 +65,7 @@ class Load:
 
 @dataclass(frozen=True)
 class Binary:
-    op: str  # + - * // % & | ^ << >>
+    op: str  # + - * // % & | ^ << >> min max
     left: Expr
     right: Expr
     line: int

@@ -68,16 +68,42 @@ def refuse(node: Node, reason: str) -> FsmRefusal:
 
 
 def parameter_names(function: Node) -> list[str]:
-    """The function's parameters in order; only plain (or annotated) names are modelled."""
+    """The function's parameters in order; only plain (or annotated) names are modelled, and defaults that are ints."""
     names = []
     for child in function.child_by_field_name("parameters").named_children:
         if child.type == "identifier":
             names.append(text(child))
         elif child.type == "typed_parameter":
             names.append(text(child.named_children[0]))
+        elif child.type in ("default_parameter", "typed_default_parameter"):
+            names.append(text(child.child_by_field_name("name")))
         else:
-            raise refuse(child, f"parameter `{text(child)}`: only plain names are modelled (no defaults, `*args`)")
+            raise refuse(child, f"parameter `{text(child)}`: only plain names are modelled (no `*args`, `**kwargs`)")
+    parameter_defaults(function)  # a default that is not an int is refused here, once for every caller
     return names
+
+
+def parameter_defaults(function: Node) -> dict[str, int]:
+    """The parameters that have a default, with it: an integer literal or a module integer constant, so the
+    parameter is an int one. Other defaults are refused: a call that leaves them out could pass anything."""
+    defaults: dict[str, int] = {}
+    for child in function.child_by_field_name("parameters").named_children:
+        if child.type not in ("default_parameter", "typed_default_parameter"):
+            continue
+        value, name = child.child_by_field_name("value"), text(child.child_by_field_name("name"))
+        constant = module_constants(function).get(text(value)) if value.type == "identifier" else None
+        try:
+            literal = ast.literal_eval(text(value)) if constant is None else constant
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            literal = None  # not a literal
+        if type(literal) is not int:
+            raise refuse(
+                child,
+                f"parameter `{text(child)}`: only an int default (a literal or a module integer constant) is "
+                "modelled; pass the value in the call instead",
+            )
+        defaults[name] = literal
+    return defaults
 
 
 def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir.Function:
@@ -506,9 +532,18 @@ class _Lowering:
         if name == "int" and len(arguments) == 1:
             value = self.integer(arguments[0], assigned)
             return value if expression_type(value) == ir.INT else ir.ToInt(value, line)
+        if (
+            name in ("min", "max")
+            and len(arguments) == 2
+            and all(a.type not in ("list_splat", "dictionary_splat", "keyword_argument") for a in arguments)
+        ):
+            left, right = (self.integer(argument, assigned) for argument in arguments)
+            return ir.Binary(name, left, right, line)
         if callee.type == "attribute":
             raise refuse(node, f"`{text(node)[:60]}`: method calls on objects are not modelled")
-        raise refuse(node, f"`{name}(...)` is not modelled (calls: `len`, `int`, `range` in a `for`, `bytearray()`)")
+        raise refuse(
+            node, f"`{name}(...)` is not modelled (calls: `len`, `int`, `min`/`max` of two ints, `range` in a `for`, `bytearray()`)"
+        )
 
     def comparison(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         operands = node.named_children

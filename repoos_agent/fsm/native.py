@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from repoos_agent.backends.cc import build_shared_library
 from repoos_agent.backends.library import load_library
 from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_names
+from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import HIGH, LOW, check_widths
 
@@ -30,10 +31,17 @@ class _Buffer(ctypes.Structure):
 
 
 def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, ir.Sequence | str]:
-    """Each parameter's type, read off a call's value; anything else the track does not take is refused."""
+    """Each parameter's type, read off a call's value; anything else the track does not take is refused. A
+    parameter with a default is an int one, whether the call leaves it out or passes it."""
     types: dict[str, ir.Sequence | str] = {}
+    defaults = parameter_defaults(function)
     for name in parameter_names(function):
-        value = values[name]
+        value = values.get(name, defaults.get(name))
+        if name in defaults and type(value) is not int:
+            raise FsmRefusal(
+                function.start_point[0] + 1,
+                f"argument `{name}` is {_described(value)}: its default is an int, and the fsm track takes an int there",
+            )
         if type(value) is int:
             types[name] = ir.INT
         elif isinstance(value, bytes):
@@ -75,8 +83,16 @@ class FsmNative:
         self._release = getattr(handle, RELEASE)
         self._release.argtypes = [ctypes.c_void_p]
         self.library = Path(library)
+        self._signature = inspect.signature(original)
 
-    def __call__(self, *args: object) -> object:
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if kwargs or len(args) != len(self.function.parameters):
+            try:
+                bound = self._signature.bind(*args, **kwargs)
+            except TypeError:
+                return self.original(*args, **kwargs)  # the original raises the call's own TypeError
+            bound.apply_defaults()  # the defaults the original holds, as Python fills them in
+            args = bound.args
         arguments = self._arguments(args)
         if arguments is None:
             return self.original(*args)

@@ -46,6 +46,10 @@ static inline int64_t rp_mod(int64_t a, int64_t b) {{
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }}
 
+static inline int64_t rp_min(int64_t a, int64_t b) {{ return b < a ? b : a; }}
+
+static inline int64_t rp_max(int64_t a, int64_t b) {{ return b > a ? b : a; }}
+
 static void rp_append(jmp_buf *leave, rp_buffer *b, int64_t v) {{
     if (b->len == b->cap) {{
         int64_t cap = b->cap ? 2 * b->cap : 64;
@@ -185,6 +189,8 @@ class _Printer:
                 return f"rp_floordiv({left}, {right})"
             if expr.op == "%":
                 return f"rp_mod({left}, {right})"
+            if expr.op in ("min", "max"):
+                return f"rp_{expr.op}({left}, {right})"
             return f"((int64_t)({left}) {expr.op} (int64_t)({right}))"  # a byte promotes to 32-bit `int`
         if isinstance(expr, ir.Unary):
             operand = self.expr(expr.operand)

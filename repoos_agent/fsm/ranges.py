@@ -19,8 +19,9 @@ from repoos_agent.fsm.lower import FsmRefusal
 
 INFINITY = 1 << 256
 LOW, HIGH = -(1 << 63), (1 << 63) - 1
-GUARD = 1 << 62
-"""The bound a widened local is held to at run time (the call runs the original past it)."""
+GUARD = 1 << 61
+"""The bound a widened local is held to at run time (the call runs the original past it): the sum or difference
+of two guarded locals (`b += a` in Adler-32) still fits 64 bits."""
 LENGTH = 1 << 62
 """The largest length a sequence can have (far past any memory)."""
 WIDEN_AFTER = 3
@@ -63,8 +64,9 @@ def _clamp(value: int) -> int:
 
 
 def _bits(interval: Interval) -> Interval:
-    """The values a bitwise result of operands within `interval` can take."""
-    width = max(abs(interval.lo), abs(interval.hi)).bit_length()
+    """The values a bitwise result of operands within `interval` can take: a negative operand within
+    `[-2**w, 2**w - 1]` is a `w + 1`-bit two's complement number, and so is the result (a full `int64` stays one)."""
+    width = max(interval.hi.bit_length(), (-interval.lo - 1).bit_length() if interval.lo < 0 else 0)
     return Interval(0, (1 << width) - 1) if interval.lo >= 0 else Interval(-(1 << width), (1 << width) - 1)
 
 
@@ -127,6 +129,10 @@ class _Analysis:
 
     def binary(self, expr: ir.Binary, state: State, masked: bool) -> Interval:
         op = expr.op
+        if op in ("min", "max"):  # picks one operand: each must hold its exact value
+            left, right = self.value(expr.left, state, False), self.value(expr.right, state, False)
+            pick = min if op == "min" else max
+            return Interval(pick(left.lo, right.lo), pick(left.hi, right.hi))
         if op == "&" and (mask := _mask(expr)) is not None:
             constant, other = mask
             operand = self.value(other, state, masked=True)

@@ -14,21 +14,23 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from tree_sitter import Node
 
+from repoos_agent.catalog import SIZE_CLASSES, find_bundled
 from repoos_agent.errors import ArgumentSpecError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
-from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_names
+from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import check_widths
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.inputs import ArgSpec, dimension, parse_arg_spec, random_value
-from repoos_agent.target import ModuleFunction
+from repoos_agent.target import ModuleFunction, target_file
 from repoos_agent.tracks import Track
 
 BRANCH_NODES = frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "case_clause"})
@@ -107,9 +109,12 @@ def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
         if child.type == "typed_parameter"
     }
     types: dict[str, ir.Sequence | str] = {}
+    defaults = parameter_defaults(function)
     for name in parameter_names(function):
         annotated = annotations.get(name)
-        if annotated in ANNOTATED:
+        if name in defaults:
+            types[name] = ir.INT
+        elif annotated in ANNOTATED:
             types[name] = ir.Sequence(name, ANNOTATED[annotated])
         elif annotated == "int" or name not in indexed:
             types[name] = ir.INT
@@ -119,15 +124,21 @@ def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
 
 
 def check(args: argparse.Namespace) -> int:
-    """`repoos check FILE.py:f --arg data=bytes[64]`: the C baseline against the Python original on those inputs."""
-    path_text, name = args.target.rsplit(":", 1)
-    path = Path(path_text)
-    function = _function_node(path, name)
-    specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
-    arguments = _inputs(parameter_names(function), specs, args.seed)
-    original = ModuleFunction(path, name).imported()
+    """`repoos check FILE.py:f --arg data=bytes[64]` (or a bundled kernel, `fsm:crc32 --size SMALL`): the C baseline
+    against the Python original on those inputs. A parameter with a default that the inputs leave out is left out of
+    the call too, so both take the default as a caller's call would."""
+    if target_file(args.target) is None:
+        path, name, original, arguments = _bundled_inputs(args.target, args.size)
+        function = _function_node(path, name)
+    else:
+        path_text, name = args.target.rsplit(":", 1)
+        path = Path(path_text)
+        function = _function_node(path, name)
+        specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
+        arguments = _inputs(function, specs, args.seed)
+        original = ModuleFunction(path, name).imported()
     try:
-        native = FsmNative(lower_for(function, dict(zip(parameter_names(function), arguments, strict=True))), original)
+        native = FsmNative(lower_for(function, dict(zip(parameter_names(function), arguments, strict=False))), original)
     except FsmRefusal as refusal:
         raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
     start = time.perf_counter()
@@ -156,20 +167,43 @@ def _function_node(path: Path, name: str) -> Node:
     raise SourceError(str(path), f"no top-level function named `{name}`")
 
 
-def _inputs(names: list[str], specs: dict[str, ArgSpec], seed: int) -> list[object]:
-    """The arguments `--arg` gives, in the parameters' order: numbers as given, arrays and byte strings random."""
-    missing = [name for name in names if name not in specs]
+def _bundled_inputs(label: str, size: str | None) -> tuple[Path, str, Callable[..., object], list[object]]:
+    """A bundled kernel's file, function, Python original and its `init`'s inputs at `size` (SMALL by default), in
+    the parameters' order; the parameters `init` leaves out keep their defaults."""
+    bundled = find_bundled(label)
+    wanted = (size or "SMALL").upper()
+    if wanted not in SIZE_CLASSES:
+        raise ArgumentSpecError(f"unknown size `{size}`; sizes are {', '.join(SIZE_CLASSES)}")
+    values = bundled.module.init(**bundled.sizes[wanted])
+    arguments = _positional(_function_node(bundled.path, bundled.function), values)
+    return bundled.path, bundled.function, bundled.python_function(), arguments
+
+
+def _positional(function: Node, values: dict[str, object]) -> list[object]:
+    """`values` in the parameters' order. The trailing parameters with defaults that `values` leaves out are left
+    out of the call; one left out before a given one takes its default."""
+    names, defaults = parameter_names(function), parameter_defaults(function)
+    missing = [name for name in names if name not in values and name not in defaults]
     if missing:
         raise ArgumentSpecError(f"needs inputs for: {', '.join(missing)} (as --arg data=bytes[64] or --arg n=8)")
+    while names and names[-1] not in values:
+        names = names[:-1]
+    return [values[name] if name in values else defaults[name] for name in names]
+
+
+def _inputs(function: Node, specs: dict[str, ArgSpec], seed: int) -> list[object]:
+    """The arguments `--arg` gives, in the parameters' order: numbers as given, arrays and byte strings random."""
     rng = np.random.default_rng(seed)
-    values: list[object] = []
-    for name in names:
-        spec = specs[name]
+    values: dict[str, object] = {}
+    for name in parameter_names(function):
+        spec = specs.get(name)
+        if spec is None:
+            continue
         if spec.dtype is None:
-            values.append(spec.number)
+            values[name] = spec.number
         else:
-            values.append(random_value(spec.dtype, tuple(dimension(d, specs, spec) for d in spec.dims), rng))
-    return values
+            values[name] = random_value(spec.dtype, tuple(dimension(d, specs, spec) for d in spec.dims), rng)
+    return _positional(function, values)
 
 
 TRACK = Track(name="fsm", claim_refused=claim, check=check)
