@@ -222,3 +222,14 @@ def test_repoos_check_passes_a_default_parameter_only_when_an_arg_gives_it(capsy
     assert capsys.readouterr().out.startswith(f"{target}: fsm track, correct (returned {zlib.crc32(data)})")
     assert cli.main(["check", target, "--arg", "data=bytes[1000]", "--arg", "crc=5"]) == 0
     assert capsys.readouterr().out.startswith(f"{target}: fsm track, correct (returned {zlib.crc32(data, 5)})")
+
+
+def test_min_of_a_numpy_element_is_refused_as_python_would_return_the_numpy_scalar():
+    values = np.array([9, 4, 300], dtype=np.int64)
+    with pytest.raises(FsmRefusal) as refused:
+        native("smallest_element", values)
+    assert str(refused.value) == (
+        f"line {line_of('least = min(least, values[i])')}: `values[i]` is a NumPy int64, whose arithmetic wraps by "
+        "NumPy's rules; write `int(values[i])`"
+    )
+    assert_same("smallest_element", native("smallest_element", b""), bytes([9, 4, 200]))

@@ -537,7 +537,7 @@ class _Lowering:
             and len(arguments) == 2
             and all(a.type not in ("list_splat", "dictionary_splat", "keyword_argument") for a in arguments)
         ):
-            left, right = (self.integer(argument, assigned) for argument in arguments)
+            left, right = (self.as_int(self.integer(argument, assigned), argument) for argument in arguments)
             return ir.Binary(name, left, right, line)
         if callee.type == "attribute":
             raise refuse(node, f"`{text(node)[:60]}`: method calls on objects are not modelled")
