@@ -50,6 +50,7 @@ def test_numba_refuses_max_with_an_axis_and_says_why():
     assert "\n" not in measurement.message and " at 0x" not in measurement.message
 
 
+@pytest.mark.slow  # Numba compiles for seconds; the study's own tests cover a Numba column by default
 def test_numba_on_a_supported_function_is_correct_and_timed():
     measurement = measure_peer("numba", PATH, "row_sums", {"A": small_inputs()["A"]}, 120)
     assert measurement.status == "ok", measurement.message

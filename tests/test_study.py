@@ -63,6 +63,7 @@ def test_best_of_k_is_never_below_the_single_run():
     assert instance.best_of_k >= instance.single
 
 
+@pytest.mark.slow  # end to end: a search and three tools (the suite's time); the peers' parts run by default
 def test_eval_measures_our_search_and_the_three_tools_on_the_same_inputs(repoos_command, tmp_path):
     out = tmp_path / "study"
     command = [*repoos_command, "eval", "--kernels", "jacobi-1d,mvt", "--sizes", "MINI", "--iters", "1", "--candidates", "2"]
