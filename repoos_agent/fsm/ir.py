@@ -108,7 +108,30 @@ class Not:
     line: int
 
 
-Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not
+@dataclass(frozen=True)
+class Select:
+    """`then if condition else orelse` as a value, only one side evaluated: C's `?:`, which compilers turn into a
+    conditional move where both sides are cheap (the `branchless` rewrite makes it from an `if`)."""
+
+    condition: Expr
+    then: Expr
+    orelse: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class BytesBelow:
+    """Whether `count` elements of the byte sequence exist from `index` on (`index` not negative) and are all below
+    `bound`: a word-at-a-time test, false near the end, so it never reads out of range."""
+
+    sequence: str
+    index: Expr
+    count: int
+    bound: int
+    line: int
+
+
+Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not | Select | BytesBelow
 
 
 @dataclass(frozen=True)
@@ -194,7 +217,18 @@ class Raise:
     line: int
 
 
-Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise
+@dataclass(frozen=True)
+class Switch:
+    """An `if`/`elif` ladder comparing one value with distinct constants: each case's constants and body, then the
+    default; a `break` in a case leaves the enclosing loop, as in the source (C's `switch`, a jump table)."""
+
+    value: Expr
+    cases: tuple[tuple[tuple[int, ...], tuple[Stmt, ...]], ...]
+    default: tuple[Stmt, ...]
+    line: int
+
+
+Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise | Switch
 
 
 @dataclass(frozen=True)

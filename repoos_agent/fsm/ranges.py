@@ -105,13 +105,33 @@ class _Analysis:
         if isinstance(expr, ir.ToInt):
             self.value(expr.operand, state)
             return element_range(expr.operand.type) if isinstance(expr.operand, ir.Local | ir.Load) else TOP
-        if isinstance(expr, ir.Compare | ir.Logical):
+        if isinstance(expr, ir.Logical):  # the right side runs only where the left one lets it
+            self.value(expr.left, state)
+            after = self.refine(expr.left, expr.op == "and", state)
+            if after is not None:
+                self.value(expr.right, after)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Compare):
             self.value(expr.left, state)
             self.value(expr.right, state)
             return Interval(0, 1)
         if isinstance(expr, ir.Not):
             self.value(expr.operand, state)
             return Interval(0, 1)
+        if isinstance(expr, ir.BytesBelow):
+            self.value(expr.index, state)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Select):  # each side where the condition lets it run, as an `if` would
+            self.value(expr.condition, state)
+            sides = [
+                self.value(side, taken, masked)
+                for side, taken in (
+                    (expr.then, self.refine(expr.condition, True, state)),
+                    (expr.orelse, self.refine(expr.condition, False, state)),
+                )
+                if taken is not None
+            ]
+            return sides[0].hull(sides[-1]) if sides else Interval(0, 0)
         if isinstance(expr, ir.Unary):
             operand = self.value(expr.operand, state, masked)
             result = Interval(-operand.hi, -operand.lo) if expr.op == "-" else Interval(-operand.hi - 1, -operand.lo - 1)
@@ -190,12 +210,16 @@ class _Analysis:
     def compared(self, condition: ir.Compare, truth: bool, state: State) -> State | None:
         op = condition.op if truth else NEGATED[condition.op]
         left, right = condition.left, condition.right
-        if not (isinstance(left, ir.Local) and left.type == ir.INT):
-            if not (isinstance(right, ir.Local) and right.type == ir.INT):
+        found = _counter(left)
+        if found is None:
+            found = _counter(right)
+            if found is None:
                 return state
-            left, right, op = right, left, FLIPPED[op]
+            right, op = left, FLIPPED[op]
+        left, shift = found  # `i + shift < x` bounds `i` as `i < x - shift` does
         checking, self.checking = self.checking, False
         other = self.value(right, state)
+        other = Interval(other.lo - shift, other.hi - shift)
         self.checking = checking
         current = state.get(left.name, element_range(ir.INT))
         lo, hi = current.lo, current.hi
@@ -241,6 +265,8 @@ class _Analysis:
             self.value(statement.condition, state)
             then = self.block(statement.then, self.refine(statement.condition, True, state))
             return _join(then, self.block(statement.orelse, self.refine(statement.condition, False, state)))
+        if isinstance(statement, ir.Switch):
+            return self.switch(statement, state)
         if isinstance(statement, ir.While):
             return self.loop(statement, state, lambda s: self.refine(statement.condition, True, s))
         if isinstance(statement, ir.ForRange):
@@ -255,6 +281,21 @@ class _Analysis:
         if isinstance(statement, ir.Return) and statement.value is not None:
             self.value(statement.value, state)
         return None
+
+    def switch(self, statement: ir.Switch, state: State) -> State | None:
+        """Each case where the value equals one of its constants, the default where it equals none."""
+        self.value(statement.value, state)
+        outs = []
+        rest: State | None = state
+        for values, body in statement.cases:
+            equal = [
+                self.refine(ir.Compare("==", statement.value, ir.Const(v, statement.line), statement.line), True, state)
+                for v in values
+            ]
+            outs.append(self.block(body, _join(*equal)))
+            for v in values:
+                rest = self.refine(ir.Compare("!=", statement.value, ir.Const(v, statement.line), statement.line), True, rest)
+        return _join(*outs, self.block(statement.default, rest))
 
     def fits_element(self, value: Interval, kind: str, line: int, sequence: str) -> None:
         bounds = element_range(kind)
@@ -320,6 +361,16 @@ def _mask(expr: ir.Binary) -> tuple[int, ir.Expr] | None:
     for constant, other in ((expr.right, expr.left), (expr.left, expr.right)):
         if isinstance(constant, ir.Const) and 0 <= constant.value <= HIGH:
             return constant.value, other
+    return None
+
+
+def _counter(side: ir.Expr) -> tuple[ir.Local, int] | None:
+    """An int local, or one plus a constant (an unrolled loop's test `k + 3 < n`), and that constant."""
+    if isinstance(side, ir.Local) and side.type == ir.INT:
+        return side, 0
+    if isinstance(side, ir.Binary) and side.op == "+" and isinstance(side.right, ir.Const):
+        found = _counter(side.left)
+        return None if found is None or found[1] else (found[0], side.right.value)
     return None
 
 
