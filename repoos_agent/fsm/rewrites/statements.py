@@ -164,8 +164,12 @@ def fresh(function: ir.Function, stem: str, also: set[str] | dict[str, str] = fr
 
 def substituted(function: ir.Function, target: ir.Stmt, new: Block, new_locals: dict[str, str]) -> ir.Function:
     """The function with the statement `target` (found by identity) replaced by `new`, and `new_locals` declared."""
-    body = map_statements(function.body, lambda statement: new if statement is target else (statement,))
-    return replace(function, body=body, locals={**function.locals, **new_locals})
+    return replace(function, body=replaced(function.body, target, new), locals={**function.locals, **new_locals})
+
+
+def replaced(body: Block, target: ir.Stmt, new: Block) -> Block:
+    """The block with the statement `target`, found by identity wherever it is nested, replaced by `new`."""
+    return map_statements(body, lambda statement: new if statement is target else (statement,))
 
 
 def increment(name: str, by: int, line: int) -> ir.Assign:
