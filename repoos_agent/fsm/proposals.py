@@ -86,9 +86,10 @@ def _parse_step(part: str, column: int) -> Step:
     if arguments is not None and arguments.strip():
         offset = at + part.strip().index("(") + 1
         for argument in arguments.split(","):
-            key, value = _parse_argument(known, argument, offset + len(argument) - len(argument.lstrip()))
+            argument_at = offset + len(argument) - len(argument.lstrip())
+            key, value = _parse_argument(known, argument, argument_at)
             if key in given:
-                raise ProposalError(offset, key, f"`{name}` is given `{key}` twice")
+                raise ProposalError(argument_at, key, f"`{name}` is given `{key}` twice")
             given[key] = value
             offset += len(argument) + 1
     return Step(name, {key: given.get(key, choices[0]) for key, choices in known.parameters.items()})
