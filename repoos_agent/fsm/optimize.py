@@ -28,7 +28,6 @@ from repoos_agent.fsm.lower import FsmRefusal, parameter_names
 from repoos_agent.fsm.native import lower_for
 from repoos_agent.fsm.proposals import JOIN, Proposal
 from repoos_agent.fsm.swap import parameter_spelling
-from repoos_agent.fsm.track import target_inputs
 from repoos_agent.ingest.parse import text
 from repoos_agent.measure.timing import seconds_text
 from repoos_agent.search_options import record_findings, search_events
@@ -45,12 +44,12 @@ def qualifier_for(original: Callable[..., object], baseline: ir.Function, sample
     return qualify
 
 
-def optimize_command(args: argparse.Namespace) -> int:
-    """Race the heuristic's variants of `args.target` on its inputs; print the race (`--json`: one object) and store
-    the winner."""
+def optimize_command(args: argparse.Namespace, target: tuple[Path, str, Node, Callable[..., object], list[object]]) -> int:
+    """Race the heuristic's variants of `args.target` on its inputs (`target`: its file, name, syntax tree, Python
+    original and arguments, as the track reads them); print the race (`--json`: one object) and store the winner."""
     if args.backend != "heuristic":
         raise RepoosError(f"--backend {args.backend}: the fsm track proposes with the heuristic only (--backend heuristic)")
-    path, name, node, original, arguments = target_inputs(args)
+    path, name, node, original, arguments = target
     try:
         baseline = lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
     except FsmRefusal as refusal:

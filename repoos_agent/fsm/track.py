@@ -214,9 +214,9 @@ def _inputs(function: Node, specs: dict[str, ArgSpec], seed: int) -> list[object
 
 def optimize(args: argparse.Namespace) -> int:
     """`repoos optimize FILE.py:f --arg data=bytes[100000]` or `fsm:crc32 --size MEDIUM`: the arena's race, stored."""
-    from repoos_agent.fsm.optimize import optimize_command  # it builds on this module's targets
+    from repoos_agent.fsm.optimize import optimize_command  # the arena loads only for a race
 
-    return optimize_command(args)
+    return optimize_command(args, target_inputs(args))
 
 
 def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., object]:
