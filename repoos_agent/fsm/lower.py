@@ -535,6 +535,10 @@ class _Lowering:
         if name == self.buffer and name not in assigned:
             raise refuse(node, f"`{name}` may be used before `{name} = bytearray()` runs; create it first")
 
+    def tables(self) -> set[str]:
+        """The module's `bytes` constants the function may read."""
+        return {name for name, value in self.constants.items() if isinstance(value, bytes)}
+
     def name_value(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         name = text(node)
         if name in self.sequences or isinstance(self.constants.get(name), bytes):
@@ -558,6 +562,9 @@ class _Lowering:
                 raise refuse(node, f"`{text(node)}` is not an integer literal the track models") from None
         if kind in ("true", "false") and conditions:
             return ir.Const(int(kind == "true"), line)
+        if kind == "identifier" and conditions and (text(node) in self.sequences or text(node) in self.tables()):
+            self.ready(node, text(node), assigned)  # `if not data:`, a sequence is true where it is not empty
+            return ir.Compare("!=", ir.Length(text(node), line), ir.Const(0, line), line)
         if kind == "identifier":
             return self.name_value(node, assigned)
         if kind == "subscript":
