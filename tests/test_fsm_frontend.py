@@ -138,3 +138,17 @@ def test_what_the_front_end_cannot_model_is_refused_at_its_line(name, arguments,
 def test_a_list_holding_something_other_than_ints_is_refused_as_an_argument():
     with pytest.raises(FsmRefusal, match=r"argument `values` is a list: the fsm track takes ints, bytes, bytearrays, strs"):
         native("weighted_sum", ["a"], [1])
+
+
+def test_a_module_tuple_of_ints_is_a_constant_table():
+    compiled = native("table_weighted", b"")
+    rng = random.Random(7)
+    for data in (b"", b"\xff", b"\xff" * 1000, *(rng.randbytes(rng.randrange(200)) for _ in range(30))):
+        assert_same("table_weighted", compiled, data)
+
+
+def test_a_module_list_is_refused_because_any_code_may_change_it():
+    with pytest.raises(FsmRefusal) as refused:
+        native("list_weighted", b"")
+    reason = "`MUTABLE_WEIGHTS` is not a sequence argument, a module's table or the output `bytearray()`"
+    assert (refused.value.line, refused.value.reason) == (line_of("* MUTABLE_WEIGHTS[0]"), reason)

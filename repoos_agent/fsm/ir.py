@@ -22,7 +22,7 @@ CHAR = "char"
 BYTES, BYTEARRAY, ARRAY, BUFFER, TABLE = "bytes", "bytearray", "array", "buffer", "table"
 INTS, TEXT, LIST = "ints", "text", "list"
 """Sequence kinds: an immutable and a mutable byte argument, a NumPy array argument, the local `bytearray()` the
-function grows with `append` and returns, a module's constant `bytes` literal (a small table), a list or tuple of
+function grows with `append` and returns, a module's constant `bytes` or tuple of ints (a small table), a list or tuple of
 ints argument (read only, passed as `int64`), a `str` argument (read as its code points, passed as UTF-32), and
 the local list of ints the function grows with `append` and returns."""
 
@@ -221,5 +221,5 @@ class Function:
     body: tuple[Stmt, ...]
     returns: str
     raises: tuple[Raise, ...]
-    tables: dict[str, bytes]
+    tables: dict[str, bytes | tuple[int, ...]]
     buffer_kind: str = BUFFER

@@ -123,7 +123,7 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
         body=body,
         returns=lowering.returns or "none",
         raises=tuple(lowering.raises),
-        tables={name: value for name, value in lowering.constants.items() if name in lowering.used},
+        tables={name: value for name, value in lowering.constants.items() if name in lowering.used and name in lowering.tables()},
         buffer_kind=lowering.sequences[lowering.buffer].kind if lowering.buffer else ir.BUFFER,
     )
 
@@ -139,13 +139,14 @@ def local_names(function: Node) -> set[str]:
     return names
 
 
-def module_constants(function: Node) -> dict[str, int | bytes]:
-    """The module's names bound once, at its top level, to an integer or a `bytes` literal: constants and tables
-    the function may read (as the loop track reads module constants)."""
+def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
+    """The module's names bound once, at its top level, to an integer, a `bytes` literal or a tuple of ints:
+    constants and tables the function may read (as the loop track reads module constants). A module's list is not
+    one: any code may change it."""
     module = function
     while module.parent is not None:
         module = module.parent
-    found: dict[str, int | bytes] = {}
+    found: dict[str, int | bytes | tuple[int, ...]] = {}
     bound: dict[str, int] = {}
     for statement in module.named_children:
         assignment = statement.named_children[0] if statement.type == "expression_statement" else None
@@ -159,7 +160,9 @@ def module_constants(function: Node) -> dict[str, int | bytes]:
             value = ast.literal_eval(text(right))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue  # not a literal
-        if type(value) in (int, bytes):
+        if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
+            found[text(left)] = value  # a table of ints, each held in 64 bits
+        elif type(value) in (int, bytes):
             found[text(left)] = value
     return {name: value for name, value in found.items() if bound[name] == 1}
 
@@ -177,7 +180,7 @@ class _Lowering:
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
         self.iterated: list[str] = []
-        self.constants: dict[str, int | bytes] = {}
+        self.constants: dict[str, int | bytes | tuple[int, ...]] = {}
         self.used: set[str] = set()
 
     def sequence(self, name: str) -> ir.Sequence:
@@ -529,19 +532,19 @@ class _Lowering:
     def ready(self, node: Node, name: str, assigned: frozenset[str]) -> None:
         """The output `bytearray()` is used only where it was created on every path before; a table is emitted
         where it is read."""
-        if isinstance(self.constants.get(name), bytes) and name not in self.sequences:
-            self.sequences[name] = ir.Sequence(name, ir.TABLE)
+        if name in self.tables() and name not in self.sequences:
+            self.sequences[name] = ir.Sequence(name, ir.TABLE, "uint8" if isinstance(self.constants[name], bytes) else "int64")
         self.used.add(name)
         if name == self.buffer and name not in assigned:
             raise refuse(node, f"`{name}` may be used before `{name} = bytearray()` runs; create it first")
 
     def tables(self) -> set[str]:
         """The module's `bytes` constants the function may read."""
-        return {name for name, value in self.constants.items() if isinstance(value, bytes)}
+        return {name for name, value in self.constants.items() if isinstance(value, bytes | tuple)}
 
     def name_value(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         name = text(node)
-        if name in self.sequences or isinstance(self.constants.get(name), bytes):
+        if name in self.sequences or name in self.tables():
             raise refuse(node, f"`{name}` is a sequence; index it or take its `len`")
         if name not in self.locals and isinstance(self.constants.get(name), int):
             return ir.Const(self.constants[name], node.start_point[0] + 1)  # type: ignore[arg-type]

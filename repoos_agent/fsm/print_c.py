@@ -105,7 +105,8 @@ class _Printer:
             if name not in names
         ]
         tables = [
-            f"static const uint8_t py_{name}[{max(len(data), 1)}] = {{{', '.join(map(str, data)) or '0'}}};\n"
+            f"static const {'uint8_t' if isinstance(data, bytes) else 'int64_t'} py_{name}[{max(len(data), 1)}] = "
+            f"{{{', '.join(self.expr(ir.Const(value, 0)) for value in data) or '0'}}};\n"
             f"static const int64_t py_{name}_len = {len(data)};"
             for name, data in self.function.tables.items()
         ]

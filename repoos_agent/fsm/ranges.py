@@ -104,7 +104,8 @@ class _Analysis:
         if isinstance(expr, ir.Local):
             return state.get(expr.name, element_range(expr.type)) if expr.type == ir.INT else element_range(expr.type)
         if isinstance(expr, ir.Length):
-            return Interval(0, LENGTH)
+            table = self.function.tables.get(expr.sequence)
+            return Interval(0, LENGTH) if table is None else Interval(len(table), len(table))
         if isinstance(expr, ir.Load):
             self.value(expr.index, state)
             return self.element(expr.sequence)
@@ -125,8 +126,10 @@ class _Analysis:
         return self.binary(expr, state, masked)
 
     def element(self, sequence: str) -> Interval:
-        """The values one element of `sequence` holds: its dtype's for an array, 64 bits for a list of ints, a code
-        point for a `str`, a byte otherwise."""
+        """The values one element of `sequence` holds: a constant table's own, its dtype's for an array, 64 bits for
+        a list of ints, a code point for a `str`, a byte otherwise."""
+        if self.function.tables.get(sequence):  # a module's constant table: its least and greatest value
+            return Interval(min(self.function.tables[sequence]), max(self.function.tables[sequence]))
         kind = self.sequences.get(sequence)
         if kind is None or kind.kind in (ir.BYTES, ir.BYTEARRAY, ir.BUFFER, ir.TABLE):
             return BYTE
