@@ -13,6 +13,7 @@ from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.lower import FsmRefusal, parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import ARGUMENT
+from repoos_agent.ingest import ingest_file
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from tests.conftest import ROOT
 from tests.fixtures import fsm_as_written
@@ -152,3 +153,15 @@ def test_a_module_list_is_refused_because_any_code_may_change_it():
         native("list_weighted", b"")
     reason = "`MUTABLE_WEIGHTS` is not a sequence argument, a module's table or the output `bytearray()`"
     assert (refused.value.line, refused.value.reason) == (line_of("* MUTABLE_WEIGHTS[0]"), reason)
+
+
+def test_ingest_routes_by_what_the_code_is_and_shows_why():
+    reports = {report.name: report for report in ingest_file(FIXTURE)}
+    assert reports["unescape"].track == "fsm"
+    assert reports["unescape"].reason == (
+        "5 branches against 0 loops: control flow is decided by data; not lowered: "
+        f"line {line_of('parts.append(data[start:i])')}: `data[start:i]`: only one element is read at a time (no slices)"
+    )
+    for name in ("fibonacci_mod", "bounded_bytes", "table_weighted"):
+        assert reports[name].track == "fsm", (name, reports[name].reason)
+        assert "lowers to the fsm IR" in reports[name].reason
