@@ -1,5 +1,6 @@
 """The fsm IR printed as one C function, `rp_fsm`, which returns a code: 0 when the function returned, the code of
-a `raise` (the caller raises its exception again), or `RP_ORIGINAL` when the call must run the Python original.
+a `raise` (the caller raises its exception again, its message formatted with the values left in `rp_raised`), or
+`RP_ORIGINAL` when the call must run the Python original.
 
 The printer only prints: `ranges.check_widths` has proven that every value fits where it is held. Ring arithmetic
 (`+ - * <<`) is printed on `uint64_t`, which is exact where the result fits and is the source's own wrap-around
@@ -79,6 +80,17 @@ static void rp_append(jmp_buf *leave, rp_buffer *b, int64_t v) {{
     b->data[b->len++] = (uint8_t)v;
 }}
 
+static void rp_append_int(jmp_buf *leave, rp_buffer *b, int64_t v) {{
+    if (b->len == b->cap) {{
+        int64_t cap = b->cap ? 2 * b->cap : 64;
+        uint8_t *data = realloc(b->data, (size_t)cap * sizeof(int64_t));
+        if (data == NULL) longjmp(*leave, 1);
+        b->data = data;
+        b->cap = cap;
+    }}
+    ((int64_t *)b->data)[b->len++] = v;
+}}
+
 void {RELEASE}(void *data) {{ free(data); }}
 """
 
@@ -107,7 +119,7 @@ class _Printer:
                 parameters.append(f"{const}{ir.DTYPES[parameter.dtype]} *py_{parameter.name}, int64_t py_{parameter.name}_len")
             else:
                 parameters.append(f"int64_t py_{parameter}")
-        parameters += ["int64_t *rp_result", "rp_buffer *rp_out"]
+        parameters += ["int64_t *rp_result", "rp_buffer *rp_out", "int64_t *rp_raised"]
         names = {p for p in self.function.parameters if isinstance(p, str)}
         declarations = [
             f"    {ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
@@ -115,7 +127,8 @@ class _Printer:
             if name not in names
         ]
         tables = [
-            f"static const uint8_t py_{name}[{max(len(data), 1)}] = {{{', '.join(map(str, data)) or '0'}}};\n"
+            f"static const {'uint8_t' if isinstance(data, bytes) else 'int64_t'} py_{name}[{max(len(data), 1)}] = "
+            f"{{{', '.join(self.expr(ir.Const(value, 0)) for value in data) or '0'}}};\n"
             f"static const int64_t py_{name}_len = {len(data)};"
             for name, data in self.function.tables.items()
         ]
@@ -148,10 +161,13 @@ class _Printer:
         if isinstance(statement, ir.Store):
             data, length = self.sequence(statement.sequence)
             kind = ir.DTYPES[self.sequences[statement.sequence].dtype] if statement.sequence in self.sequences else "uint8_t"
+            if statement.sequence == self.function.buffer and self.function.buffer_kind == ir.LIST:
+                kind = "int64_t"
             index = f"rp_at(&rp_leave, {self.expr(statement.index)}, {length})"
             return [f"{pad}{data}[{index}] = ({kind})({self.expr(statement.value)});"]
         if isinstance(statement, ir.Append):
-            return [f"{pad}rp_append(&rp_leave, rp_out, {self.expr(statement.value)});"]
+            append = "rp_append_int" if self.function.buffer_kind == ir.LIST else "rp_append"
+            return [f"{pad}{append}(&rp_leave, rp_out, {self.expr(statement.value)});"]
         if isinstance(statement, ir.If):
             lines = [f"{pad}if ({self.expr(statement.condition)}) {{", *self.block(statement.then, depth + 1)]
             if statement.orelse:
@@ -172,7 +188,8 @@ class _Printer:
             if statement.value is None:
                 return [f"{pad}return 0;"]
             return [f"{pad}*rp_result = (int64_t)({self.expr(statement.value)});", f"{pad}return 0;"]
-        return [f"{pad}return {statement.code};  /* raise {statement.exception} */"]
+        values = [f"{pad}rp_raised[{k}] = (int64_t)({self.expr(value)});" for k, value in enumerate(statement.values)]
+        return [*values, f"{pad}return {statement.code};  /* raise {statement.exception} */"]
 
     def for_loop(self, loop: ir.ForRange | ir.ForEach, depth: int) -> list[str]:
         pad = "    " * depth
@@ -220,7 +237,7 @@ class _Printer:
     def sequence(self, name: str) -> tuple[str, str]:
         """A sequence's data and length in C."""
         if name == self.function.buffer:
-            return "rp_out->data", "rp_out->len"
+            return "((int64_t *)rp_out->data)" if self.function.buffer_kind == ir.LIST else "rp_out->data", "rp_out->len"
         return f"py_{name}", f"py_{name}_len"
 
     def expr(self, expr: ir.Expr) -> str:
