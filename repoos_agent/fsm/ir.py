@@ -201,7 +201,7 @@ Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Conti
 class Function:
     """One lowered function: its parameters in order (a `Sequence` or an int's name), its locals' types, its body,
     what it returns (`INT`, a dtype, `BUFFER` or "none"), the exceptions its codes stand for, and the module's
-    constant tables it reads."""
+    constant tables it reads (a `bytes` literal of the source, or a `Table` a rewrite computed)."""
 
     name: str
     parameters: tuple[Sequence | str, ...]
@@ -210,4 +210,15 @@ class Function:
     body: tuple[Stmt, ...]
     returns: str
     raises: tuple[Raise, ...]
-    tables: dict[str, bytes]
+    tables: dict[str, bytes | Table]
+
+
+TABLE_DTYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A constant table a rewrite computed (a CRC's byte table): unsigned entries of one width, read as ints."""
+
+    dtype: str
+    entries: tuple[int, ...]

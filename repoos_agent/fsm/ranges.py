@@ -55,6 +55,17 @@ def check_widths(function: ir.Function) -> frozenset[str]:
     return frozenset(analysis.guarded)
 
 
+def loop_head(function: ir.Function, loop: ir.ForEach | ir.ForRange | ir.While) -> dict[str, Interval]:
+    """The values each int local can hold at the head of `loop` (a statement of `function`, by identity), on every
+    iteration: a set the loop's body maps into itself, which is what a proof about one iteration may assume."""
+    analysis = _Analysis(function)
+    analysis.block(function.body, analysis.entry())
+    for seen, head in analysis.heads:
+        if seen is loop:
+            return head
+    raise ValueError(f"line {loop.line}: the loop is not a statement of `{function.name}`, or is never reached")
+
+
 def element_range(kind: str) -> Interval:
     return Interval(*DTYPE_RANGES[kind])
 
@@ -77,6 +88,7 @@ class _Analysis:
         self.checking = True
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
+        self.heads: list[tuple[ir.Stmt, State]] = []
 
     def entry(self) -> State:
         return {p: element_range(ir.INT) for p in self.function.parameters if isinstance(p, str)}
@@ -101,6 +113,9 @@ class _Analysis:
         if isinstance(expr, ir.Load):
             self.value(expr.index, state)
             kind = self.sequences.get(expr.sequence)
+            table = self.function.tables.get(expr.sequence)
+            if isinstance(table, ir.Table):
+                return Interval(min(table.entries, default=0), max(table.entries, default=0))
             return element_range(kind.dtype) if kind is not None and kind.kind == ir.ARRAY else BYTE
         if isinstance(expr, ir.ToInt):
             self.value(expr.operand, state)
@@ -288,6 +303,8 @@ class _Analysis:
             self.checking = checking
             raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
         self.checking = checking
+        if checking:
+            self.heads.append((loop, head))
         out, breaks, continues = self.passed(loop.body, enter(head))
         if isinstance(loop, ir.While):
             self.value(loop.condition, head)
