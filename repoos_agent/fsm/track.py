@@ -24,6 +24,7 @@ from repoos_agent.catalog import SIZE_CLASSES, find_bundled
 from repoos_agent.errors import ArgumentSpecError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.comparison import evaluate
 from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import check_widths
@@ -226,4 +227,4 @@ def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., ob
     return swap_winner(function, record)
 
 
-TRACK = Track(name="fsm", claim_refused=claim, check=check, contract=FsmKernel, swap=swap, optimize=optimize)
+TRACK = Track(name="fsm", claim_refused=claim, check=check, contract=FsmKernel, swap=swap, optimize=optimize, evaluate=evaluate)
