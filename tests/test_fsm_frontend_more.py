@@ -153,3 +153,48 @@ def test_what_the_front_end_cannot_model_is_refused_at_its_line(name, arguments,
     with pytest.raises(FsmRefusal) as refused:
         native(name, *arguments)
     assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)
+
+
+def test_helpers_inlined_nested_module_level_tuple_nonlocal_and_raising():
+    compiled = native("parse_hex_pairs", b"")
+    for data in [
+        b"",
+        b"0",
+        b"00",
+        b"ff",
+        b"a1 b2\n0c",
+        b"zz",
+        b"0g",
+        b"1 2",
+        *(some_bytes(b"0123456789abcdefg \n", 20) for _ in range(120)),
+    ]:
+        assert_same("parse_hex_pairs", compiled, data)
+    assert compiled(b"de ad\nbe ef") == b"\xde\xad\xbe\xef"
+    with pytest.raises(ValueError, match=r"^not a hex digit: 103$"):
+        compiled(b"0g")
+    digits = native("checked_digits", b"")
+    for data in EDGE_BYTES + [some_bytes() for _ in range(30)]:
+        assert_same("checked_digits", digits, data)
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment", "reason"),
+    [
+        ("countdown", "return countdown(n)", "recursion: `countdown` calls itself; write the loop"),
+        (
+            "helper_in_expression",
+            "return twice(len(data)) + 1",
+            "`twice(len(data))`: a helper is inlined where its call is a statement, an assignment's whole value or a "
+            "`return`'s; assign it to a name first",
+        ),
+        (
+            "find_in_loop",
+            "return first_zero()",
+            "`first_zero` returns from inside a loop; only a helper that returns after its loops is inlined",
+        ),
+    ],
+)
+def test_helpers_that_cannot_be_inlined_are_refused_at_their_line(name, fragment, reason):
+    with pytest.raises(FsmRefusal) as refused:
+        native(name, *([1] if name == "countdown" else [b""]))
+    assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)

@@ -16,7 +16,7 @@ from tree_sitter import Node
 from repoos_agent.errors import NotAnalyzableError
 from repoos_agent.fsm import ir
 from repoos_agent.ingest.classify import walk
-from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.parse import parse_source, text
 
 ARITHMETIC = frozenset({"+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>"})
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
@@ -114,6 +114,9 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
     lowering = _Lowering(text(function.child_by_field_name("name")), {name: types[name] for name in names})
     lowering.constants = {name: value for name, value in module_constants(function).items() if name not in local_names(function)}
     lowering.join_names = joined_names(function)
+    lowering.helpers = module_functions(function)
+    lowering.outer_names = local_names(function)
+    lowering.outermost = function
     body, end = lowering.block(function.child_by_field_name("body"), frozenset(names))
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
@@ -199,6 +202,13 @@ class _Lowering:
         appended byte string copied into it."""
         self.join_names: set[str] = set()
         self.temporaries = 0
+        self.helpers: dict[str, Node] = {}
+        """The helper functions the function may call, inlined at each call: its own nested `def`s (once defined)
+        and the module's functions."""
+        self.outer_names: set[str] = set()
+        self.inlining: list[_Inlined] = []
+        self.inlined = 0
+        self.outermost: Node | None = None
 
     def sequence(self, name: str) -> ir.Sequence:
         declared = self.sequences[name]
@@ -240,6 +250,22 @@ class _Lowering:
             return [ir.Break(line)], None
         if kind == "continue_statement":
             return [ir.Continue(line)], None
+        if kind == "function_definition" and node.parent.parent == self.outermost:
+            self.helpers[text(node.child_by_field_name("name"))] = node
+            return [], assigned | {text(node.child_by_field_name("name"))}
+        if kind == "nonlocal_statement" and self.inlining:
+            return [], assigned  # the names it declares are the enclosing function's, left unrenamed
+        if kind == "return_statement" and self.inlining:
+            return self.inlining[-1].returned(self, node, assigned), None
+        if kind == "return_statement" and (inlined := self.inlined_call(node.named_children[0] if node.named_children else None)):
+            lowered, results = self.inline(inlined, assigned)
+            if len(results) != 1:
+                raise refuse(node, f"`{text(node)[:60]}`: only one int or character is returned")
+            kind = self.value_type(results[0], node)
+            if self.returns not in (None, kind):
+                raise refuse(node, f"returns {_named(kind)} here and {_named(self.returns)} elsewhere; return one kind of value")
+            self.returns = kind
+            return [*lowered, ir.Return(results[0], line)], None
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None
             if value is not None and _slice_of(value) is not None:
@@ -251,6 +277,12 @@ class _Lowering:
 
     def expression_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
         line = node.start_point[0] + 1
+        if node.type == "call" and (inlined := self.inlined_call(node)):
+            return self.inline(inlined, assigned)[0], assigned
+        if node.type in ("assignment", "augmented_assignment") and (
+            inlined := self.inlined_call(node.child_by_field_name("right"))
+        ):
+            return self.assign_inlined(node, inlined, assigned)
         if node.type == "assignment":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if right is None:
@@ -382,6 +414,114 @@ class _Lowering:
         self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
         return ir.Assign(name, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
 
+    def inlined_call(self, node: Node | None) -> Node | None:
+        """`node` if it is a call of a helper the lowering inlines."""
+        if node is None or node.type != "call" or node.child_by_field_name("function").type != "identifier":
+            return None
+        name = text(node.child_by_field_name("function"))
+        return (
+            node
+            if name in self.helpers and (name not in self.outer_names or self.helpers[name].parent.parent == self.outermost)
+            else None
+        )
+
+    def assign_inlined(self, node: Node, call: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`x = f(...)`, `a, b = f(...)` or `x += f(...)`: the helper's body, then its results bound."""
+        left, line = node.child_by_field_name("left"), node.start_point[0] + 1
+        targets = left.named_children if left.type == "pattern_list" else [left]
+        if any(target.type != "identifier" for target in targets):
+            raise refuse(left, f"`{text(left)}`: only names are bound to a helper's results")
+        lowered, results = self.inline(call, assigned)
+        if len(results) != len(targets):
+            raise refuse(
+                node, f"`{text(node)[:60]}`: `{text(call.child_by_field_name('function'))}` returns {len(results)} values here"
+            )
+        if node.type == "augmented_assignment":
+            operator = text(node.child_by_field_name("operator"))[:-1]
+            if operator not in ARITHMETIC:
+                raise refuse(node, f"`{operator}=` is not modelled")
+            current = self.as_int(self.name_value(left, assigned), left)
+            return [*lowered, self.bind(left, ir.Binary(operator, current, self.as_int(results[0], call), line), call)], assigned
+        return [*lowered, *(self.bind(t, r, call) for t, r in zip(targets, results, strict=True))], assigned | self.target_names(
+            left
+        )
+
+    def inline(self, call: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], list[ir.Expr]]:
+        """A helper's body at its call: its arguments bound to its parameters (a sequence passed by name is read in
+        place), its locals renamed apart, its `return`s turned into its results' assignments. Its free names are the
+        enclosing function's (a nested `def`, read as they are at the call) or the module's constants."""
+        name, line = text(call.child_by_field_name("function")), call.start_point[0] + 1
+        helper = self.helpers[name]
+        if name in (frame.name for frame in self.inlining) or name == self.name:
+            raise refuse(call, f"recursion: `{name}` calls itself; write the loop")
+        if helper.parent.type == "decorated_definition":
+            raise refuse(call, f"`{name}` is decorated; only a plain helper function is inlined")
+        nested = helper.parent.parent == self.outermost
+        if nested and name not in assigned:
+            raise refuse(call, f"`{name}` may be called before its `def` runs; define it first")
+        parameters, defaults = parameter_names(helper), parameter_defaults(helper)
+        given = self.call_arguments(call, parameters, defaults)
+        self.inlined += 1
+        prefix = f"_inl{self.inlined}_"
+        if any(child.type == "=" for node in walk(helper) if node.type == "interpolation" for child in node.children):
+            raise refuse(helper, f"`{name}`: an f-string's `{{name=}}` shows the name, which inlining renames; write it out")
+        declared_nonlocal = {text(n) for node in walk(helper) if node.type == "nonlocal_statement" for n in node.named_children}
+        if any(node.type == "global_statement" for node in walk(helper)):
+            raise refuse(helper, f"`{name}`: `global` is not modelled")
+        own = local_names(helper) - declared_nonlocal
+        renames: dict[str, str] = {local: prefix + local for local in own}
+        statements: list[ir.Stmt] = []
+        bound: set[str] = set()
+        for parameter in parameters:
+            argument = given[parameter]
+            if isinstance(argument, int):
+                value: ir.Expr = ir.Const(argument, line)
+            elif argument.type == "identifier" and (text(argument) in self.sequences or text(argument) in self.tables()):
+                self.ready(argument, text(argument), assigned)
+                renames[parameter] = text(argument)
+                continue
+            else:
+                value = self.expression(argument, assigned)
+            self.locals[renames[parameter]] = self.value_type(value, argument)
+            statements.append(ir.Assign(renames[parameter], value, line))
+            bound.add(renames[parameter])
+        if not nested:
+            free = {text(node) for node in walk(helper.child_by_field_name("body")) if node.type == "identifier"} - own
+            shadowed = sorted(free & self.outer_names - set(self.helpers))
+            if shadowed:
+                raise refuse(call, f"`{name}` reads the module's `{shadowed[0]}`, which `{self.name}` has as a local; rename one")
+        body = _renamed_body(helper, renames)
+        frame = _Inlined(name)
+        self.inlining.append(frame)
+        lowered, end = self.block(body, assigned | bound)
+        self.inlining.pop()
+        if end is not None and frame.kinds:
+            raise refuse(call, f"`{name}` returns a value on some paths and None at its end; return one kind of value")
+        statements += _tails(list(lowered), call)
+        return statements, frame.results(line)
+
+    def call_arguments(self, call: Node, parameters: list[str], defaults: Mapping[str, object]) -> dict[str, Node | int]:
+        """Each parameter's argument: positional, by keyword, or its int default."""
+        given: dict[str, Node | int] = {}
+        arguments = call.child_by_field_name("arguments").named_children
+        for position, argument in enumerate(arguments):
+            if argument.type == "keyword_argument":
+                given[text(argument.child_by_field_name("name"))] = argument.child_by_field_name("value")
+            elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+                raise refuse(
+                    argument, f"`{text(call)[:60]}`: only positional and keyword arguments, as many as the parameters, are modelled"
+                )
+            else:
+                given[parameters[position]] = argument
+        for parameter in parameters:
+            if parameter not in given:
+                if type(defaults.get(parameter)) is not int:
+                    raise refuse(call, f"`{text(call)[:60]}` leaves out `{parameter}`; pass it (only an int default is filled in)")
+                given[parameter] = defaults[parameter]  # type: ignore[assignment]
+        if set(given) - set(parameters):
+            raise refuse(call, f"`{text(call)[:60]}` passes an argument the helper does not take")
+        return given
+
     def temporary(self, line: int, kind: str = ir.INT) -> str:
         """A fresh local the lowering needs (a leading digit: no Python name clashes with it)."""
         self.temporaries += 1
@@ -481,7 +621,7 @@ class _Lowering:
             raise refuse(node, f"storing a NumPy {kind} into `{sequence.name}` casts; write `int(...)`")
 
     def if_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str] | None]:
-        condition = self.condition(node.child_by_field_name("condition"), assigned)
+        prelude, condition = self.inlined_condition(node.child_by_field_name("condition"), assigned)
         then, after = self.block(node.child_by_field_name("consequence"), assigned)
         alternatives = node.children_by_field_name("alternative")
         orelse: tuple[ir.Stmt, ...] = ()
@@ -495,7 +635,26 @@ class _Lowering:
                 lowered, otherwise = self.if_statement(ladder, assigned)  # type: ignore[arg-type]
                 orelse = tuple(lowered)
         joined = otherwise if after is None else after if otherwise is None else after & otherwise
-        return [ir.If(condition, then, orelse, node.start_point[0] + 1)], joined
+        return [*prelude, ir.If(condition, then, orelse, node.start_point[0] + 1)], joined
+
+    def inlined_condition(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], ir.Expr]:
+        """An `if`'s (or `elif`'s) condition: a helper's call, under any `not`s, runs first (nothing else in the
+        condition runs before it); anything else is an ordinary condition."""
+        negated, inner = False, node
+        while inner.type in ("not_operator", "parenthesized_expression"):
+            negated ^= inner.type == "not_operator"
+            inner = inner.child_by_field_name("argument") if inner.type == "not_operator" else inner.named_children[0]
+        call = self.inlined_call(inner)
+        if call is None:
+            return [], self.condition(node, assigned)
+        lowered, results = self.inline(call, assigned)
+        if len(results) != 1:
+            raise refuse(node, f"`{text(node)[:60]}`: a helper returning {len(results)} values is not a condition")
+        condition = results[0]
+        if expression_type(condition) == ir.CHAR:
+            raise refuse(node, f"`{text(node)}`: a character as a condition is not modelled; compare it")
+        line = node.start_point[0] + 1
+        return lowered, ir.Not(condition, line) if negated else condition
 
     def for_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
         if node.child_by_field_name("alternative") is not None:
@@ -798,6 +957,12 @@ class _Lowering:
         arguments = node.child_by_field_name("arguments").named_children
         if name == self.name:
             raise refuse(node, f"recursion: `{name}` calls itself; write the loop")
+        if self.inlined_call(node) is not None:
+            raise refuse(
+                node,
+                f"`{text(node)[:60]}`: a helper is inlined where its call is a statement, an assignment's whole value "
+                "or a `return`'s; assign it to a name first",
+            )
         if name == "len" and len(arguments) == 1:
             measured = text(arguments[0])
             self.ready(node, measured, assigned)
@@ -971,6 +1136,131 @@ def _is_bytes_join(callee: Node | None) -> bool:
     if callee is None or callee.type != "attribute" or text(callee.child_by_field_name("attribute")) != "join":
         return False
     return _bytes_literal(callee.child_by_field_name("object")) == b""
+
+
+class _Inlined:
+    """One helper being inlined: the locals its results are assigned to, and their kinds (the same at every
+    `return`); a condition returned is held as 0 or 1 and given back as a condition."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names: list[str] = []
+        self.kinds: list[str] | None = None
+
+    def returned(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        line = node.start_point[0] + 1
+        value = node.named_children[0] if node.named_children else None
+        nodes = [] if value is None else value.named_children if value.type in ("expression_list", "tuple") else [value]
+        values = [
+            ir.Compare("!=", ir.Const(int(each.type == "true"), line), ir.Const(0, line), line)
+            if each.type in ("true", "false")
+            else lowering.expression(each, assigned, conditions=True)
+            for each in nodes
+        ]
+        kinds = [expression_type(each) for each in values]
+        for each, place in zip(nodes, values, strict=True):
+            if expression_type(place) == BOOL and not _is_condition(place):
+                raise refuse(each, f"`{text(each)}` gives one of its operands, not a bool; compare them")
+        if self.kinds is None:
+            self.kinds = kinds
+            self.names = [lowering.temporary(line, ir.INT if kind == BOOL else kind) for kind in kinds]
+        elif self.kinds != kinds:
+            raise refuse(
+                node,
+                f"`{self.name}` returns {', '.join(map(_named, kinds)) or 'None'} here and "
+                f"{', '.join(map(_named, self.kinds)) or 'None'} elsewhere",
+            )
+        for each, kind, place in zip(nodes, kinds, values, strict=True):
+            if kind == ir.CHAR or kind == BOOL:
+                continue
+            lowering.value_type(place, each)
+        held = [
+            ir.Select(v, ir.Const(1, line), ir.Const(0, line), line) if k == BOOL else v for v, k in zip(values, kinds, strict=True)
+        ]
+        return [*(ir.Assign(n, v, line) for n, v in zip(self.names, held, strict=True)), ir.Return(None, line)]
+
+    def results(self, line: int) -> list[ir.Expr]:
+        found: list[ir.Expr] = []
+        for name, kind in zip(self.names, self.kinds or [], strict=True):
+            local = ir.Local(name, ir.INT if kind == BOOL else kind, line)
+            found.append(ir.Compare("!=", local, ir.Const(0, line), line) if kind == BOOL else local)
+        return found
+
+
+def _tails(statements: list[ir.Stmt], call: Node) -> list[ir.Stmt]:
+    """An inlined body without its `return`s: what follows an `if` that returns on one side moves into the other
+    side (into both where neither returns on every path), so each `return` ends its path."""
+    out: list[ir.Stmt] = []
+    for position, statement in enumerate(statements):
+        if isinstance(statement, ir.Return):
+            return out
+        rest = statements[position + 1 :]
+        if isinstance(statement, ir.If) and _returns(statement):
+            then = _tails([*statement.then, *rest], call)
+            orelse = _tails([*statement.orelse, *rest], call)
+            return [*out, ir.If(statement.condition, tuple(then), tuple(orelse), statement.line)]
+        if _returns(statement):
+            raise refuse(
+                call,
+                f"`{text(call.child_by_field_name('function'))}` returns from inside a loop; only a helper that returns "
+                "after its loops is inlined",
+            )
+        out.append(statement)
+    return out
+
+
+def _is_condition(value: ir.Expr) -> bool:
+    """Whether a value is a Python bool: a comparison, a `not`, or `and`/`or` of those (of ints they give an int)."""
+    if isinstance(value, ir.Logical):
+        return _is_condition(value.left) and _is_condition(value.right)
+    return isinstance(value, ir.Compare | ir.Not)
+
+
+def _returns(statement: ir.Stmt) -> bool:
+    if isinstance(statement, ir.Return):
+        return True
+    nested = [getattr(statement, field, ()) for field in ("then", "orelse", "body")]
+    return any(_returns(inner) for block in nested for inner in block)
+
+
+def _renamed_body(helper: Node, renames: Mapping[str, str]) -> Node:
+    """The helper's body with its locals renamed, parsed again at the same lines (so a refusal names the line)."""
+    source, start = helper.text or b"", helper.start_byte
+    pieces: list[bytes] = []
+    at = 0
+    for node in sorted(walk(helper.child_by_field_name("body")), key=lambda node: node.start_byte):
+        if node.type != "identifier" or text(node) not in renames:
+            continue
+        parent = node.parent
+        if parent is not None and (
+            (parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
+            or (parent.type == "keyword_argument" and parent.child_by_field_name("name") == node)
+        ):
+            continue
+        pieces += [source[at : node.start_byte - start], renames[text(node)].encode()]
+        at = node.end_byte - start
+    renamed = "\n" * helper.start_point[0] + b"".join([*pieces, source[at:]]).decode()
+    tree = parse_source(renamed, "<inlined>")
+    _KEPT.append(tree)
+    definition = next(node for node in walk(tree.root_node) if node.type == "function_definition")
+    return definition.child_by_field_name("body")
+
+
+_KEPT: list[object] = []
+"""The syntax trees of inlined bodies, kept while their nodes are in use."""
+
+
+def module_functions(function: Node) -> dict[str, Node]:
+    """The module's top-level functions other than `function`, each a helper it may call (inlined)."""
+    module = function
+    while module.parent is not None:
+        module = module.parent
+    found: dict[str, Node] = {}
+    for statement in module.named_children:
+        definition = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
+        if definition is not None and definition.type == "function_definition" and definition != function:
+            found[text(definition.child_by_field_name("name"))] = definition
+    return found
 
 
 def expression_type(value: ir.Expr) -> str:
