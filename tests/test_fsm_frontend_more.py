@@ -198,3 +198,15 @@ def test_helpers_that_cannot_be_inlined_are_refused_at_their_line(name, fragment
     with pytest.raises(FsmRefusal) as refused:
         native(name, *([1] if name == "countdown" else [b""]))
     assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)
+
+
+def test_membership_in_a_module_str_constant():
+    compiled = native("count_punctuation", "")
+    for value in [
+        "",
+        "{",
+        '{"a": [1, 2]}',
+        "日本,🎉",
+        *("".join(RNG.choices("{}[]:, ab", k=RNG.randrange(20))) for _ in range(40)),
+    ]:
+        assert_same("count_punctuation", compiled, value)

@@ -154,14 +154,14 @@ def joined_names(function: Node) -> set[str]:
     return found
 
 
-def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
-    """The module's names bound once, at its top level, to an integer, a `bytes` literal or a tuple of ints:
-    constants and tables the function may read (as the loop track reads module constants). A module's list is not
-    one: any code may change it."""
+def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int, ...]]:
+    """The module's names bound once, at its top level, to an integer, a `bytes` or `str` literal or a tuple of ints:
+    constants and tables the function may read (as the loop track reads module constants; a `str` only for
+    membership). A module's list is not one: any code may change it."""
     module = function
     while module.parent is not None:
         module = module.parent
-    found: dict[str, int | bytes | tuple[int, ...]] = {}
+    found: dict[str, int | bytes | str | tuple[int, ...]] = {}
     bound: dict[str, int] = {}
     for statement in module.named_children:
         assignment = statement.named_children[0] if statement.type == "expression_statement" else None
@@ -177,7 +177,7 @@ def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]
             continue  # not a literal
         if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
             found[text(left)] = value  # a table of ints, each held in 64 bits
-        elif type(value) in (int, bytes):
+        elif type(value) in (int, bytes, str):  # a `str` is only tested for membership
             found[text(left)] = value
     return {name: value for name, value in found.items() if bound[name] == 1}
 
@@ -195,7 +195,7 @@ class _Lowering:
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
         self.iterated: list[str] = []
-        self.constants: dict[str, int | bytes | tuple[int, ...]] = {}
+        self.constants: dict[str, int | bytes | str | tuple[int, ...]] = {}
         self.used: set[str] = set()
         self.joined: str | None = None
         """The local list of byte strings the function returns as `b"".join(parts)`: it is the output buffer, each
@@ -1035,7 +1035,9 @@ class _Lowering:
                 else (ir.Select(ir.Compare("<", value, ir.Const(0, line), line), ir.Const(256, line), value, line))
             )
             return ir.Compare("!=", ir.Load(table, index, ir.INT, line), ir.Const(0, line), line)
-        if (
+        if right.type == "identifier" and character and type(self.constants.get(text(right))) is str:
+            candidates = [ir.Const(ord(c), line) for c in dict.fromkeys(self.constants[text(right)])]  # type: ignore[union-attr]
+        elif (
             right.type == "string"
             and character
             and _bytes_literal(right) is None
