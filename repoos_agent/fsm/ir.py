@@ -245,9 +245,8 @@ Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Conti
 @dataclass(frozen=True)
 class Function:
     """One lowered function: its parameters in order (a `Sequence` or an int's name), its locals' types, its body,
-    what it returns (`INT`, a dtype, `BUFFER`, `LIST`, `BYTES`: the output buffer given back as `bytes`, or
-    "none"), the exceptions its codes stand for, the module's constant tables it reads, and what its local output
-    `buffer` is (`BUFFER`: a bytearray; `LIST`: ints)."""
+    what it returns (`INT`, a dtype, `BUFFER`, `LIST` or "none"), the exceptions its codes stand for, the module's
+    constant tables it reads, and what its local output `buffer` is (`BUFFER`: a bytearray; `LIST`: ints)."""
 
     name: str
     parameters: tuple[Sequence | str, ...]
