@@ -91,8 +91,9 @@ def claim(function: Node, path: str) -> str | None:
 
 
 def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
-    """Parameters typed without a call: by their annotation (`bytes`, `bytearray`, `int`), else a sequence where the
-    function indexes, iterates or measures it (a `bytearray` where it writes it), else an int."""
+    """Parameters typed without a call: by their default (an int, or a table's `bytes` or tuple of ints) or their
+    annotation (`bytes`, `bytearray`, `int`), else a sequence where the function indexes, iterates or measures it
+    (a `bytearray` where it writes it), else an int."""
     indexed, written = set(), set()
     for node in walk(function):
         if node.type == "subscript":
@@ -114,7 +115,11 @@ def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
     defaults = parameter_defaults(function)
     for name in parameter_names(function):
         annotated = annotations.get(name)
-        if name in defaults:
+        if type(defaults.get(name)) is bytes:
+            types[name] = ir.Sequence(name, ir.BYTES)
+        elif type(defaults.get(name)) is tuple:
+            types[name] = ir.Sequence(name, ir.INTS, "int64")
+        elif name in defaults:
             types[name] = ir.INT
         elif annotated in ANNOTATED:
             types[name] = ir.Sequence(name, ANNOTATED[annotated])
