@@ -1243,13 +1243,8 @@ def _renamed_body(helper: Node, renames: Mapping[str, str]) -> Node:
         at = node.end_byte - start
     renamed = "\n" * helper.start_point[0] + b"".join([*pieces, source[at:]]).decode()
     tree = parse_source(renamed, "<inlined>")
-    _KEPT.append(tree)
     definition = next(node for node in walk(tree.root_node) if node.type == "function_definition")
     return definition.child_by_field_name("body")
-
-
-_KEPT: list[object] = []
-"""The syntax trees of inlined bodies, kept while their nodes are in use."""
 
 
 def module_functions(function: Node) -> dict[str, Node]:
