@@ -77,6 +77,7 @@ def test_heuristic_proposes_only_legal_schedules_and_is_deterministic():
     assert any("interchange(S1.j, S1.k)" in s for s in first)  # makes the stride-1 loop innermost
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_concurrent_dialogues_never_overlap_timed_runs(tmp_path):
     events = EventStream()
     log = JsonlLog(tmp_path / "run.jsonl")
@@ -92,6 +93,7 @@ def test_concurrent_dialogues_never_overlap_timed_runs(tmp_path):
     assert kinds.count("evaluation") >= result.evaluations and "proposal" in kinds
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_optimize_command_reports_json(repoos_command, tmp_path):
     log = tmp_path / "run.jsonl"
     result = subprocess.run(
@@ -200,7 +202,7 @@ def test_a_candidate_below_the_stopping_speedup_is_not_timed_further():
     assert len(evaluation.timed) == 3  # one baseline run, and two candidate runs: one slow run alone stops nothing
 
 
-@pytest.mark.parametrize("name", ["atax", "bicg", "mvt", "gemver", "gramschmidt"])
+@pytest.mark.parametrize("name", ["atax", "bicg", "mvt", "gemver", pytest.param("gramschmidt", marks=pytest.mark.slow)])
 def test_column_sums_run_on_all_cores_in_strips_and_compute_the_same_output(name):
     # Each of these kernels has a sum whose only free loop is the innermost (atax's y[j] += A[i][j] *
     # tmp[i]), after a stride fix for mvt and gemver. The heuristic strips that loop, moves the strips
@@ -257,6 +259,7 @@ def _incumbent_events(events: EventStream, schedule: str) -> tuple[list, list]:
     return [e for e in evaluations if not e.detail.get("race")], first_look
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_the_stored_kernels_schedule_is_raced_in_the_finish_even_when_it_measured_slowly(monkeypatch):
     # A rerun must not replace the stored VerifiedKernel with something slower: its schedule is evaluated
     # as the store's proposal and re-measured in the racing finish, even when it is not among the fastest.
@@ -311,6 +314,7 @@ class ManyReference:
         return [Idea(schedule, 0.0, "many", "many") for schedule in self.schedules]
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_a_mixtures_finish_races_each_agents_own_fastest(monkeypatch) -> None:
     # A larger pool's fastest first looks are more often lucky: every agent's finish must race in the mixture's.
     target = resolve_target("gemm")

@@ -164,6 +164,7 @@ def test_the_heuristic_measures_blas_against_the_loops_for_each_product():
     assert {"blas(S1)", "blas(S4)", "blas(S7)", "blas(S1); blas(S4); blas(S7)"} <= set(mlp)
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_the_heuristic_runs_the_products_by_blas_and_fuses_the_softmax_between_them_into_one_row_loop():
     kernel = load_kernel(PROGRAMS, "attention_head", {"q": 2, "k": 2, "v": 2})
     ideas = HeuristicProposer(kernel).ideas

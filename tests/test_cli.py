@@ -32,6 +32,7 @@ def test_check_bundled_kernel_reports_json_fields(repoos_command):
     assert report["python_s"] > report["native_s"]
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_check_large_compares_on_a_smaller_size_and_says_so(repoos_command):
     result = run(repoos_command, "check", "gemm", "--size", "LARGE", "--json")
     assert result.returncode == 0, result.stderr

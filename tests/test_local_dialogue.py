@@ -35,6 +35,7 @@ def servers() -> Iterator[None]:
         yield
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_a_constrained_dialogue_parses_every_proposal_and_hears_the_engine() -> None:
     target = resolve_target("gemm")
     config = SearchConfig(size="MINI", candidates=2)

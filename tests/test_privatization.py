@@ -45,7 +45,7 @@ def test_cli_analyze_says_which_scalars_are_private(repoos_command):
     assert "j: parallel with temp2 private" in result.stdout
 
 
-@pytest.mark.parametrize("size", ["MINI", "SMALL"])
+@pytest.mark.parametrize("size", ["MINI", pytest.param("SMALL", marks=pytest.mark.slow)])
 def test_deriche_row_loops_run_in_parallel_and_compute_the_baseline(size):
     evaluation = evaluate_schedule(resolve_target("deriche"), DERICHE_ROWS, size, repeats=1)
     assert evaluation.verdict == "legal" and evaluation.correct and evaluation.verified == "true"

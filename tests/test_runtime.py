@@ -374,6 +374,7 @@ def test_repoos_bench_on_gemm_succeeds_with_a_gain(repoos_command, graph: str):
     assert "VerifiedKernel `tile(k, j, 8, 8)`" in result.stdout
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_repoos_bench_reports_a_mismatch(repoos_command, tmp_path: Path):
     """A VerifiedKernel whose library computes something else (here: another function's) is caught by bench."""
     specs = [parse_arg_spec(a) for a in ("n=16", "alpha=2.0", "a=f64[16]", "b=f64[16]")]

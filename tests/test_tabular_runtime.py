@@ -124,6 +124,7 @@ def test_repoos_bench_prints_the_ab_table_with_success(app, server, graph):
     assert server.password not in done.stdout + done.stderr
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_repoos_bench_json_names_both_routes(app, graph):
     done = _repoos("bench", APP, TARGET, "2", "--graph", str(graph), "--json")
     assert done.returncode == 0, done.stderr
@@ -132,6 +133,7 @@ def test_repoos_bench_json_names_both_routes(app, graph):
     assert report["swapped"]["route"].startswith("TabularKernel fast path") and report["python"]["calls"] == 2
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_repoos_bench_catches_a_contract_that_returns_other_rows(app, graph, tmp_path):
     """A stored SQL that is not the verified one (here: cut to three rows) serves a different response: MISMATCH."""
     record = _record(graph)

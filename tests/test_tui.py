@@ -89,6 +89,7 @@ async def _settled_count(pilot, app: SearchMonitor, quiet_s: float = 1.5, timeou
     return count
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_same(tmp_path: Path) -> None:
     log_path = tmp_path / "run.jsonl"
     events = EventStream()
