@@ -54,7 +54,7 @@ class Differential:
 
     def describe(self) -> str:
         if self.failing is not None:
-            return f"fails on ({', '.join(map(literal, self.failing))}{',' if len(self.failing) == 1 else ''}): {self.difference}"
+            return f"fails on {literals(self.failing)}: {self.difference}"
         skipped = f" ({self.skipped} skipped: the original ran past {SLOW_S:g} s)" if self.skipped else ""
         return f"{self.checked} differential cases agree{skipped}"
 
@@ -69,19 +69,21 @@ class Cases:
         self.function = function
         self.original = original
         self.arguments = differential_cases(function, samples, _defaults(function, original), count, seed)
-        self._expected: list[Outcome | None] | None = None
+        self._expected: list[Outcome | None] = []
 
-    def expected(self) -> list[Outcome | None]:
-        """The original's outcome on each case (None where it ran past `SLOW_S`)."""
-        if self._expected is None:
-            self._expected = [_timed_outcome(self.original, arguments) for arguments in self.arguments]
-        return self._expected
+    def expected(self, index: int) -> Outcome | None:
+        """The original's outcome on case `index` (None where it ran past `SLOW_S`), computed once, when first
+        asked: a variant that fails early costs only the cases before its failure."""
+        while len(self._expected) <= index:
+            self._expected.append(_timed_outcome(self.original, self.arguments[len(self._expected)]))
+        return self._expected[index]
 
 
 def run_differential(native: Callable[..., object], cases: Cases) -> Differential:
     """`native` on every case against the original: the count that agree, or the first failing input shrunk."""
     skipped = 0
-    for arguments, want in zip(cases.arguments, cases.expected(), strict=True):
+    for index, arguments in enumerate(cases.arguments):
+        want = cases.expected(index)
         if want is None:
             skipped += 1
             continue
@@ -141,6 +143,11 @@ def literal(value: object) -> str:
     if isinstance(value, np.ndarray):
         return f"np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
     return repr(value)
+
+
+def literals(arguments: tuple[object, ...]) -> str:
+    """An argument tuple as the Python literal of a call's arguments."""
+    return "(" + ", ".join(map(literal, arguments)) + ("," if len(arguments) == 1 else "") + ")"
 
 
 def differential_cases(

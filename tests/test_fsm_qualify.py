@@ -1,0 +1,180 @@
+"""What a variant passes before it races: the baselines of the checksums qualify against themselves, and variants
+broken by hand (a constant changed, a comparison flipped, a loop bound off by one, a branch wrong only past index
+300, a raise's message changed) are reported `wrong` with a shortest input that shows it, which the Python original
+and the compiled variant really disagree on."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from repoos_agent.catalog import find_bundled
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.bounded import COUNTEREXAMPLE, NOT_APPLICABLE, PROVED, bounded_check
+from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.differential import COUNT, Cases, differential_cases, run_differential
+from repoos_agent.fsm.lower import parameter_names
+from repoos_agent.fsm.native import FsmNative, lower_for
+from repoos_agent.fsm.qualify import QUALIFIED, UNPROVEN, WRONG, Proof, qualify
+from repoos_agent.fsm.ranges import HIGH, LOW
+from repoos_agent.fsm.rewrites.registry import Step, Variant
+from repoos_agent.ingest.parse import functions, parse_source, read_source, text
+from tests.conftest import ROOT
+from tests.fixtures import fsm_qualify_functions
+
+FIXTURE = ROOT / "tests/fixtures/fsm_qualify_functions.py"
+BUDGET_S = 1.0
+"""The bounded check's budget in these tests: short inputs suffice to show the mutations."""
+
+
+def _lowered(path: Path, name: str, arguments: tuple[object, ...]) -> ir.Function:
+    node = next(n for n in functions(parse_source(read_source(path), str(path))) if text(n.child_by_field_name("name")) == name)
+    return lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
+
+
+@cache
+def kernel(name: str) -> tuple[ir.Function, Callable[..., object], bytes]:
+    """A bundled checksum's IR, its Python original and its SMALL input."""
+    bundled = find_bundled(f"fsm:{name}")
+    data = bundled.module.init(**bundled.sizes["SMALL"])["data"]
+    return _lowered(bundled.path, bundled.function, (data,)), bundled.python_function(), data
+
+
+def fixture(name: str, *arguments: object) -> tuple[ir.Function, Callable[..., object]]:
+    return _lowered(FIXTURE, name, arguments), getattr(fsm_qualify_functions, name)
+
+
+def mutated(node: object, match: Callable[[object], bool], change: Callable[[object], object]) -> object:
+    """`node` with every IR node `match` accepts replaced by `change(node)`."""
+    if isinstance(node, tuple):
+        return tuple(mutated(item, match, change) for item in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        if match(node):
+            return change(node)
+        fields = {field.name: mutated(getattr(node, field.name), match, change) for field in dataclasses.fields(node)}
+        return dataclasses.replace(node, **fields)
+    return node
+
+
+def constant_changed(function: ir.Function, old: int, new: int) -> ir.Function:
+    return mutated(function, lambda n: isinstance(n, ir.Const) and n.value == old, lambda n: dataclasses.replace(n, value=new))
+
+
+def assert_really_differs(original: Callable[..., object], variant: ir.Function, arguments: tuple[object, ...]) -> None:
+    """The counterexample is one: the original and the compiled variant disagree on it."""
+    assert difference(outcome(original, arguments), outcome(FsmNative(variant, original), arguments)) is not None
+
+
+def assert_caught_by_both(
+    function: ir.Function, original: Callable[..., object], variant: ir.Function, shortest: int, samples: list[tuple]
+) -> None:
+    """The bounded check and the differential cases each find an input, of the shortest length, that shows it."""
+    bounded = bounded_check(function, variant, budget_s=BUDGET_S)
+    assert bounded.verdict == COUNTEREXAMPLE, bounded.describe()
+    assert len(bounded.counterexample[0]) == shortest
+    assert_really_differs(original, variant, bounded.counterexample)
+    checked = run_differential(FsmNative(variant, original), Cases(function, original, samples))
+    assert checked.failing is not None
+    assert len(checked.failing[0]) == shortest
+    assert_really_differs(original, variant, checked.failing)
+
+
+@pytest.mark.parametrize("name", ["crc16_ccitt", "crc32", "adler32"])
+def test_the_baseline_of_a_checksum_qualifies_against_itself(name: str):
+    function, original, data = kernel(name.replace("_", "-"))
+    found = qualify(original, function, Variant((), function), [(data,)], budget_s=BUDGET_S, max_length=4)
+    assert found.verdict == QUALIFIED, found.describe()
+    assert found.proof == "bounded check proved up to length 4"
+    assert found.cases >= COUNT
+    assert found.describe() == f"baseline: qualified: {found.proof}; {found.cases} differential cases agree"
+
+
+def test_a_changed_polynomial_is_shown_wrong_on_one_byte_by_each_check():
+    function, original, data = kernel("crc16-ccitt")
+    assert_caught_by_both(function, original, constant_changed(function, 0x1021, 0x1020), 1, [(data,)])
+
+
+def test_a_loop_bound_off_by_one_is_shown_wrong_on_one_byte_by_each_check():
+    function, original, data = kernel("crc32")
+    variant = mutated(
+        function,
+        lambda n: isinstance(n, ir.ForRange) and isinstance(n.stop, ir.Const) and n.stop.value == 8,
+        lambda n: dataclasses.replace(n, stop=ir.Const(7, n.line)),
+    )
+    assert_caught_by_both(function, original, variant, 1, [(data,)])
+
+
+def test_a_flipped_comparison_is_shown_wrong_with_the_int_argument_that_meets_it():
+    function, original = fixture("clamped_sum", b"x", 100)
+    variant = mutated(function, lambda n: isinstance(n, ir.Compare) and n.op == "<", lambda n: dataclasses.replace(n, op="<="))
+    assert_caught_by_both(function, original, variant, 1, [(b"hello, world", 100)])
+    found = qualify(original, function, Variant((Step("flipped"),), variant), [(b"hello, world", 100)], budget_s=BUDGET_S)
+    assert (found.verdict, found.counterexample) == (WRONG, "(b'\\x00', 0)")
+    assert found.reason.startswith("the bounded check: the original returned 1, the native code returned 0")
+
+
+def test_a_branch_wrong_only_past_index_300_is_caught_by_the_differential_cases():
+    function, original = fixture("position_hash", b"x")
+    variant = constant_changed(function, 300, 301)
+    bounded = bounded_check(function, variant, max_length=8, budget_s=BUDGET_S)
+    assert bounded.verdict == PROVED  # no short input shows it
+    found = qualify(original, function, Variant((Step("shifted"),), variant), [(bytes(range(256)) * 4,)], budget_s=BUDGET_S)
+    assert found.verdict == WRONG
+    assert found.reason.startswith("a differential case: the original returned")
+    failing = eval(found.counterexample)  # the literal a user would paste
+    assert len(failing[0]) == 301
+    assert_really_differs(original, variant, failing)
+
+
+def test_a_changed_raise_message_is_wrong_where_the_original_raises():
+    function, original = fixture("digits_value", b"1")
+    variant = mutated(function, lambda n: isinstance(n, ir.Raise), lambda n: dataclasses.replace(n, message="not a digit!"))
+    bounded = bounded_check(function, variant, budget_s=BUDGET_S)
+    assert bounded.verdict == COUNTEREXAMPLE and len(bounded.counterexample[0]) == 1
+    checked = run_differential(FsmNative(variant, original), Cases(function, original, [(b"12345",)]))
+    assert checked.failing is not None and len(checked.failing[0]) == 1
+    assert checked.difference == ("the original raised ValueError: not a digit, the native code raised ValueError: not a digit!")
+    found = qualify(original, function, Variant((Step("message"),), variant), [(b"12345",)], budget_s=BUDGET_S)
+    assert found.verdict == WRONG
+
+
+def test_a_variant_no_proof_applies_to_is_unproven_and_says_why():
+    function, original = fixture("repeated_hash", b"x", 3)
+    assert bounded_check(function, function, budget_s=BUDGET_S).verdict == NOT_APPLICABLE
+    found = qualify(original, function, Variant((), function), [(b"abc", 3)], budget_s=BUDGET_S)
+    assert found.verdict == UNPROVEN
+    assert "no proof applies (bounded check not applicable: a loop (line" in found.reason
+    assert found.reason.endswith("it does not race")
+
+
+def test_a_step_proof_given_is_used_and_its_refutation_is_wrong():
+    function, original, data = kernel("crc16-ccitt")
+    holds = qualify(original, function, Variant((), function), [(data,)], prove=lambda b, v: Proof("step equivalence"))
+    assert (holds.verdict, holds.proof) == (QUALIFIED, "step equivalence")
+    refuted = qualify(original, function, Variant((), function), [(data,)], prove=lambda b, v: Proof("step", "(0xFFFF, 0x31)"))
+    assert (refuted.verdict, refuted.counterexample) == (WRONG, "(0xFFFF, 0x31)")
+
+
+def test_the_cases_hold_the_edges_the_samples_and_ints_the_native_code_takes():
+    function, _, data = kernel("crc32")
+    cases = differential_cases(function, [(data,)], {"crc": 0})
+    assert len(cases) == COUNT
+    inputs = {case[0] for case in cases}
+    assert {b"", b"\x00", b"\xff", data, *(b"\xff" * n for n in range(1, 18)), b"\xc0\x80", b"\xed\xa0\x80"} <= inputs
+    assert {HIGH, LOW, 0, -1} <= {case[1] for case in cases}
+    assert sum(len(case[0]) <= 17 for case in cases) > COUNT // 2
+    bounded_loop, _ = fixture("repeated_hash", b"x", 3)
+    rounds = [case[1] for case in differential_cases(bounded_loop, [(b"abc", 3)], {"rounds": 3})]
+    assert max(rounds) <= 17 and min(rounds) >= -1  # a loop's count stays small: the original must finish
+
+
+def test_an_array_argument_gets_cases_of_its_dtype():
+    function = dataclasses.replace(kernel("crc32")[0], parameters=(ir.Sequence("data", ir.ARRAY, "int32"), "crc"))
+    cases = differential_cases(function, [], {})
+    assert all(case[0].dtype == np.int32 for case in cases)
+    assert any(case[0].size and case[0].max() == (1 << 31) - 1 for case in cases)
