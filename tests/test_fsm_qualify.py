@@ -25,9 +25,10 @@ from repoos_agent.fsm.ranges import HIGH, LOW
 from repoos_agent.fsm.rewrites.registry import Step, Variant
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from tests.conftest import ROOT
-from tests.fixtures import fsm_qualify_functions
+from tests.fixtures import fsm_functions, fsm_qualify_functions
 
 FIXTURE = ROOT / "tests/fixtures/fsm_qualify_functions.py"
+TRACK_FIXTURE = ROOT / "tests/fixtures/fsm_functions.py"
 BUDGET_S = 1.0
 """The bounded check's budget in these tests: short inputs suffice to show the mutations."""
 
@@ -46,7 +47,9 @@ def kernel(name: str) -> tuple[ir.Function, Callable[..., object], bytes]:
 
 
 def fixture(name: str, *arguments: object) -> tuple[ir.Function, Callable[..., object]]:
-    return _lowered(FIXTURE, name, arguments), getattr(fsm_qualify_functions, name)
+    if hasattr(fsm_qualify_functions, name):
+        return _lowered(FIXTURE, name, arguments), getattr(fsm_qualify_functions, name)
+    return _lowered(TRACK_FIXTURE, name, arguments), getattr(fsm_functions, name)
 
 
 def mutated(node: object, match: Callable[[object], bool], change: Callable[[object], object]) -> object:
@@ -72,8 +75,9 @@ def assert_really_differs(original: Callable[..., object], variant: ir.Function,
 
 def assert_caught_by_both(
     function: ir.Function, original: Callable[..., object], variant: ir.Function, shortest: int, samples: list[tuple]
-) -> None:
-    """The bounded check and the differential cases each find an input, of the shortest length, that shows it."""
+) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """The bounded check and the differential cases each find an input, of the shortest length, that shows it; the
+    two inputs are returned."""
     bounded = bounded_check(function, variant, budget_s=BUDGET_S)
     assert bounded.verdict == COUNTEREXAMPLE, bounded.describe()
     assert len(bounded.counterexample[0]) == shortest
@@ -82,6 +86,7 @@ def assert_caught_by_both(
     assert checked.failing is not None
     assert len(checked.failing[0]) == shortest
     assert_really_differs(original, variant, checked.failing)
+    return bounded.counterexample, checked.failing
 
 
 @pytest.mark.parametrize("name", ["crc16_ccitt", "crc32", "adler32"])
@@ -178,3 +183,35 @@ def test_an_array_argument_gets_cases_of_its_dtype():
     cases = differential_cases(function, [], {})
     assert all(case[0].dtype == np.int32 for case in cases)
     assert any(case[0].size and case[0].max() == (1 << 31) - 1 for case in cases)
+
+
+def test_an_output_buffer_that_differs_is_shown_wrong_on_one_byte():
+    function, original = fixture("hex_encode", b"x")
+    variant = constant_changed(function, 0x0F, 0x07)
+    assert_caught_by_both(function, original, variant, 1, [(b"hello",)])
+
+
+def test_a_written_array_that_differs_is_shown_wrong_with_both_arrays_shortest():
+    function, original = fixture("clamp_deltas", np.zeros(4, np.int32), np.zeros(4, np.int32))
+    variant = constant_changed(function, 127, 126)
+    sample = (np.array([0, 200, 5, -300], dtype=np.int32), np.zeros(4, np.int32))
+    for found in assert_caught_by_both(function, original, variant, 2, [sample]):
+        assert len(found[1]) == 1  # one slot in `out` is enough to show it
+        assert (
+            difference(outcome(original, found), outcome(FsmNative(variant, original), found))
+            == "argument 1 differs after the call"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Opaque:
+    """An IR statement the bounded check has not been taught."""
+
+    line: int
+
+
+def test_a_construct_the_bounded_check_does_not_model_makes_it_not_applicable():
+    function, _, _ = kernel("crc32")
+    variant = dataclasses.replace(function, body=(Opaque(24), *function.body))
+    found = bounded_check(function, variant, budget_s=BUDGET_S)
+    assert (found.verdict, found.reason) == (NOT_APPLICABLE, "line 24: `Opaque` is not modelled by the bounded check")

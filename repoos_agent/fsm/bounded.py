@@ -17,6 +17,7 @@ makes the check "not applicable" rather than "proved": the model would be incomp
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable
@@ -72,6 +73,9 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         return Bounded(NOT_APPLICABLE, -1, reason="the variant takes other parameters than the baseline")
     if baseline.returns != variant.returns:
         return Bounded(NOT_APPLICABLE, -1, reason=f"the variant returns {variant.returns}, the baseline {baseline.returns}")
+    unmodelled = _unmodelled(baseline.body) or _unmodelled(variant.body)
+    if unmodelled is not None:
+        return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
     try:
         guards = check_widths(baseline), check_widths(variant)
     except FsmRefusal as refusal:
@@ -113,6 +117,23 @@ def _check_length(
         if found is None or found.verdict != PROVED:
             return found
     return Bounded(PROVED, length)
+
+
+def _unmodelled(node: object) -> str | None:
+    """The first IR node under `node` the check does not model, as `line N: what`, or None."""
+    if isinstance(node, tuple):
+        return next((found for item in node if (found := _unmodelled(item)) is not None), None)
+    if not dataclasses.is_dataclass(node):
+        return None
+    kind = type(node)
+    if kind not in MODELLED:
+        return f"line {node.line}: `{kind.__name__}` is not modelled by the bounded check"  # type: ignore[attr-defined]
+    operators = MODELLED[kind]
+    if operators is not None and node.op not in operators:  # type: ignore[attr-defined]
+        return f"line {node.line}: the operator `{node.op}` is not modelled by the bounded check"  # type: ignore[attr-defined]
+    return next(
+        (found for field in dataclasses.fields(node) if (found := _unmodelled(getattr(node, field.name))) is not None), None
+    )
 
 
 def _signature(parameter: ir.Sequence | str) -> tuple[str, str, str]:
@@ -298,8 +319,8 @@ class _Execution:
                 if parameter.kind != ir.BYTES:
                     self.mutable.append(parameter.name)
         for name, data in function.tables.items():
-            self.fixed[name] = list(data)
-            self.kinds[name] = "uint8"
+            # a rewrite's table holds its `entries` (up to 64-bit unsigned, read back as C's int64_t); a literal is bytes
+            self.fixed[name] = [_wrap(entry) for entry in getattr(data, "entries", data)]
         self.unroll = sum(len(cells) for cells in inputs.cells.values()) + 4
 
     def run(self) -> _Result:
@@ -354,7 +375,7 @@ class _Execution:
                 value = self.settled(statement.value)
                 self.result = _ite(self.active, value, self.result)
             self.active = False
-        else:
+        elif isinstance(statement, ir.Raise):
             key = self.keys.setdefault((statement.exception, statement.message), len(self.keys) + 1)
             self.code = _ite(self.active, key, self.code)
             self.active = False
@@ -516,7 +537,9 @@ class _Execution:
             return _wrap(-operand) if isinstance(operand, int) and expr.op == "-" else (-operand if expr.op == "-" else ~operand)
         if isinstance(expr, ir.ToInt):
             return self.expr(expr.operand)
-        return _ite(self.truth(expr), 1, 0)
+        if isinstance(expr, ir.Compare | ir.Logical | ir.Not):
+            return _ite(self.truth(expr), 1, 0)
+        raise _Unsupported(f"line {expr.line}: {type(expr).__name__} is not modelled")
 
 
 # values: a Python int (signed 64 bits) where it is known, else a 64-bit bit-vector. A division by 0 or a shift
@@ -642,12 +665,26 @@ COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {
     "!=": _ne,
 }
 
+MODELLED = {
+    ir.Const: None, ir.Local: None, ir.Length: None, ir.Load: None, ir.ToInt: None, ir.Not: None,
+    ir.Binary: tuple(BINARY), ir.Compare: tuple(COMPARISONS), ir.Unary: ("-", "~"), ir.Logical: ("and", "or"),
+    ir.Assign: None, ir.Store: None, ir.Append: None, ir.If: None, ir.While: None, ir.ForRange: None, ir.ForEach: None,
+    ir.Break: None, ir.Continue: None, ir.Return: None, ir.Raise: None,
+}  # fmt: skip
+"""The IR nodes the symbolic execution models, with the operators it knows where a node has one."""
+
 
 def _select(cells: list[Value], index: Value) -> Value:
-    """`cells[index]` (0 where the index is outside, which is a fault elsewhere)."""
+    """`cells[index]`, chosen by the index's low bits (a multiplexer the solver takes better than a chain of
+    equalities); an index outside the cells is a fault elsewhere, so what it chooses is never compared."""
     if isinstance(index, int):
         return cells[index] if 0 <= index < len(cells) else 0
-    chosen: Value = 0
-    for k in reversed(range(len(cells))):
-        chosen = _ite(_eq(index, k), cells[k], chosen)
-    return chosen
+    if not cells:
+        return 0
+    level: list[Value] = list(cells)
+    bit = 0
+    while len(level) > 1:
+        chosen = z3.Extract(bit, bit, index) == 1
+        level = [_ite(chosen, level[k + 1], level[k]) if k + 1 < len(level) else level[k] for k in range(0, len(level), 2)]
+        bit += 1
+    return level[0]
