@@ -141,6 +141,7 @@ def test_a_changed_raise_message_is_wrong_where_the_original_raises():
     variant = mutated(function, lambda n: isinstance(n, ir.Raise), lambda n: dataclasses.replace(n, message="not a digit!"))
     bounded = bounded_check(function, variant, budget_s=BUDGET_S)
     assert bounded.verdict == COUNTEREXAMPLE and len(bounded.counterexample[0]) == 1
+    assert bounded.reason == "the baseline raises ValueError: not a digit, the variant raises ValueError: not a digit!"
     checked = run_differential(FsmNative(variant, original), Cases(function, original, [(b"12345",)]))
     assert checked.failing is not None and len(checked.failing[0]) == 1
     assert checked.difference == ("the original raised ValueError: not a digit, the native code raised ValueError: not a digit!")
@@ -189,12 +190,20 @@ def test_an_output_buffer_that_differs_is_shown_wrong_on_one_byte():
     function, original = fixture("hex_encode", b"x")
     variant = constant_changed(function, 0x0F, 0x07)
     assert_caught_by_both(function, original, variant, 1, [(b"hello",)])
+    found = bounded_check(function, variant, budget_s=BUDGET_S)
+    byte = found.counterexample[0][0]
+    assert byte & 0x08  # the bit the mask drops
+    assert (
+        found.reason
+        == f"the baseline returns {bytearray(b'%02x' % byte)!r}, the variant returns {bytearray(b'%02x' % (byte & 0xF7))!r}"
+    )
 
 
 def test_a_written_array_that_differs_is_shown_wrong_with_both_arrays_shortest():
     function, original = fixture("clamp_deltas", np.zeros(4, np.int32), np.zeros(4, np.int32))
     variant = constant_changed(function, 127, 126)
     sample = (np.array([0, 200, 5, -300], dtype=np.int32), np.zeros(4, np.int32))
+    assert bounded_check(function, variant, budget_s=BUDGET_S).reason == "an argument the function writes differs after the call"
     for found in assert_caught_by_both(function, original, variant, 2, [sample]):
         assert len(found[1]) == 1  # one slot in `out` is enough to show it
         assert (

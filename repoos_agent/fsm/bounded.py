@@ -27,6 +27,7 @@ import numpy as np
 import z3
 
 from repoos_agent.fsm import ir
+from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.ranges import GUARD, check_widths
 
@@ -58,7 +59,7 @@ class Bounded:
         if self.verdict == PROVED:
             return f"proved up to length {self.length}" + (f" ({self.reason})" if self.reason else "")
         if self.verdict == COUNTEREXAMPLE:
-            return f"counterexample {', '.join(map(repr, self.counterexample or ()))}: {self.reason}"
+            return f"counterexample {literals(self.counterexample or ())}: {self.reason}"
         return f"not applicable: {self.reason}"
 
 
@@ -160,7 +161,8 @@ def _check_lengths(
     if answer is None:
         return None
     if answer == z3.sat:
-        arguments, why = _counterexample(solver, inputs, first, deadline)
+        arguments, model = _counterexample(solver, inputs, deadline)
+        why = _Shown(model, keys, baseline.returns).difference(first, second)
         return Bounded(COUNTEREXAMPLE, max(lengths.values(), default=0), arguments, why)
     solver = z3.SolverFor("QF_BV")
     solver.add(z3.simplify(overrun))
@@ -184,7 +186,7 @@ def _solve(solver: z3.Solver, deadline: float) -> z3.CheckSatResult | None:
     return None if answer == z3.unknown else answer
 
 
-def _counterexample(solver: z3.Solver, inputs: _Inputs, first: _Result, deadline: float) -> tuple[tuple[object, ...], str]:
+def _counterexample(solver: z3.Solver, inputs: _Inputs, deadline: float) -> tuple[tuple[object, ...], z3.ModelRef]:
     """The arguments of a model, each input bit-vector pinned to 0 where the difference allows (a readable input)."""
     model = solver.model()
     for variable in inputs.variables:
@@ -194,10 +196,38 @@ def _counterexample(solver: z3.Solver, inputs: _Inputs, first: _Result, deadline
             model = solver.model()
         else:
             solver.pop()
-    arguments = inputs.values(model)
-    if z3.is_true(model.eval(_truth(first.fallback), model_completion=True)):
-        return arguments, "the baseline runs the Python original there and the variant does not"
-    return arguments, "the variant's outcome differs from the baseline's"
+    return inputs.values(model), model
+
+
+class _Shown:
+    """Outcomes read back from a model, in words."""
+
+    def __init__(self, model: z3.ModelRef, keys: dict[tuple[str, str], int], returns: str) -> None:
+        self.model = model
+        self.raised = {
+            key: f"raises {exception}" + (f": {message}" if message else "") for (exception, message), key in keys.items()
+        }
+        self.returns = returns
+
+    def value(self, value: Value) -> int:
+        return _signed(self.model.eval(_bv(value), model_completion=True).as_long())
+
+    def outcome(self, result: _Result) -> str:
+        code = self.value(result.code)
+        if code:
+            return self.raised[code]
+        if self.returns == ir.BUFFER:
+            length = self.value(result.buffer.length)
+            return f"returns {bytearray(self.value(cell) & 0xFF for cell in result.buffer.cells[:length])!r}"
+        return "returns None" if self.returns == "none" else f"returns {self.value(result.result)}"
+
+    def difference(self, first: _Result, second: _Result) -> str:
+        if z3.is_true(self.model.eval(_truth(first.fallback), model_completion=True)):
+            return "the baseline runs the Python original there and the variant does not"
+        mine, theirs = self.outcome(first), self.outcome(second)
+        if mine != theirs:
+            return f"the baseline {mine}, the variant {theirs}"
+        return "an argument the function writes differs after the call"
 
 
 def _differs(first: _Result, second: _Result, function: ir.Function) -> Truth:
@@ -348,7 +378,7 @@ class _Execution:
                 return
             value = self.settled(statement.value)
             kind = self.function.locals.get(statement.name, ir.INT)
-            if kind != ir.INT:
+            if kind in WIDTHS:  # a local of a NumPy element's type is held in that C type; any other in int64_t
                 value = _narrow(value, kind)
             if statement.name in self.guarded:
                 self.leave_where(_or(_lt(GUARD, value), _lt(value, -GUARD)))
