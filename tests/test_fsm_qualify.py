@@ -224,3 +224,16 @@ def test_a_construct_the_bounded_check_does_not_model_makes_it_not_applicable():
     variant = dataclasses.replace(function, body=(Opaque(24), *function.body))
     found = bounded_check(function, variant, budget_s=BUDGET_S)
     assert (found.verdict, found.reason) == (NOT_APPLICABLE, "line 24: `Opaque` is not modelled by the bounded check")
+
+
+def test_a_function_of_ints_alone_is_proved_for_every_input_or_shown_wrong():
+    function, original = fixture("mix", 1, 2)
+    found = qualify(original, function, Variant((), function), [(3, 4)], budget_s=BUDGET_S)
+    assert found.verdict == QUALIFIED
+    assert found.proof == "bounded check proved for every input (the function takes ints only)"
+    variant = mutated(function, lambda n: isinstance(n, ir.Compare), lambda n: dataclasses.replace(n, op=">="))
+    wrong = bounded_check(function, variant, budget_s=BUDGET_S)
+    assert wrong.verdict == COUNTEREXAMPLE
+    x, y = wrong.counterexample
+    assert x == y  # only where the flipped comparison decides otherwise
+    assert_really_differs(original, variant, wrong.counterexample)

@@ -47,15 +47,19 @@ Truth = bool | z3.BoolRef
 
 @dataclass(frozen=True)
 class Bounded:
-    """The check's verdict: `proved` for every input up to `length`, a `counterexample` (the arguments, shortest
-    sequences first), or `not applicable` with the reason."""
+    """The check's verdict: `proved` for every input up to `length` (for every input at all where the function
+    takes no sequence), a `counterexample` (the arguments, shortest sequences first), or `not applicable` with the
+    reason."""
 
     verdict: str
     length: int
     counterexample: tuple[object, ...] | None = None
     reason: str = ""
+    every_input: bool = False
 
     def describe(self) -> str:
+        if self.every_input:
+            return f"proved for every input ({self.reason})"
         if self.verdict == PROVED:
             return f"proved up to length {self.length}" + (f" ({self.reason})" if self.reason else "")
         if self.verdict == COUNTEREXAMPLE:
@@ -99,6 +103,8 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         stopped = ""
     if proved < 0:
         return Bounded(NOT_APPLICABLE, -1, reason=stopped)
+    if not sequences:
+        return Bounded(PROVED, proved, reason="the function takes ints only", every_input=True)
     return Bounded(PROVED, proved, reason=f"longer inputs not checked: {stopped}" if stopped else "")
 
 

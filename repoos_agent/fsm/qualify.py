@@ -86,7 +86,7 @@ def qualify(
             if problem is not None:
                 return Qualification(WRONG, label, None, 0, literals(bounded.counterexample), f"the bounded check: {problem}")
             without = f"the bounded check's difference on {literals(bounded.counterexample)} does not show when run"
-        elif bounded.verdict == PROVED and (bounded.length >= MIN_PROVED or not _takes_sequences(baseline)):
+        elif bounded.verdict == PROVED and (bounded.length >= MIN_PROVED or bounded.every_input):
             proof = f"bounded check {bounded.describe()}"
         else:
             without = f"bounded check {bounded.describe()}"
@@ -112,7 +112,3 @@ def _proof(baseline: ir.Function, variant: Variant, prove: Prove | None) -> tupl
     if found.refuted_by is not None:
         return Qualification(WRONG, variant.label, found.method, 0, found.refuted_by, f"{found.method} is refuted"), ""
     return found.method, ""
-
-
-def _takes_sequences(function: ir.Function) -> bool:
-    return any(isinstance(parameter, ir.Sequence) for parameter in function.parameters)
