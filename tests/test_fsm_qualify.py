@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from repoos_agent.catalog import find_bundled
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import differential, ir
 from repoos_agent.fsm.bounded import COUNTEREXAMPLE, NOT_APPLICABLE, PROVED, bounded_check
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.differential import COUNT, Cases, differential_cases, run_differential
@@ -237,3 +237,16 @@ def test_a_function_of_ints_alone_is_proved_for_every_input_or_shown_wrong():
     x, y = wrong.counterexample
     assert x == y  # only where the flipped comparison decides otherwise
     assert_really_differs(original, variant, wrong.counterexample)
+
+
+def test_a_case_the_original_never_finishes_is_skipped_and_counted(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(differential, "SLOW_S", 0.02)
+    function, original = fixture("stuck_at_star", b"x")
+    cases = Cases(function, original, [(b"abc",)], count=300)
+    checked = run_differential(FsmNative(function, original), cases)
+    assert checked.failing is None and checked.skipped > 0
+    assert checked.checked + checked.skipped == 300
+    assert (
+        checked.describe()
+        == f"{checked.checked} differential cases agree ({checked.skipped} skipped: the original ran past 0.02 s)"
+    )

@@ -94,7 +94,7 @@ def run_differential(native: Callable[..., object], cases: Cases) -> Differentia
             failing = shrink(cases.original, native, arguments)
             again = _timed_outcome(cases.original, failing)
             shown = difference(again, outcome(native, failing)) if again is not None else problem
-            return Differential(len(cases.arguments) - skipped, skipped, failing, shown)
+            return Differential(index - skipped, skipped, failing, shown)
     return Differential(len(cases.arguments) - skipped, skipped)
 
 
