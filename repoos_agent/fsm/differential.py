@@ -19,6 +19,7 @@ import inspect
 import random
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -415,7 +416,8 @@ class _TooSlow(BaseException):
 
 
 def _timed_outcome(original: Callable[..., object], arguments: tuple[object, ...]) -> Outcome | None:
-    """The original's outcome, or None when it runs past `SLOW_S` (only measurable in the main thread)."""
+    """The original's outcome, or None when it runs past `SLOW_S` (only measurable in the main thread). A timer the
+    caller had set (a test runner's timeout) is set again afterwards with the time it had left."""
     if threading.current_thread() is not threading.main_thread():
         return outcome(original, arguments)
 
@@ -423,7 +425,8 @@ def _timed_outcome(original: Callable[..., object], arguments: tuple[object, ...
         raise _TooSlow
 
     previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, SLOW_S)
+    start = time.monotonic()
+    pending, interval = signal.setitimer(signal.ITIMER_REAL, SLOW_S)
     try:
         return outcome(original, arguments)
     except _TooSlow:
@@ -431,6 +434,8 @@ def _timed_outcome(original: Callable[..., object], arguments: tuple[object, ...
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if pending:
+            signal.setitimer(signal.ITIMER_REAL, max(pending - (time.monotonic() - start), 1e-3), interval)
 
 
 def _with(arguments: tuple[object, ...], position: int, value: object) -> tuple[object, ...]:
