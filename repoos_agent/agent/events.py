@@ -22,7 +22,9 @@ RunKind = Literal["run_started", "run_finished"]
 SearchKind = Literal["turn_started", "proposal", "evaluation"]
 """A loop kernel's schedule search, between its start and finish."""
 TabularKind = Literal["chain_read", "query_compiled", "verification", "race_sample", "contract_stored"]
-"""An ORM endpoint's tabular run (`repoos_agent.tabular.run_events` builds them), between its start and finish."""
+"""An ORM endpoint's tabular run (`repoos_agent.tabular.run_events` builds them), between its start and finish. The
+fsm track's arena (`repoos_agent.fsm.arena`) uses `proposal`, `verification`, `race_sample` and `contract_stored` too,
+with its verdicts in `detail`."""
 EventKind = Literal[RunKind, SearchKind, TabularKind]
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 SEARCH_KINDS: tuple[SearchKind, ...] = get_args(SearchKind)

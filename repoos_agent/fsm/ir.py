@@ -16,9 +16,15 @@ INT = "int"
 DTYPES = {"uint8": "uint8_t", "int8": "int8_t", "int32": "int32_t", "int64": "int64_t", "uint32": "uint32_t"}
 """The NumPy element types an array argument may have, and their C types."""
 
+CHAR = "char"
+"""One character of a `str` argument, held as its code point: it compares with characters and gives `ord(c)`."""
+
 BYTES, BYTEARRAY, ARRAY, BUFFER, TABLE = "bytes", "bytearray", "array", "buffer", "table"
+INTS, TEXT, LIST = "ints", "text", "list"
 """Sequence kinds: an immutable and a mutable byte argument, a NumPy array argument, the local `bytearray()` the
-function grows with `append` and returns, and a module's constant `bytes` literal (a small table)."""
+function grows with `append` and returns, a module's constant `bytes` or tuple of ints (a small table), a list or tuple of
+ints argument (read only, passed as `int64`), a `str` argument (read as its code points, passed as UTF-32), and
+the local list of ints the function grows with `append` and returns."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,9 @@ class Sequence:
 
     @property
     def element(self) -> str:
-        """What reading one element gives: a Python int for bytes, the dtype's NumPy scalar for an array."""
-        return self.dtype if self.kind == ARRAY else INT
+        """What reading one element gives: a Python int for bytes and lists, the dtype's NumPy scalar for an array,
+        a character for a `str`."""
+        return self.dtype if self.kind == ARRAY else CHAR if self.kind == TEXT else INT
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,30 @@ class Not:
     line: int
 
 
-Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not
+@dataclass(frozen=True)
+class Select:
+    """`then if condition else orelse` as a value, only one side evaluated: C's `?:`, which compilers turn into a
+    conditional move where both sides are cheap (the `branchless` rewrite makes it from an `if`)."""
+
+    condition: Expr
+    then: Expr
+    orelse: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class BytesBelow:
+    """Whether `count` elements of the byte sequence exist from `index` on (`index` not negative) and are all below
+    `bound`: a word-at-a-time test, false near the end, so it never reads out of range."""
+
+    sequence: str
+    index: Expr
+    count: int
+    bound: int
+    line: int
+
+
+Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not | Select | BytesBelow
 
 
 @dataclass(frozen=True)
@@ -186,22 +216,37 @@ class Return:
 
 @dataclass(frozen=True)
 class Raise:
-    """`raise ValueError("message")`: the native code leaves with `code`, and the call raises it again."""
+    """`raise ValueError(f"message {i}")`: the native code leaves with `code` and the values of the message's
+    interpolations, and the call formats `message` (a `str.format` template, `{0}` for the first value) and raises
+    it again. `characters` says which values are a `str`'s characters, formatted as `chr` of their code point."""
 
     exception: str
     message: str
     code: int
     line: int
+    values: tuple[Expr, ...] = ()
+    characters: tuple[bool, ...] = ()
 
 
-Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise
+@dataclass(frozen=True)
+class Switch:
+    """An `if`/`elif` ladder comparing one value with distinct constants: each case's constants and body, then the
+    default; a `break` in a case leaves the enclosing loop, as in the source (C's `switch`, a jump table)."""
+
+    value: Expr
+    cases: tuple[tuple[tuple[int, ...], tuple[Stmt, ...]], ...]
+    default: tuple[Stmt, ...]
+    line: int
+
+
+Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise | Switch
 
 
 @dataclass(frozen=True)
 class Function:
     """One lowered function: its parameters in order (a `Sequence` or an int's name), its locals' types, its body,
-    what it returns (`INT`, a dtype, `BUFFER` or "none"), the exceptions its codes stand for, and the module's
-    constant tables it reads."""
+    what it returns (`INT`, a dtype, `BUFFER`, `LIST` or "none"), the exceptions its codes stand for, the module's
+    constant tables it reads, and what its local output `buffer` is (`BUFFER`: a bytearray; `LIST`: ints)."""
 
     name: str
     parameters: tuple[Sequence | str, ...]
@@ -210,4 +255,5 @@ class Function:
     body: tuple[Stmt, ...]
     returns: str
     raises: tuple[Raise, ...]
-    tables: dict[str, bytes]
+    tables: dict[str, bytes | tuple[int, ...]]
+    buffer_kind: str = BUFFER

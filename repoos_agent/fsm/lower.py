@@ -123,7 +123,8 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
         body=body,
         returns=lowering.returns or "none",
         raises=tuple(lowering.raises),
-        tables={name: value for name, value in lowering.constants.items() if name in lowering.used},
+        tables={name: value for name, value in lowering.constants.items() if name in lowering.used and name in lowering.tables()},
+        buffer_kind=lowering.sequences[lowering.buffer].kind if lowering.buffer else ir.BUFFER,
     )
 
 
@@ -133,18 +134,19 @@ def local_names(function: Node) -> set[str]:
     for node in walk(function.child_by_field_name("body")):
         if node.type in ("assignment", "augmented_assignment", "for_statement"):
             target = node.child_by_field_name("left")
-            if target is not None and target.type == "identifier":
-                names.add(text(target))
+            targets = target.named_children if target is not None and target.type == "pattern_list" else [target]
+            names.update(text(name) for name in targets if name is not None and name.type == "identifier")
     return names
 
 
-def module_constants(function: Node) -> dict[str, int | bytes]:
-    """The module's names bound once, at its top level, to an integer or a `bytes` literal: constants and tables
-    the function may read (as the loop track reads module constants)."""
+def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
+    """The module's names bound once, at its top level, to an integer, a `bytes` literal or a tuple of ints:
+    constants and tables the function may read (as the loop track reads module constants). A module's list is not
+    one: any code may change it."""
     module = function
     while module.parent is not None:
         module = module.parent
-    found: dict[str, int | bytes] = {}
+    found: dict[str, int | bytes | tuple[int, ...]] = {}
     bound: dict[str, int] = {}
     for statement in module.named_children:
         assignment = statement.named_children[0] if statement.type == "expression_statement" else None
@@ -158,7 +160,9 @@ def module_constants(function: Node) -> dict[str, int | bytes]:
             value = ast.literal_eval(text(right))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue  # not a literal
-        if type(value) in (int, bytes):
+        if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
+            found[text(left)] = value  # a table of ints, each held in 64 bits
+        elif type(value) in (int, bytes):
             found[text(left)] = value
     return {name: value for name, value in found.items() if bound[name] == 1}
 
@@ -176,7 +180,7 @@ class _Lowering:
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
         self.iterated: list[str] = []
-        self.constants: dict[str, int | bytes] = {}
+        self.constants: dict[str, int | bytes | tuple[int, ...]] = {}
         self.used: set[str] = set()
 
     def sequence(self, name: str) -> ir.Sequence:
@@ -223,7 +227,7 @@ class _Lowering:
             value = node.named_children[0] if node.named_children else None
             return [ir.Return(self.returned(value, node, assigned), line)], None
         if kind == "raise_statement":
-            return [self.raise_statement(node)], None
+            return [self.raise_statement(node, assigned)], None
         raise refuse(node, NOT_MODELLED.get(kind, f"`{kind.replace('_', ' ')}` is not modelled"))
 
     def expression_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
@@ -232,6 +236,8 @@ class _Lowering:
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if right is None:
                 raise refuse(node, f"`{text(node)}` declares without assigning")
+            if left.type == "pattern_list":
+                return self.unpack(left, right, assigned), assigned | self.target_names(left)
             return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
@@ -244,16 +250,48 @@ class _Lowering:
             if callee.type == "attribute" and text(callee.child_by_field_name("attribute")) == "append":
                 owner = text(callee.child_by_field_name("object"))
                 if owner != self.buffer:
-                    raise refuse(node, f"`{owner}.append`: only a local `bytearray()` the function returns is grown")
+                    raise refuse(node, f"`{owner}.append`: only a local `bytearray()` or list `[]` the function returns is grown")
                 self.ready(callee, owner, assigned)
                 arguments = node.child_by_field_name("arguments").named_children
                 if len(arguments) != 1:
                     raise refuse(node, "`append` takes one value")
-                return [ir.Append(owner, self.integer(arguments[0], assigned), line)], assigned
+                value = self.integer(arguments[0], assigned)
+                if self.sequences[owner].kind == ir.LIST:
+                    value = self.as_int(value, arguments[0])  # a list keeps a NumPy scalar as one
+                return [ir.Append(owner, value, line)], assigned
         raise refuse(node, f"`{text(node)[:60]}`: only assignments, `append` and control flow are modelled as statements")
 
     def target_names(self, left: Node) -> frozenset[str]:
-        return frozenset({text(left)}) if left.type == "identifier" else frozenset()
+        targets = left.named_children if left.type == "pattern_list" else [left]
+        return frozenset(text(target) for target in targets if target.type == "identifier")
+
+    def unpack(self, left: Node, right: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`a, b = x, y`: every value is computed before any name is bound, so where a value reads a name the
+        statement binds (`a, b = b, a + b`), it is held in a temporary first (named with a leading digit, which no
+        Python name has)."""
+        targets, values = left.named_children, right.named_children if right.type == "expression_list" else [right]
+        if right.type != "expression_list" or len(targets) != len(values):
+            raise refuse(left, f"`{text(left)} = {text(right)[:40]}`: only as many values as names are unpacked")
+        for target in targets:
+            if target.type != "identifier":
+                raise refuse(target, f"`{text(target)}`: only names are unpacked into")
+        names = [text(target) for target in targets]
+        if len(set(names)) != len(names):
+            raise refuse(left, f"`{text(left)}` binds one name twice")
+        lowered = [self.expression(value, assigned) for value in values]
+        read = {name for value in lowered for name in _locals_read(value)}
+        line = left.start_point[0] + 1
+        statements: list[ir.Stmt] = []
+        bound: list[ir.Expr] = []
+        for position, (value, node) in enumerate(zip(lowered, values, strict=True)):
+            if read & set(names[position + 1 :]) or read & set(names[:position]):
+                temporary = f"{line}_{position}"
+                self.locals[temporary] = self.value_type(value, node)
+                statements.append(ir.Assign(temporary, value, line))
+                value = ir.Local(temporary, self.locals[temporary], line)
+            bound.append(value)
+        statements += [self.bind(target, value, node) for target, value, node in zip(targets, bound, values, strict=True)]
+        return statements
 
     def assign(self, left: Node, right: Node, operator: str | None, assigned: frozenset[str]) -> ir.Stmt:
         line = left.start_point[0] + 1
@@ -278,22 +316,32 @@ class _Lowering:
             current = self.name_value(left, assigned)
             value: ir.Expr = ir.Binary(operator, self.as_int(current, left), self.integer(right, assigned), line)
         elif right.type == "call" and text(right.child_by_field_name("function")) == "bytearray":
-            return self.new_buffer(left, right)
+            return self.new_buffer(left, right, ir.BUFFER)
+        elif right.type == "list" and not right.named_children:
+            return self.new_buffer(left, right, ir.LIST)
         else:
             value = self.expression(right, assigned)
+        return self.bind(left, value, right)
+
+    def bind(self, left: Node, value: ir.Expr, right: Node) -> ir.Assign:
+        """`name = value`, keeping one type per name."""
+        name = text(left)
+        if name in self.sequences:
+            raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         kind = self.value_type(value, right)
         if self.locals.setdefault(name, kind) != kind or name == self.buffer:
             raise refuse(left, f"`{name}` holds a {self.locals[name]} elsewhere and a {kind} here; keep one type per name")
-        return ir.Assign(name, value, line)
+        return ir.Assign(name, value, left.start_point[0] + 1)
 
-    def new_buffer(self, left: Node, right: Node) -> ir.Stmt:
-        if self.buffer is not None or right.child_by_field_name("arguments").named_children:
-            raise refuse(right, "only one output `bytearray()`, created empty, is modelled")
+    def new_buffer(self, left: Node, right: Node, kind: str) -> ir.Stmt:
+        empty = right.type == "list" or not right.child_by_field_name("arguments").named_children
+        if self.buffer is not None or not empty:
+            raise refuse(right, "only one output, a `bytearray()` or a list `[]` created empty, is modelled")
         name = text(left)
         if name in self.locals:
             raise refuse(left, f"`{name}` is already an integer")
         self.buffer = name
-        self.sequences[name] = ir.Sequence(name, ir.BUFFER, written=True)
+        self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
         return ir.Assign(name, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
 
     def writable(self, node: Node, name: str) -> ir.Sequence:
@@ -302,6 +350,8 @@ class _Lowering:
             raise refuse(node, f"`{name}` is not a sequence argument or the output `bytearray()`")
         if sequence.kind in (ir.BYTES, ir.TABLE):
             raise refuse(node, f"`{name}` is `bytes`, which is immutable; pass a `bytearray`")
+        if sequence.kind in (ir.INTS, ir.TEXT):
+            raise refuse(node, f"`{name}` is a {_named(sequence.kind)} argument, which is read only")
         if name in self.iterated:
             raise refuse(node, f"`{name}` is written inside a loop over its own elements")
         return sequence
@@ -344,7 +394,7 @@ class _Lowering:
             return [ir.ForRange(name, start, stop, step, body, line)], assigned
         self.ready(iterable, text(iterable), assigned)
         sequence = self.sequences.get(text(iterable))
-        if sequence is None or sequence.kind == ir.BUFFER:
+        if sequence is None or sequence.kind in (ir.BUFFER, ir.LIST):
             raise refuse(iterable, f"`for` over `{text(iterable)}`: only `range(...)` and sequence arguments are iterated")
         self.declare(variable, sequence.element)
         self.iterated.append(sequence.name)
@@ -385,7 +435,7 @@ class _Lowering:
             kind, lowered = "none", None
         elif value.type == "identifier" and text(value) == self.buffer:
             self.ready(value, self.buffer, assigned)
-            kind, lowered = ir.BUFFER, None
+            kind, lowered = self.sequences[self.buffer].kind, None
         else:
             lowered = self.expression(value, assigned)
             kind = self.value_type(lowered, value)
@@ -394,39 +444,78 @@ class _Lowering:
         self.returns = kind
         return lowered
 
-    def raise_statement(self, node: Node) -> ir.Raise:
+    def raise_statement(self, node: Node, assigned: frozenset[str]) -> ir.Raise:
         exception = node.named_children[0] if node.named_children else None
         if exception is None or len(node.named_children) > 1:
             raise refuse(node, "a bare `raise` or `raise ... from ...` is not modelled")
-        message = ""
+        message, values = "", []
         if exception.type == "call":
             arguments = exception.child_by_field_name("arguments").named_children
-            if len(arguments) > 1 or (arguments and arguments[0].type != "string"):
-                raise refuse(node, "a raised exception's message must be one constant string")
+            if len(arguments) > 1 or (arguments and arguments[0].type not in ("string", "concatenated_string")):
+                raise refuse(node, "a raised exception's message must be one string (an f-string of ints is modelled)")
             if arguments:
-                message = _string_constant(arguments[0])
+                message, values = self.message(arguments[0], assigned)
             exception = exception.child_by_field_name("function")
         if exception.type != "identifier":
             raise refuse(node, f"`raise {text(exception)}`: raise an exception class by its name")
-        raised = ir.Raise(text(exception), message, len(self.raises) + 1, node.start_point[0] + 1)
+        characters = tuple(expression_type(value) == ir.CHAR for value in values)
+        line = node.start_point[0] + 1
+        raised = ir.Raise(text(exception), message, len(self.raises) + 1, line, tuple(values), characters)
         self.raises.append(raised)
         return raised
+
+    def message(self, node: Node, assigned: frozenset[str]) -> tuple[str, list[ir.Expr]]:
+        """A raised message as a `str.format` template and the values of its interpolations, each an int or a
+        character (formatted by Python itself, so `{i:04x}` and `{c!r}` read as the f-string does)."""
+        parsed = ast.parse(f"({text(node)})", mode="eval").body
+        parts = parsed.values if isinstance(parsed, ast.JoinedStr) else [parsed]
+        fields = sorted((child for child in walk(node) if child.type == "interpolation"), key=lambda child: child.start_byte)
+        template, values = [], []
+        for part in parts:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                template.append(part.value.replace("{", "{{").replace("}", "}}"))
+                continue
+            if not isinstance(part, ast.FormattedValue):
+                raise refuse(node, "a raised exception's message must be a string")
+            field = fields[len(values)]
+            spec = ""
+            if part.format_spec is not None:
+                pieces = part.format_spec.values  # type: ignore[attr-defined]
+                if not all(isinstance(piece, ast.Constant) for piece in pieces):
+                    raise refuse(field, f"`{text(field)}`: a format spec with an interpolation is not modelled")
+                spec = "".join(piece.value for piece in pieces)
+            if "{" in spec or "}" in spec:
+                raise refuse(field, f"`{text(field)}`: a format spec with braces is not modelled")
+            expression = field.named_children[0]
+            value = self.expression(expression, assigned)
+            if expression_type(value) != ir.CHAR:
+                value = self.as_int(self.integer(expression, assigned), expression)
+            conversion = f"!{chr(part.conversion)}" if part.conversion != -1 else ""
+            template.append(f"{{{len(values)}{conversion}{':' + spec if spec else ''}}}")
+            values.append(value)
+        return "".join(template), values
 
     # expressions
 
     def condition(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         value = self.expression(node, assigned, conditions=True)
+        if expression_type(value) == ir.CHAR:  # a "\x00" is true in Python, its code point false in C
+            raise refuse(node, f"`{text(node)}`: a character as a condition is not modelled; compare it")
         return value
 
     def integer(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         """An expression that must be a Python int (an index, an operand, an appended byte)."""
         value = self.expression(node, assigned)
+        if self.value_type(value, node) == ir.CHAR:
+            raise refuse(node, f"`{text(node)}` is a character of a `str`; write `ord({text(node)})` for its code point")
         if self.value_type(value, node) not in (ir.INT, *ir.DTYPES):
             raise refuse(node, f"`{text(node)}` is not an integer")
         return value
 
     def as_int(self, value: ir.Expr, node: Node) -> ir.Expr:
         kind = self.value_type(value, node)
+        if kind == ir.CHAR:
+            raise refuse(node, f"`{text(node)}` is a character of a `str`; write `ord({text(node)})` for its code point")
         if kind != ir.INT:
             raise refuse(
                 node,
@@ -443,15 +532,19 @@ class _Lowering:
     def ready(self, node: Node, name: str, assigned: frozenset[str]) -> None:
         """The output `bytearray()` is used only where it was created on every path before; a table is emitted
         where it is read."""
-        if isinstance(self.constants.get(name), bytes) and name not in self.sequences:
-            self.sequences[name] = ir.Sequence(name, ir.TABLE)
+        if name in self.tables() and name not in self.sequences:
+            self.sequences[name] = ir.Sequence(name, ir.TABLE, "uint8" if isinstance(self.constants[name], bytes) else "int64")
         self.used.add(name)
         if name == self.buffer and name not in assigned:
             raise refuse(node, f"`{name}` may be used before `{name} = bytearray()` runs; create it first")
 
+    def tables(self) -> set[str]:
+        """The module's `bytes` constants the function may read."""
+        return {name for name, value in self.constants.items() if isinstance(value, bytes | tuple)}
+
     def name_value(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         name = text(node)
-        if name in self.sequences or isinstance(self.constants.get(name), bytes):
+        if name in self.sequences or name in self.tables():
             raise refuse(node, f"`{name}` is a sequence; index it or take its `len`")
         if name not in self.locals and isinstance(self.constants.get(name), int):
             return ir.Const(self.constants[name], node.start_point[0] + 1)  # type: ignore[arg-type]
@@ -472,6 +565,9 @@ class _Lowering:
                 raise refuse(node, f"`{text(node)}` is not an integer literal the track models") from None
         if kind in ("true", "false") and conditions:
             return ir.Const(int(kind == "true"), line)
+        if kind == "identifier" and conditions and (text(node) in self.sequences or text(node) in self.tables()):
+            self.ready(node, text(node), assigned)  # `if not data:`, a sequence is true where it is not empty
+            return ir.Compare("!=", ir.Length(text(node), line), ir.Const(0, line), line)
         if kind == "identifier":
             return self.name_value(node, assigned)
         if kind == "subscript":
@@ -529,6 +625,11 @@ class _Lowering:
             if measured not in self.sequences:
                 raise refuse(node, f"`{text(node)}`: only a sequence's length is modelled")
             return ir.Length(measured, line)
+        if name == "ord" and len(arguments) == 1:
+            value = self.expression(arguments[0], assigned)
+            if expression_type(value) == ir.CHAR:
+                return ir.ToInt(value, line)
+            raise refuse(node, f"`{text(node)}`: only `ord` of a `str` argument's character is modelled")
         if name == "int" and len(arguments) == 1:
             value = self.integer(arguments[0], assigned)
             return value if expression_type(value) == ir.INT else ir.ToInt(value, line)
@@ -550,13 +651,26 @@ class _Lowering:
         operators = [text(child) for child in node.children if not child.is_named]
         if any(operator not in COMPARISONS for operator in operators):
             raise refuse(node, f"`{text(node)}`: only integer comparisons are modelled (not `in` or `is`)")
-        values = [self.integer(operand, assigned) for operand in operands]
+        values = [self.compared(operand, assigned) for operand in operands]
+        characters = {
+            expression_type(value) == ir.CHAR or _character(operand) is not None
+            for value, operand in zip(values, operands, strict=True)
+        }
+        if len(characters) > 1:
+            raise refuse(node, f"`{text(node)}` compares a character with a number; write `ord(...)` for its code point")
         line = node.start_point[0] + 1
         result: ir.Expr | None = None
         for operator, left, right in zip(operators, values, values[1:], strict=False):
             pair = ir.Compare(operator, left, right, line)
             result = pair if result is None else ir.Logical("and", result, pair, line)
         return result  # type: ignore[return-value]
+
+    def compared(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
+        """A comparison's operand: an int, a character, or a one-character literal (its code point)."""
+        if (character := _character(node)) is not None:
+            return ir.Const(ord(character), node.start_point[0] + 1)
+        value = self.expression(node, assigned)
+        return value if expression_type(value) == ir.CHAR else self.integer(node, assigned)
 
 
 class _ElifLadder:
@@ -583,15 +697,23 @@ def expression_type(value: ir.Expr) -> str:
     return ir.INT
 
 
-def _string_constant(node: Node) -> str:
-    """A plain string literal's value (no f-string)."""
-    if any(child.type == "interpolation" for child in node.named_children):
-        raise refuse(node, "an f-string message is not modelled; raise a constant message")
-    message = ast.literal_eval(text(node))
-    if not isinstance(message, str):
-        raise refuse(node, "a raised exception's message must be one constant string")
-    return message
+def _character(node: Node) -> str | None:
+    """A one-character `str` literal's character, compared as its code point with a `str` argument's characters."""
+    if node.type != "string" or any(child.type == "interpolation" for child in node.named_children):
+        return None
+    value = ast.literal_eval(text(node))
+    return value if isinstance(value, str) and len(value) == 1 else None
+
+
+def _locals_read(value: ir.Expr) -> set[str]:
+    """The locals an expression reads."""
+    if isinstance(value, ir.Local):
+        return {value.name}
+    children = [getattr(value, field) for field in ("index", "left", "right", "operand") if hasattr(value, field)]
+    return {name for child in children for name in _locals_read(child)}
 
 
 def _named(kind: str | None) -> str:
-    return {"none": "None", ir.BUFFER: "the output bytearray", ir.INT: "an int"}.get(kind or "none", f"a NumPy {kind}")
+    named = {"none": "None", ir.BUFFER: "the output bytearray", ir.LIST: "the output list", ir.INT: "an int"}
+    named |= {ir.INTS: "list of ints", ir.TEXT: "`str`", ir.CHAR: "a character"}
+    return named.get(kind or "none", f"a NumPy {kind}")

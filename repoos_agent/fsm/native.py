@@ -2,7 +2,7 @@
 on the caller's own buffers (no copies), with its result, its output `bytearray` or its exception given back.
 
 A call the native code cannot finish exactly (an index out of range, a guarded counter past its bound, an int
-argument past 64 bits, an array of another type) runs the Python original instead, on the arguments as they were:
+argument past `ranges.ARGUMENT`, an array of another type) runs the Python original instead, on the arguments as they were:
 the written ones are put back first, so the original raises or returns what it would have.
 """
 
@@ -23,7 +23,7 @@ from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
-from repoos_agent.fsm.ranges import HIGH, LOW, check_widths
+from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
 
 
 class _Buffer(ctypes.Structure):
@@ -50,11 +50,15 @@ def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, i
             types[name] = ir.Sequence(name, ir.BYTEARRAY)
         elif isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.name in ir.DTYPES:
             types[name] = ir.Sequence(name, ir.ARRAY, value.dtype.name)
+        elif type(value) in (list, tuple) and all(type(element) is int for element in value):  # type: ignore[union-attr]
+            types[name] = ir.Sequence(name, ir.INTS, "int64")
+        elif type(value) is str:
+            types[name] = ir.Sequence(name, ir.TEXT, "uint32")
         else:
             raise FsmRefusal(
                 function.start_point[0] + 1,
-                f"argument `{name}` is {_described(value)}: the fsm track takes ints, bytes, bytearrays and 1-D NumPy "
-                f"arrays of {', '.join(ir.DTYPES)}",
+                f"argument `{name}` is {_described(value)}: the fsm track takes ints, bytes, bytearrays, strs, lists "
+                f"or tuples of ints and 1-D NumPy arrays of {', '.join(ir.DTYPES)}",
             )
     return types
 
@@ -79,7 +83,8 @@ class FsmNative:
         arguments: list[type] = []
         for parameter in function.parameters:
             arguments += [ctypes.c_void_p, ctypes.c_int64] if isinstance(parameter, ir.Sequence) else [ctypes.c_int64]
-        self._entry.argtypes = [*arguments, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Buffer)]
+        self._entry.argtypes = [*arguments, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Buffer), ctypes.c_void_p]
+        self._values = max((len(raised.values) for raised in function.raises), default=0)
         self._release = getattr(handle, RELEASE)
         self._release.argtypes = [ctypes.c_void_p]
         self.library = Path(library)
@@ -93,16 +98,17 @@ class FsmNative:
                 return self.original(*args, **kwargs)  # the original raises the call's own TypeError
             bound.apply_defaults()  # the defaults the original holds, as Python fills them in
             args = bound.args
-        arguments = self._arguments(args)
+        kept_alive: list[object] = []  # the copies a list or a str is passed as, until the call returns
+        arguments = self._arguments(args, kept_alive)
         if arguments is None:
             return self.original(*args)
         kept = [
             (value, _copy(value)) for parameter, value in zip(self.function.parameters, args, strict=True) if _written(parameter)
         ]
-        result, buffer = ctypes.c_int64(0), _Buffer(None, 0, 0)
+        result, buffer, values = ctypes.c_int64(0), _Buffer(None, 0, 0), (ctypes.c_int64 * max(self._values, 1))()
         try:
-            code = self._entry(*arguments, ctypes.byref(result), ctypes.byref(buffer))
-            output = bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+            code = self._entry(*arguments, ctypes.byref(result), ctypes.byref(buffer), ctypes.addressof(values))
+            output = self._output(buffer)
         finally:
             if buffer.data:
                 self._release(buffer.data)
@@ -112,19 +118,28 @@ class FsmNative:
             return self.original(*args)
         if code > 0:
             raised = self.function.raises[code - 1]
-            raise self._exception(raised)(*((raised.message,) if raised.message else ()))
+            shown = [chr(value) if character else value for value, character in zip(values, raised.characters, strict=False)]
+            raise self._exception(raised)(*((raised.message.format(*shown),) if raised.message else ()))
         return self._returned(result.value, output)
 
-    def _arguments(self, args: tuple[object, ...]) -> list[object] | None:
+    def _output(self, buffer: _Buffer) -> bytearray | list[int]:
+        """The local output the C code grew: a bytearray's bytes, or a list's ints."""
+        if self.function.buffer_kind == ir.LIST:
+            if not buffer.len:
+                return []
+            return np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,)).tolist()
+        return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+
+    def _arguments(self, args: tuple[object, ...], kept_alive: list[object]) -> list[object] | None:
         """The C arguments for `args`, or None when the build does not take them (then the original runs)."""
         arguments: list[object] = []
         for parameter, value in zip(self.function.parameters, args, strict=True):
             if isinstance(parameter, str):
-                if type(value) is not int or not LOW <= value <= HIGH:
+                if type(value) is not int or not -ARGUMENT <= value <= ARGUMENT:
                     return None
                 arguments.append(value)
                 continue
-            address = _address(parameter, value)
+            address = _address(parameter, value, kept_alive)
             if address is None:
                 return None
             arguments += [address, len(value)]  # type: ignore[arg-type]
@@ -142,15 +157,28 @@ class FsmNative:
         kind = self.function.returns
         if kind == "none":
             return None
-        if kind == ir.BUFFER:
+        if kind in (ir.BUFFER, ir.LIST):
             return output
+        if kind == ir.CHAR:
+            return chr(value)
         if kind == ir.INT:
             return value
         return np.dtype(kind).type(value)
 
 
-def _address(parameter: ir.Sequence, value: object) -> object | None:
-    """The address of a sequence argument's bytes, if it has the type the build was lowered for."""
+def _address(parameter: ir.Sequence, value: object, kept_alive: list[object]) -> object | None:
+    """The address of a sequence argument's bytes, if it has the type the build was lowered for: a list or tuple
+    of ints (each within 64 bits) is copied as `int64`, a `str` as its UTF-32 code points (a lone surrogate too)."""
+    if parameter.kind == ir.INTS and type(value) in (list, tuple):
+        if not all(type(element) is int and LOW <= element <= HIGH for element in value):  # type: ignore[union-attr]
+            return None
+        copied = np.array(value, dtype=np.int64)
+        kept_alive.append(copied)
+        return copied.ctypes.data
+    if parameter.kind == ir.TEXT and type(value) is str:
+        encoded = value.encode("utf-32-le", "surrogatepass")
+        kept_alive.append(encoded)
+        return ctypes.cast(ctypes.c_char_p(encoded), ctypes.c_void_p)
     if parameter.kind == ir.BYTES and type(value) is bytes:
         return ctypes.cast(ctypes.c_char_p(value), ctypes.c_void_p)
     if parameter.kind == ir.BYTEARRAY and type(value) is bytearray:

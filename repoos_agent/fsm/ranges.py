@@ -22,11 +22,14 @@ LOW, HIGH = -(1 << 63), (1 << 63) - 1
 GUARD = 1 << 61
 """The bound a widened local is held to at run time (the call runs the original past it): the sum or difference
 of two guarded locals (`b += a` in Adler-32) still fits 64 bits."""
+ARGUMENT = GUARD >> 1
+"""The bound an int argument is held to (the call runs the original past it): a loop's `range(start, start + count)`
+stays within `GUARD`, so a counter starting there may still grow by a few times its value."""
 LENGTH = 1 << 62
 """The largest length a sequence can have (far past any memory)."""
 WIDEN_AFTER = 3
 DTYPE_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(1 << 31), (1 << 31) - 1)}
-DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH)}
+DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH), ir.CHAR: (0, 0x10FFFF)}
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,16 @@ class _Analysis:
     def __init__(self, function: ir.Function) -> None:
         self.function = function
         self.sequences = {p.name: p for p in function.parameters if isinstance(p, ir.Sequence)}
+        if function.buffer is not None:
+            dtype = "int64" if function.buffer_kind == ir.LIST else "uint8"
+            self.sequences[function.buffer] = ir.Sequence(function.buffer, function.buffer_kind, dtype)
         self.checking = True
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
 
     def entry(self) -> State:
-        return {p: element_range(ir.INT) for p in self.function.parameters if isinstance(p, str)}
+        """An int argument is within `ARGUMENT`: the call runs the original for one past it."""
+        return {p: Interval(-ARGUMENT, ARGUMENT) for p in self.function.parameters if isinstance(p, str)}
 
     def refuse(self, line: int, reason: str) -> Interval:
         if self.checking:
@@ -97,26 +104,56 @@ class _Analysis:
         if isinstance(expr, ir.Local):
             return state.get(expr.name, element_range(expr.type)) if expr.type == ir.INT else element_range(expr.type)
         if isinstance(expr, ir.Length):
-            return Interval(0, LENGTH)
+            table = self.function.tables.get(expr.sequence)
+            return Interval(0, LENGTH) if table is None else Interval(len(table), len(table))
         if isinstance(expr, ir.Load):
             self.value(expr.index, state)
-            kind = self.sequences.get(expr.sequence)
-            return element_range(kind.dtype) if kind is not None and kind.kind == ir.ARRAY else BYTE
+            return self.element(expr.sequence)
         if isinstance(expr, ir.ToInt):
             self.value(expr.operand, state)
             return element_range(expr.operand.type) if isinstance(expr.operand, ir.Local | ir.Load) else TOP
-        if isinstance(expr, ir.Compare | ir.Logical):
+        if isinstance(expr, ir.Logical):  # the right side runs only where the left one lets it
+            self.value(expr.left, state)
+            after = self.refine(expr.left, expr.op == "and", state)
+            if after is not None:
+                self.value(expr.right, after)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Compare):
             self.value(expr.left, state)
             self.value(expr.right, state)
             return Interval(0, 1)
         if isinstance(expr, ir.Not):
             self.value(expr.operand, state)
             return Interval(0, 1)
+        if isinstance(expr, ir.BytesBelow):
+            self.value(expr.index, state)
+            return Interval(0, 1)
+        if isinstance(expr, ir.Select):  # each side where the condition lets it run, as an `if` would
+            self.value(expr.condition, state)
+            sides = [
+                self.value(side, taken, masked)
+                for side, taken in (
+                    (expr.then, self.refine(expr.condition, True, state)),
+                    (expr.orelse, self.refine(expr.condition, False, state)),
+                )
+                if taken is not None
+            ]
+            return sides[0].hull(sides[-1]) if sides else Interval(0, 0)
         if isinstance(expr, ir.Unary):
             operand = self.value(expr.operand, state, masked)
             result = Interval(-operand.hi, -operand.lo) if expr.op == "-" else Interval(-operand.hi - 1, -operand.lo - 1)
             return self.fitted(result, expr, masked)
         return self.binary(expr, state, masked)
+
+    def element(self, sequence: str) -> Interval:
+        """The values one element of `sequence` holds: a constant table's own, its dtype's for an array, 64 bits for
+        a list of ints, a code point for a `str`, a byte otherwise."""
+        if self.function.tables.get(sequence):  # a module's constant table: its least and greatest value
+            return Interval(min(self.function.tables[sequence]), max(self.function.tables[sequence]))
+        kind = self.sequences.get(sequence)
+        if kind is None or kind.kind in (ir.BYTES, ir.BYTEARRAY, ir.BUFFER, ir.TABLE):
+            return BYTE
+        return element_range(ir.CHAR if kind.kind == ir.TEXT else ir.INT if kind.kind in (ir.INTS, ir.LIST) else kind.dtype)
 
     def fitted(self, result: Interval, expr: ir.Binary | ir.Unary, masked: bool) -> Interval:
         if masked or result.fits():
@@ -190,12 +227,16 @@ class _Analysis:
     def compared(self, condition: ir.Compare, truth: bool, state: State) -> State | None:
         op = condition.op if truth else NEGATED[condition.op]
         left, right = condition.left, condition.right
-        if not (isinstance(left, ir.Local) and left.type == ir.INT):
-            if not (isinstance(right, ir.Local) and right.type == ir.INT):
+        found = _counter(left)
+        if found is None:
+            found = _counter(right)
+            if found is None:
                 return state
-            left, right, op = right, left, FLIPPED[op]
+            right, op = left, FLIPPED[op]
+        left, shift = found  # `i + shift < x` bounds `i` as `i < x - shift` does
         checking, self.checking = self.checking, False
         other = self.value(right, state)
+        other = Interval(other.lo - shift, other.hi - shift)
         self.checking = checking
         current = state.get(left.name, element_range(ir.INT))
         lo, hi = current.lo, current.hi
@@ -230,34 +271,52 @@ class _Analysis:
             return {**state, statement.name: value}
         if isinstance(statement, ir.Store):
             self.value(statement.index, state)
-            target = self.sequences.get(statement.sequence)
-            kind = target.dtype if target is not None and target.kind == ir.ARRAY else "uint8"
-            self.fits_element(self.value(statement.value, state), kind, statement.line, statement.sequence)
+            self.fits_element(self.value(statement.value, state), statement.sequence, statement.line)
             return state
         if isinstance(statement, ir.Append):
-            self.fits_element(self.value(statement.value, state), "uint8", statement.line, statement.sequence)
+            self.fits_element(self.value(statement.value, state), statement.sequence, statement.line)
             return state
         if isinstance(statement, ir.If):
             self.value(statement.condition, state)
             then = self.block(statement.then, self.refine(statement.condition, True, state))
             return _join(then, self.block(statement.orelse, self.refine(statement.condition, False, state)))
+        if isinstance(statement, ir.Switch):
+            return self.switch(statement, state)
         if isinstance(statement, ir.While):
             return self.loop(statement, state, lambda s: self.refine(statement.condition, True, s))
         if isinstance(statement, ir.ForRange):
             return self.for_range(statement, state)
         if isinstance(statement, ir.ForEach):
-            kind = self.sequences.get(statement.sequence)
-            element = element_range(kind.dtype) if kind is not None and kind.kind == ir.ARRAY else BYTE
+            element = self.element(statement.sequence)
             return self.loop(statement, state, lambda s: {**s, statement.variable: element})
         if isinstance(statement, ir.Break | ir.Continue):
             self.loops[-1][isinstance(statement, ir.Continue)].append(state)
             return None
         if isinstance(statement, ir.Return) and statement.value is not None:
             self.value(statement.value, state)
+        if isinstance(statement, ir.Raise):
+            for value in statement.values:
+                self.value(value, state)
         return None
 
-    def fits_element(self, value: Interval, kind: str, line: int, sequence: str) -> None:
-        bounds = element_range(kind)
+    def switch(self, statement: ir.Switch, state: State) -> State | None:
+        """Each case where the value equals one of its constants, the default where it equals none."""
+        self.value(statement.value, state)
+        outs = []
+        rest: State | None = state
+        for values, body in statement.cases:
+            equal = [
+                self.refine(ir.Compare("==", statement.value, ir.Const(v, statement.line), statement.line), True, state)
+                for v in values
+            ]
+            outs.append(self.block(body, _join(*equal)))
+            for v in values:
+                rest = self.refine(ir.Compare("!=", statement.value, ir.Const(v, statement.line), statement.line), True, rest)
+        return _join(*outs, self.block(statement.default, rest))
+
+    def fits_element(self, value: Interval, sequence: str, line: int) -> None:
+        bounds = self.element(sequence)
+        kind = self.sequences[sequence].dtype
         if value.lo < bounds.lo or value.hi > bounds.hi:
             self.refuse(line, f"a value of {_shown(value)} stored in `{sequence}`, whose elements are {kind}: mask it")
 
@@ -283,7 +342,7 @@ class _Analysis:
             new = _join(entry, *self.passed(loop.body, enter(head))[::2])
             if new == head:
                 break
-            head = self.widened(head, new) if passes >= WIDEN_AFTER else new
+            head = self.widened(head, new, entry, _assigned(loop.body)) if passes >= WIDEN_AFTER else new
         else:
             self.checking = checking
             raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
@@ -301,13 +360,20 @@ class _Analysis:
         breaks, continues = self.loops.pop()
         return out, _join(*breaks), _join(*continues)
 
-    def widened(self, head: State, new: State) -> State:
+    def widened(self, head: State, new: State, entry: State, assigned: set[str]) -> State:
+        """`new` with each bound still moving, or past `GUARD` where the loop assigns the local (a value that grows
+        by multiplying gets there before widening starts), set to `GUARD`, which C checks after each assignment: a
+        value the loop is entered with is not checked, so the bound keeps it whole."""
         widened = dict(new)
         for name, value in new.items():
             old = head.get(name)
-            if old is not None and value != old:
+            if old is None:
+                continue
+            if value != old or (name in assigned and (value.lo < -GUARD or value.hi > GUARD)):
                 self.guarded.add(name)
-                widened[name] = Interval(-GUARD if value.lo < old.lo else value.lo, GUARD if value.hi > old.hi else value.hi)
+                low = -GUARD if value.lo < old.lo or value.lo < -GUARD else value.lo
+                high = GUARD if value.hi > old.hi or value.hi > GUARD else value.hi
+                widened[name] = Interval(low, high).hull(entry[name]) if name in entry else Interval(low, high)
         return widened
 
 
@@ -321,6 +387,30 @@ def _mask(expr: ir.Binary) -> tuple[int, ir.Expr] | None:
         if isinstance(constant, ir.Const) and 0 <= constant.value <= HIGH:
             return constant.value, other
     return None
+
+
+def _counter(side: ir.Expr) -> tuple[ir.Local, int] | None:
+    """An int local, or one plus a constant (an unrolled loop's test `k + 3 < n`), and that constant."""
+    if isinstance(side, ir.Local) and side.type == ir.INT:
+        return side, 0
+    if isinstance(side, ir.Binary) and side.op == "+" and isinstance(side.right, ir.Const):
+        found = _counter(side.left)
+        return None if found is None or found[1] else (found[0], side.right.value)
+    return None
+
+
+def _assigned(body: tuple[ir.Stmt, ...]) -> set[str]:
+    """The locals a loop body assigns, at any depth."""
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, ir.Assign):
+            names.add(statement.name)
+        for field in ("then", "orelse", "body", "default"):
+            names |= _assigned(getattr(statement, field, ()))
+        if isinstance(statement, ir.Switch):
+            for _, body in statement.cases:
+                names |= _assigned(body)
+    return names
 
 
 def _join(*states: State | None) -> State | None:

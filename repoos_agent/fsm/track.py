@@ -30,6 +30,7 @@ from repoos_agent.fsm.ranges import check_widths
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.inputs import ArgSpec, dimension, parse_arg_spec, random_value
+from repoos_agent.store import FsmKernel
 from repoos_agent.target import ModuleFunction, target_file
 from repoos_agent.tracks import Track
 
@@ -127,16 +128,7 @@ def check(args: argparse.Namespace) -> int:
     """`repoos check FILE.py:f --arg data=bytes[64]` (or a bundled kernel, `fsm:crc32 --size SMALL`): the C baseline
     against the Python original on those inputs. A parameter with a default that the inputs leave out is left out of
     the call too, so both take the default as a caller's call would."""
-    if target_file(args.target) is None:
-        path, name, original, arguments = _bundled_inputs(args.target, args.size)
-        function = _function_node(path, name)
-    else:
-        path_text, name = args.target.rsplit(":", 1)
-        path = Path(path_text)
-        function = _function_node(path, name)
-        specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
-        arguments = _inputs(function, specs, args.seed)
-        original = ModuleFunction(path, name).imported()
+    path, name, function, original, arguments = target_inputs(args)
     try:
         native = FsmNative(lower_for(function, dict(zip(parameter_names(function), arguments, strict=False))), original)
     except FsmRefusal as refusal:
@@ -157,6 +149,20 @@ def check(args: argparse.Namespace) -> int:
     print(f"  python  {python_s:10.6f} s")
     print(f"  native  {native_s:10.6f} s  (one call, {native.library.name})")
     return 0 if problem is None else 1
+
+
+def target_inputs(args: argparse.Namespace) -> tuple[Path, str, Node, Callable[..., object], list[object]]:
+    """The file, name, syntax tree and Python original of `args.target` (`FILE.py:f`, or a bundled kernel such as
+    `fsm:crc32`), and the call's arguments: `--arg`'s for a file's function, `init`'s at `--size` for a kernel."""
+    if target_file(args.target) is None:
+        path, name, original, arguments = _bundled_inputs(args.target, args.size)
+        return path, name, _function_node(path, name), original, arguments
+    path_text, name = args.target.rsplit(":", 1)
+    path = Path(path_text)
+    function = _function_node(path, name)
+    specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
+    arguments = _inputs(function, specs, args.seed)
+    return path, name, function, ModuleFunction(path, name).imported(), arguments
 
 
 def _function_node(path: Path, name: str) -> Node:
@@ -206,4 +212,18 @@ def _inputs(function: Node, specs: dict[str, ArgSpec], seed: int) -> list[object
     return _positional(function, values)
 
 
-TRACK = Track(name="fsm", claim_refused=claim, check=check)
+def optimize(args: argparse.Namespace) -> int:
+    """`repoos optimize FILE.py:f --arg data=bytes[100000]` or `fsm:crc32 --size MEDIUM`: the arena's race, stored."""
+    from repoos_agent.fsm.optimize import optimize_command  # the arena loads only for a race
+
+    return optimize_command(args, target_inputs(args))
+
+
+def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., object]:
+    """`function` on its stored winner, rebuilt from its source and the record's steps (the runtime loads then)."""
+    from repoos_agent.fsm.swap import swap as swap_winner
+
+    return swap_winner(function, record)
+
+
+TRACK = Track(name="fsm", claim_refused=claim, check=check, contract=FsmKernel, swap=swap, optimize=optimize)

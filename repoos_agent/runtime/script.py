@@ -2,7 +2,8 @@
 
 The swap happens at import: each module whose file has contracts (the script itself, or
 anything it imports) is compiled from a syntax tree in which every top-level `def` of a
-function with a VerifiedKernel is followed by `name = swap(name)`. A function with a
+function with a VerifiedKernel (or another track's contract: an fsm function's FsmKernel) is
+followed by `name = swap(name)`. A function with a
 TabularKernel (an ORM endpoint) gets the swap as its innermost decorator instead: a route
 decorator such as `@app.get(...)` registers the function when the `def` runs, so only a swap
 applied before it puts the route on the guarded fast path. Each swapped endpoint is named in
@@ -23,18 +24,19 @@ from pathlib import Path
 from repoos_agent.errors import SourceError
 from repoos_agent.ingest.parse import read_source
 from repoos_agent.runtime.swap import swap
-from repoos_agent.store import GraphStore, TabularKernel, VerifiedKernel
-from repoos_agent.tracks import Track, swapping_track
+from repoos_agent.store import FsmKernel, GraphStore, TabularKernel, VerifiedKernel
+from repoos_agent.tracks import Track, registered_tracks, swapping_track
 
 SWAP_NAME = "__repoos_swap__"
 
-Contract = VerifiedKernel | TabularKernel
+Contract = VerifiedKernel | TabularKernel | FsmKernel  # a VerifiedKernel, or a track's contract (`Track.contract`)
 Contracts = dict[str, dict[str, Contract]]  # resolved file path -> function name -> contract
 
 
 def contracts_by_file(store: GraphStore) -> Contracts:
     found: Contracts = {}
-    for contract in [*store.all(VerifiedKernel), *store.all(TabularKernel)]:
+    kinds = [VerifiedKernel, *(track.contract for track in registered_tracks() if track.contract is not None)]
+    for contract in [record for kind in dict.fromkeys(kinds) for record in store.all(kind)]:
         path, name = contract.function.rsplit(":", 1)
         found.setdefault(path, {})[name] = contract
     return found

@@ -26,6 +26,7 @@ from repoos_agent.runtime.plan import CallPlan, KernelInterface
 from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, missing_store, open_store, store_location
 from repoos_agent.store.graph import StoreError
 from repoos_agent.target import ORIGINAL
+from repoos_agent.tracks import registered_tracks, swapping_track
 
 
 class SwapFallbackWarning(RuntimeWarning):
@@ -151,14 +152,21 @@ def _python_of(func: Callable[..., object]) -> Callable[..., object]:
     return func.python if isinstance(func, (SwappedFunction, Accelerated)) else func
 
 
-def swap(func: Callable[..., object], *, graph: str | None = None, contract: VerifiedKernel | None = None) -> SwappedFunction:
+def swap(func: Callable[..., object], *, graph: str | None = None, contract: object | None = None) -> SwappedFunction:
     """`func` with calls routed to its VerifiedKernel: `contract` if given (from the store `graph`, if it names
     one), else the one the graph store holds (`graph`, else the store `store_location` finds from `func`'s file).
+    A function another track holds a contract for (an fsm function's FsmKernel) is swapped by that track.
 
     Without a usable contract, or when the library cannot be loaded, the result runs
     the Python original and warns once, saying why and naming the store."""
     python = _python_of(func)
+    if contract is not None and not isinstance(contract, VerifiedKernel):
+        return track_swap(python, contract)
     lookup = find_contract(python, graph) if contract is None else _checked(python, contract, graph or "")
+    if lookup.contract is None and contract is None:
+        record = track_record(python, lookup.store)
+        if record is not None:
+            return track_swap(python, record)
     reason = lookup.reason
     if lookup.contract is not None:
         try:
@@ -171,6 +179,30 @@ def swap(func: Callable[..., object], *, graph: str | None = None, contract: Ver
     swapped = SwappedFunction(python)
     swapped.fall_back(reason)
     return swapped
+
+
+def track_record(python: Callable[..., object], store: str) -> object | None:
+    """Another track's contract for `python` in the graph store `store` ("" for none): the record of the first
+    registered track that swaps functions in and whose contract the store holds for it (the fsm track's FsmKernel)."""
+    identity = live_identity(python)
+    if not store or identity is None:
+        return None
+    for track in registered_tracks():
+        if track.contract is None or track.swap is None or track.contract is VerifiedKernel:
+            continue
+        try:
+            record = _store(store).get(track.contract, identity[0])
+        except StoreError:
+            return None
+        if record is not None:
+            return record
+    return None
+
+
+def track_swap(python: Callable[..., object], record: object) -> SwappedFunction:
+    """`python` swapped by the track whose contract `record` is (it checks that the record still holds)."""
+    track = swapping_track(record)
+    return track.swap(python, record)  # type: ignore[misc, return-value]
 
 
 def _in_store(reason: str, store: str) -> str:
@@ -213,6 +245,12 @@ class Accelerated:
             swapped = swap(self.python, contract=lookup.contract, graph=lookup.store)
             if swapped.native:
                 return swapped
+        else:
+            record = track_record(self.python, lookup.store)
+            if record is not None:
+                swapped = track_swap(self.python, record)
+                if swapped.native:
+                    return swapped
         try:
             return self._baseline(values)
         except RepoosError as error:

@@ -16,6 +16,7 @@ from repoos_agent.store.records import (
     Array,
     Batch,
     Dependence,
+    FsmKernel,
     Function,
     Loop,
     Measurement,
@@ -32,9 +33,9 @@ CEILING_VARIABLE = "REPOOS_CEILING_DIRECTORIES"
 SERVER_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 
 __all__ = [
-    "Array", "Batch", "Dependence", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore", "Schedule",
-    "Statement", "StoreError", "TabularKernel", "VerifiedKernel", "function_key", "live_identity", "missing_store", "open_store",
-    "store_location",
+    "Array", "Batch", "Dependence", "FsmKernel", "Function", "GraphStore", "Loop", "Measurement", "Module", "SQLiteStore",
+    "Schedule", "Statement", "StoreError", "TabularKernel", "VerifiedKernel", "function_key", "live_identity", "missing_store",
+    "open_store", "store_location",
 ]  # fmt: skip
 
 

@@ -178,8 +178,30 @@ class TabularKernel:
     recorded_at: str
 
 
+@dataclass(frozen=True)
+class FsmKernel:
+    """The contract of an fsm function's crowned variant: the rewrites that make it, not its C, as the engine
+    rebuilds it from the function's source and these steps; with every contender of its race.
+
+    `parameters` are the types it was lowered for ("name:kind" or "name:array:dtype"); a call of other types runs
+    the original. `raced` is JSON: each contender's label, verdict, reason and times, the losers included."""
+
+    KIND: ClassVar[str] = "FsmKernel"
+    key: str  # the function's key: one contract per function
+    function: str
+    source_hash: str
+    parameters: tuple[str, ...]
+    steps: str  # the winner as a proposal spells it ("" for the baseline itself)
+    speedup: float  # over the baseline
+    python_speedup: float  # over the Python original
+    spread: float
+    raced: str
+    cpu: str
+    recorded_at: str
+
+
 RECORD_TYPES: tuple[type, ...] = (
-    Module, Function, Statement, Loop, Array, Dependence, Schedule, Measurement, VerifiedKernel, TabularKernel,
+    Module, Function, Statement, Loop, Array, Dependence, Schedule, Measurement, VerifiedKernel, TabularKernel, FsmKernel,
 )  # fmt: skip
 KINDS = {cls.KIND: cls for cls in RECORD_TYPES}
 

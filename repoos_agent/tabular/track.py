@@ -29,9 +29,12 @@ def tabular_reason(function: Node) -> str | None:
         if node.type == "call":
             callee = node.child_by_field_name("function")
             if callee is not None and callee.type == "attribute":
-                if text(callee.child_by_field_name("object")) in NUMERIC_MODULES:
+                owner = callee.child_by_field_name("object")
+                if text(owner) in NUMERIC_MODULES:
                     continue  # `np.where(c, x, y)` is an elementwise choice, not a query
                 method = text(callee.child_by_field_name("attribute"))
+                if method == "join" and owner.type in ("string", "concatenated_string"):
+                    continue  # `b"".join(parts)` joins strings or bytes, not tables
                 if method in TABULAR_METHODS:
                     methods.append(method)
     if methods:

@@ -1,0 +1,145 @@
+"""`repoos optimize FILE.py:f --arg data=bytes[100000]` (or `fsm:crc32 --size MEDIUM`) for a function of the fsm
+track: the heuristic's proposals raced in the arena, the race printed, and the winner stored as its `FsmKernel`.
+
+The store keeps the winner's steps and every contender with its verdict, reason and times, the losers too, so a
+later run sees what was tried. Until the track's proof lands, no variant qualifies here (`qualifier_for` says
+`unproven`): only the baseline races, and it is what is stored, as a variant raced without a proof would break the
+rule that nothing runs before the engine has shown it equal to the original.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tree_sitter import Node
+
+from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.backends.build import cpu_model
+from repoos_agent.errors import RepoosError
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.arena import ArenaEvents, ArenaResult, Entrant, Qualifier, run_arena
+from repoos_agent.fsm.heuristic import heuristic_proposals
+from repoos_agent.fsm.lower import FsmRefusal, parameter_names
+from repoos_agent.fsm.native import lower_for
+from repoos_agent.fsm.proposals import JOIN, Proposal
+from repoos_agent.fsm.swap import parameter_spelling
+from repoos_agent.ingest.parse import text
+from repoos_agent.measure.timing import seconds_text
+from repoos_agent.search_options import record_findings, search_events
+from repoos_agent.store import Batch, FsmKernel, GraphStore, function_key
+from repoos_agent.store.identity import source_hash
+
+
+def qualifier_for(original: Callable[..., object], baseline: ir.Function, samples: Sequence[Sequence[object]]) -> Qualifier:
+    """The qualification `optimize` gives the arena: no variant is qualified without the track's proof."""
+
+    def qualify(variant: object) -> tuple[str, str]:
+        return "unproven", "no proof of fsm variants yet: only the baseline races"
+
+    return qualify
+
+
+def optimize_command(args: argparse.Namespace, target: tuple[Path, str, Node, Callable[..., object], list[object]]) -> int:
+    """Race the heuristic's variants of `args.target` on its inputs (`target`: its file, name, syntax tree, Python
+    original and arguments, as the track reads them); print the race (`--json`: one object) and store the winner."""
+    if args.backend != "heuristic":
+        raise RepoosError(f"--backend {args.backend}: the fsm track proposes with the heuristic only (--backend heuristic)")
+    path, name, node, original, arguments = target
+    try:
+        baseline = lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+    proposals = [Proposal(JOIN.join(map(str, steps)), steps) for steps in heuristic_proposals(baseline)]
+    samples = [arguments]
+    with search_events(args) as events:
+        if not args.json:
+            events.subscribe(_progress_line)
+        result = run_arena(args.target, baseline, original, samples, proposals, qualifier_for(original, baseline, samples), events)
+        record_findings(args, write_winner, result, path, node, baseline, events, near=str(path))
+    if args.json:
+        print(json.dumps(result_payload(result), indent=2))
+    else:
+        print(race_table(result))
+    return 0
+
+
+def write_winner(
+    store: GraphStore, result: ArenaResult, path: Path, node: Node, baseline: ir.Function, events: EventStream | None = None
+) -> FsmKernel:
+    """Store `result`'s winner as the function's `FsmKernel`, every contender kept in it; an event says so."""
+    name = text(node.child_by_field_name("name"))
+    winner = result.winner
+    record = FsmKernel(
+        key=function_key(path, name),
+        function=function_key(path, name),
+        source_hash=source_hash(text(node)),
+        parameters=parameter_spelling(baseline),
+        steps=JOIN.join(map(str, winner.steps)),
+        speedup=result.over_baseline(winner) or 1.0,
+        python_speedup=result.over_python(winner) or 0.0,
+        spread=winner.timing.spread if winner.timing else 0.0,
+        raced=json.dumps(result_payload(result)["entrants"]),
+        cpu=cpu_model(),
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    store.write(Batch((record,), ()))
+    if events is not None:
+        ArenaEvents(events, result.run).emit("contract_stored", schedule=winner.label, detail={"function": record.function})
+    return record
+
+
+def result_payload(result: ArenaResult) -> dict[str, object]:
+    """The race as JSON: each contender's verdict, reason, median, spread and speedups, and the crowned one."""
+    return {
+        "target": result.target,
+        "track": "fsm",
+        "python_s": result.python.median_s,
+        "crowned": result.winner.label,
+        "machine_busy": result.field.machine_busy,
+        "unsettled": result.field.unsettled_reason(),
+        "entrants": [_entrant_payload(result, entrant) for entrant in result.entrants],
+    }
+
+
+def _entrant_payload(result: ArenaResult, entrant: Entrant) -> dict[str, object]:
+    return {
+        "variant": entrant.label,
+        "verdict": entrant.verdict,
+        "reason": entrant.reason,
+        "median_s": entrant.timing.median_s if entrant.timing else None,
+        "spread": entrant.timing.spread if entrant.timing else None,
+        "over_baseline": result.over_baseline(entrant),
+        "over_python": result.over_python(entrant),
+    }
+
+
+def race_table(result: ArenaResult) -> str:
+    """The race as a reader takes it in: one line a contender, the crowned one marked, and why a loser lost."""
+    width = max(len(entrant.label) for entrant in result.entrants)
+    lines = [f"{result.target}: fsm arena, Python original {seconds_text(result.python.median_s)}"]
+    lines.append(f"  {'variant':<{width}}  {'verdict':<12} {'median':>10} {'spread':>7} {'x base':>7} {'x CPython':>9}")
+    for entrant in result.entrants:
+        mark = "*" if entrant is result.winner else " "
+        if entrant.timing is None:
+            lines.append(f"{mark} {entrant.label:<{width}}  {entrant.verdict:<12} {entrant.reason}")
+            continue
+        lines.append(
+            f"{mark} {entrant.label:<{width}}  {entrant.verdict:<12} {seconds_text(entrant.timing.median_s):>10} "
+            f"{entrant.timing.spread:>6.1%} {result.over_baseline(entrant):>6.2f}x {result.over_python(entrant):>8.1f}x"
+        )
+    lines.append(f"crowned: {result.winner.label}")
+    unsettled = result.field.unsettled_reason()
+    if unsettled:
+        lines.append(f"note: {unsettled}")
+    return "\n".join(lines)
+
+
+def _progress_line(event: Event) -> None:
+    """Each contender's verdict on stderr as it is decided, so a long build shows it is moving."""
+    if event.kind == "verification":
+        print(f"  {event.schedule}: {event.detail.get('verdict')}", file=sys.stderr)
