@@ -21,7 +21,7 @@ from repoos_agent.fsm.differential import COUNT, Cases, differential_cases, run_
 from repoos_agent.fsm.lower import parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.qualify import QUALIFIED, UNPROVEN, WRONG, Proof, qualify
-from repoos_agent.fsm.ranges import HIGH, LOW
+from repoos_agent.fsm.ranges import ARGUMENT
 from repoos_agent.fsm.rewrites.registry import Step, Variant
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from tests.conftest import ROOT
@@ -172,7 +172,7 @@ def test_the_cases_hold_the_edges_the_samples_and_ints_the_native_code_takes():
     assert len(cases) == COUNT
     inputs = {case[0] for case in cases}
     assert {b"", b"\x00", b"\xff", data, *(b"\xff" * n for n in range(1, 18)), b"\xc0\x80", b"\xed\xa0\x80"} <= inputs
-    assert {HIGH, LOW, 0, -1} <= {case[1] for case in cases}
+    assert {ARGUMENT, -ARGUMENT, ARGUMENT + 1, 0, -1} <= {case[1] for case in cases}  # the largest taken, and one past it
     assert sum(len(case[0]) <= 17 for case in cases) > COUNT // 2
     bounded_loop, _ = fixture("repeated_hash", b"x", 3)
     rounds = [case[1] for case in differential_cases(bounded_loop, [(b"abc", 3)], {"rounds": 3})]

@@ -29,7 +29,7 @@ import z3
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
-from repoos_agent.fsm.ranges import GUARD, check_widths
+from repoos_agent.fsm.ranges import ARGUMENT, GUARD, check_widths
 
 PROVED, COUNTEREXAMPLE, NOT_APPLICABLE = "proved", "counterexample", "not applicable"
 BUDGET_S = 3.0
@@ -40,6 +40,9 @@ STEPS = 40_000
 """The most statements one symbolic execution may unroll: past it the length is left unchecked."""
 WIDTHS = {"uint8": (8, False), "int8": (8, True), "int32": (32, True), "int64": (64, True), "uint32": (32, False)}
 MASK = (1 << 64) - 1
+MAX_CODE_POINT = 0x10FFFF
+OUTPUTS = (ir.BUFFER, ir.LIST)
+"""What a function returns when it returns its local output (a bytearray's bytes, a list's ints)."""
 
 Value = int | z3.BitVecRef
 Truth = bool | z3.BoolRef
@@ -156,13 +159,13 @@ def _check_lengths(
 ) -> Bounded | None:
     """The verdict at these sequence lengths (`proved` when they agree), or None when the budget ran out."""
     inputs = _Inputs(baseline.parameters, lengths)
-    keys: dict[tuple[str, str], int] = {}
+    keys: dict[tuple[str, str, tuple[bool, ...]], int] = {}
     first = _Execution(baseline, guards[0], inputs, keys, deadline).run()
     second = _Execution(variant, guards[1], inputs, keys, deadline).run()
     overrun = _truth(_or(_and(first.overflow, _not(first.fallback)), _and(second.overflow, _not(second.fallback))))
     differs = _and(_not(second.fallback), _or(first.fallback, _differs(first, second, baseline)))
     solver = z3.SolverFor("QF_BV")
-    solver.add(z3.simplify(z3.And(z3.Not(overrun), _truth(differs))))
+    solver.add(*inputs.taken, z3.simplify(z3.And(z3.Not(overrun), _truth(differs))))
     answer = _solve(solver, deadline)
     if answer is None:
         return None
@@ -171,7 +174,7 @@ def _check_lengths(
         why = _Shown(model, keys, baseline.returns).difference(first, second)
         return Bounded(COUNTEREXAMPLE, max(lengths.values(), default=0), arguments, why)
     solver = z3.SolverFor("QF_BV")
-    solver.add(z3.simplify(overrun))
+    solver.add(*inputs.taken, z3.simplify(overrun))
     answer = _solve(solver, deadline)
     if answer is None:
         return None
@@ -208,11 +211,9 @@ def _counterexample(solver: z3.Solver, inputs: _Inputs, deadline: float) -> tupl
 class _Shown:
     """Outcomes read back from a model, in words."""
 
-    def __init__(self, model: z3.ModelRef, keys: dict[tuple[str, str], int], returns: str) -> None:
+    def __init__(self, model: z3.ModelRef, keys: dict[tuple[str, str, tuple[bool, ...]], int], returns: str) -> None:
         self.model = model
-        self.raised = {
-            key: f"raises {exception}" + (f": {message}" if message else "") for (exception, message), key in keys.items()
-        }
+        self.raises = {key: raised for raised, key in keys.items()}
         self.returns = returns
 
     def value(self, value: Value) -> int:
@@ -221,10 +222,13 @@ class _Shown:
     def outcome(self, result: _Result) -> str:
         code = self.value(result.code)
         if code:
-            return self.raised[code]
-        if self.returns == ir.BUFFER:
-            length = self.value(result.buffer.length)
-            return f"returns {bytearray(self.value(cell) & 0xFF for cell in result.buffer.cells[:length])!r}"
+            exception, message, characters = self.raises[code]
+            values = [self.value(value) for value in result.raised_values]
+            shown = [chr(value) if character else value for value, character in zip(values, characters, strict=False)]
+            return f"raises {exception}" + (f": {message.format(*shown)}" if message else "")
+        if self.returns in OUTPUTS:
+            cells = [self.value(cell) for cell in result.buffer.cells[: self.value(result.buffer.length)]]
+            return f"returns {cells if self.returns == ir.LIST else bytearray(cell & 0xFF for cell in cells)!r}"
         return "returns None" if self.returns == "none" else f"returns {self.value(result.result)}"
 
     def difference(self, first: _Result, second: _Result) -> str:
@@ -239,8 +243,10 @@ class _Shown:
 def _differs(first: _Result, second: _Result, function: ir.Function) -> Truth:
     """Where the two outcomes differ: raised exception, returned value or buffer, or a written argument."""
     differs: Truth = _ne(first.code, second.code)
+    for mine, theirs in itertools.zip_longest(first.raised_values, second.raised_values, fillvalue=0):
+        differs = _or(differs, _and(_ne(first.code, 0), _ne(mine, theirs)))  # the values a raise's message shows
     returned: Truth = False
-    if function.returns == ir.BUFFER:
+    if function.returns in OUTPUTS:
         returned = _buffers_differ(first.buffer, second.buffer)
     elif function.returns != "none":
         returned = _ne(first.result, second.result)
@@ -268,11 +274,14 @@ class _Inputs:
         self.variables: list[z3.BitVecRef] = []
         self.cells: dict[str, list[Value]] = {}
         self.ints: dict[str, Value] = {}
+        self.taken: list[z3.BoolRef] = []
+        """What the native code takes: an int within `ARGUMENT` (past it the original runs), a code point."""
         for parameter in parameters:
             if isinstance(parameter, str):
                 variable = z3.BitVec(parameter, 64)
                 self.variables.append(variable)
                 self.ints[parameter] = variable
+                self.taken += [variable >= -ARGUMENT, variable <= ARGUMENT]
                 continue
             bits, signed = WIDTHS[parameter.dtype]
             cells = []
@@ -280,6 +289,8 @@ class _Inputs:
                 variable = z3.BitVec(f"{parameter.name}[{k}]", bits)
                 self.variables.append(variable)
                 cells.append(_extend(variable, bits, signed))
+                if parameter.kind == ir.TEXT:
+                    self.taken.append(z3.ULE(variable, MAX_CODE_POINT))
             self.cells[parameter.name] = cells
 
     def values(self, model: z3.ModelRef) -> tuple[object, ...]:
@@ -292,6 +303,10 @@ class _Inputs:
             numbers = [_signed(model.eval(_bv(cell), model_completion=True).as_long()) for cell in self.cells[parameter.name]]
             if parameter.kind == ir.ARRAY:
                 arguments.append(np.array(numbers, dtype=parameter.dtype))
+            elif parameter.kind == ir.INTS:
+                arguments.append(numbers)
+            elif parameter.kind == ir.TEXT:
+                arguments.append("".join(map(chr, numbers)))
             else:
                 data = bytes(number & 0xFF for number in numbers)
                 arguments.append(bytearray(data) if parameter.kind == ir.BYTEARRAY else data)
@@ -317,6 +332,7 @@ class _Result:
     result: Value
     buffer: _Buffer
     sequences: dict[str, list[Value]]
+    raised_values: list[Value]
     unroll: int
     overrun_lines: list[int]
 
@@ -325,7 +341,12 @@ class _Execution:
     """One function run symbolically: every update is made under `active`, the condition that execution is there."""
 
     def __init__(
-        self, function: ir.Function, guarded: frozenset[str], inputs: _Inputs, keys: dict[tuple[str, str], int], deadline: float
+        self,
+        function: ir.Function,
+        guarded: frozenset[str],
+        inputs: _Inputs,
+        keys: dict[tuple[str, str, tuple[bool, ...]], int],
+        deadline: float,
     ) -> None:
         self.function = function
         self.guarded = guarded
@@ -337,6 +358,7 @@ class _Execution:
         self.overrun_lines: list[int] = []
         self.code: Value = 0
         self.result: Value = 0
+        self.raised_values: list[Value] = [0] * max((len(raised.values) for raised in function.raises), default=0)
         self.buffer = _Buffer()
         self.fault: Truth = False
         self.guard: Truth = True
@@ -362,7 +384,17 @@ class _Execution:
     def run(self) -> _Result:
         self.block(self.function.body)
         after = {name: self.cells(name)[0] for name in self.mutable}
-        return _Result(self.fallback, self.overflow, self.code, self.result, self.buffer, after, self.unroll, self.overrun_lines)
+        return _Result(
+            self.fallback,
+            self.overflow,
+            self.code,
+            self.result,
+            self.buffer,
+            after,
+            self.raised_values,
+            self.unroll,
+            self.overrun_lines,
+        )
 
     # statements
 
@@ -392,9 +424,13 @@ class _Execution:
         elif isinstance(statement, ir.Store):
             self.store(statement)
         elif isinstance(statement, ir.Append):
-            self.append(_narrow(self.settled(statement.value), "uint8"))
+            value = self.settled(statement.value)
+            self.append(value if self.function.buffer_kind == ir.LIST else _narrow(value, "uint8"))
         elif isinstance(statement, ir.If):
-            self.branch(statement)
+            condition = self.settled_truth(statement.condition)
+            self.branches([(condition, statement.then), (_not(condition), statement.orelse)])
+        elif isinstance(statement, ir.Switch):
+            self.switch(statement)
         elif isinstance(statement, ir.While):
             self.loop(statement.line, lambda _: self.settled_truth(statement.condition), statement.body)
         elif isinstance(statement, ir.ForRange):
@@ -412,7 +448,11 @@ class _Execution:
                 self.result = _ite(self.active, value, self.result)
             self.active = False
         elif isinstance(statement, ir.Raise):
-            key = self.keys.setdefault((statement.exception, statement.message), len(self.keys) + 1)
+            values = [self.expr(value) for value in statement.values]
+            self.settle()
+            for k, value in enumerate(values):
+                self.raised_values[k] = _ite(self.active, value, self.raised_values[k])
+            key = self.keys.setdefault((statement.exception, statement.message, statement.characters), len(self.keys) + 1)
             self.code = _ite(self.active, key, self.code)
             self.active = False
 
@@ -434,7 +474,8 @@ class _Execution:
         index = self.index(statement.index, length)
         value = self.expr(statement.value)
         self.settle()
-        value = _narrow(value, self.kinds.get(statement.sequence, "uint8"))
+        if cells is not self.buffer.cells or self.function.buffer_kind != ir.LIST:
+            value = _narrow(value, self.kinds.get(statement.sequence, "uint8"))
         for k in range(len(cells)):
             cells[k] = _ite(_and(self.active, _eq(index, k)), value, cells[k])
 
@@ -445,20 +486,30 @@ class _Execution:
         buffer.cells.append(_ite(_and(self.active, _eq(buffer.length, len(buffer.cells))), value, 0))
         buffer.length = _ite(self.active, _add(buffer.length, 1), buffer.length)
 
-    def branch(self, statement: ir.If) -> None:
-        condition = self.settled_truth(statement.condition)
+    def branches(self, arms: list[tuple[Truth, tuple[ir.Stmt, ...]]]) -> None:
+        """Each body under its condition (the conditions exclusive, one of them true), then where any goes on."""
         before = self.active
-        then_entry = _and(before, condition)
-        self.active = then_entry
-        self.block(statement.then)
-        then_exit = self.active
-        else_entry = _and(before, _not(condition))
-        self.active = else_entry
-        self.block(statement.orelse)
-        if then_exit is then_entry and self.active is else_entry:
-            self.active = before  # neither branch left: execution goes on where it was
-        else:
-            self.active = _or(then_exit, self.active)
+        exits: Truth = False
+        unchanged = True
+        for condition, body in arms:
+            entry = _and(before, condition)
+            self.active = entry
+            self.block(body)
+            unchanged = unchanged and self.active is entry
+            exits = _or(exits, self.active)
+        self.active = before if unchanged else exits  # where no arm left, execution goes on where it was
+
+    def switch(self, statement: ir.Switch) -> None:
+        value = self.settled(statement.value)
+        arms: list[tuple[Truth, tuple[ir.Stmt, ...]]] = []
+        matched: Truth = False
+        for constants, body in statement.cases:
+            condition: Truth = False
+            for constant in constants:
+                condition = _or(condition, _eq(value, constant))
+            arms.append((condition, body))
+            matched = _or(matched, condition)
+        self.branches([*arms, (_not(matched), statement.default)])
 
     def for_range(self, loop: ir.ForRange) -> None:
         start = self.expr(loop.start)
@@ -554,7 +605,29 @@ class _Execution:
             return _and(left, right) if expr.op == "and" else _or(left, right)
         if isinstance(expr, ir.Not):
             return _not(self.truth(expr.operand))
+        if isinstance(expr, ir.BytesBelow):
+            return self.bytes_below(expr)
         return _ne(self.expr(expr), 0)
+
+    def bytes_below(self, expr: ir.BytesBelow) -> Truth:
+        """`count` elements from `index` exist and are all below `bound`; it reads nothing outside, so no fault."""
+        cells, length = self.cells(expr.sequence)
+        index = self.expr(expr.index)
+        below: Truth = _and(_not(_lt(index, 0)), _not(_lt(_add(length, -expr.count), index)))
+        for offset in range(expr.count):
+            below = _and(below, _lt(_select(cells, _add(index, offset)), expr.bound))
+        return below
+
+    def select(self, expr: ir.Select) -> Value:
+        """`then if condition else orelse`: only the side taken may leave for the original."""
+        condition = self.truth(expr.condition)
+        guard = self.guard
+        self.guard = _and(guard, condition)
+        then = self.expr(expr.then)
+        self.guard = _and(guard, _not(condition))
+        orelse = self.expr(expr.orelse)
+        self.guard = guard
+        return _ite(condition, then, orelse)
 
     def expr(self, expr: ir.Expr) -> Value:
         if isinstance(expr, ir.Const):
@@ -573,7 +646,9 @@ class _Execution:
             return _wrap(-operand) if isinstance(operand, int) and expr.op == "-" else (-operand if expr.op == "-" else ~operand)
         if isinstance(expr, ir.ToInt):
             return self.expr(expr.operand)
-        if isinstance(expr, ir.Compare | ir.Logical | ir.Not):
+        if isinstance(expr, ir.Select):
+            return self.select(expr)
+        if isinstance(expr, ir.Compare | ir.Logical | ir.Not | ir.BytesBelow):
             return _ite(self.truth(expr), 1, 0)
         raise _Unsupported(f"line {expr.line}: {type(expr).__name__} is not modelled")
 
@@ -706,6 +781,7 @@ MODELLED = {
     ir.Binary: tuple(BINARY), ir.Compare: tuple(COMPARISONS), ir.Unary: ("-", "~"), ir.Logical: ("and", "or"),
     ir.Assign: None, ir.Store: None, ir.Append: None, ir.If: None, ir.While: None, ir.ForRange: None, ir.ForEach: None,
     ir.Break: None, ir.Continue: None, ir.Return: None, ir.Raise: None,
+    ir.Select: None, ir.BytesBelow: None, ir.Switch: None,
 }  # fmt: skip
 """The IR nodes the symbolic execution models, with the operators it knows where a node has one."""
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import Outcome, difference, outcome
-from repoos_agent.fsm.ranges import DTYPE_RANGES, HIGH, LOW
+from repoos_agent.fsm.ranges import ARGUMENT, DTYPE_RANGES, HIGH, LOW
 
 COUNT = 10_000
 """The cases each variant passes: at least the 10,000 issue 45 asks for."""
@@ -36,6 +36,7 @@ SLOW_S = 1.0
 LONG = 4_096
 """The longest variation of a sample: a sample's whole length runs once."""
 SHRINK_TRIES = 4_000
+MAX_CODE_POINT = 0x10FFFF
 """The most calls spent shrinking a failing input."""
 INVALID_UTF8 = (b"\x80", b"\xbf\x80", b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80")
 INVALID_UTF8 += (b"\xf5\x80\x80\x80", b"\xe2\x82", b"\xf0\x9f\x98", b"\xff", b"\xfe\xff", b"\xc3")
@@ -131,7 +132,7 @@ def shrink(original: Callable[..., object], native: Callable[..., object], argum
                 current, improved = next(((c, True) for c in candidates if fails(c)), (current, False))
             continue
         for index in range(len(current[position])):  # type: ignore[arg-type]
-            element = int(current[position][index])  # type: ignore[index]
+            element = _element(current[position], index)
             for simpler in dict.fromkeys((0, element // 2)):
                 if simpler != element and tries[0] <= SHRINK_TRIES:
                     candidate = _with(current, position, _replaced(current[position], index, simpler))
@@ -281,7 +282,7 @@ class _Context:
             source = rng.choice(self.contents[parameter.name])
             start = rng.randrange(0, len(source) + 1)
             elements = list(_elements(source[start : start + length]))
-        elif parameter.kind == ir.ARRAY:
+        elif parameter.kind in (ir.ARRAY, ir.INTS, ir.TEXT):
             elements = rng.choices(range(low, high + 1), k=length)
         else:
             elements = rng.randbytes(length)
@@ -300,8 +301,11 @@ class _Context:
     def sequence(self, parameter: ir.Sequence, elements: bytes | list[int]) -> object:
         """`elements` as the parameter's type (each clipped into its element's range)."""
         low, high = _bounds(parameter)
-        if parameter.kind == ir.ARRAY:
-            return np.array([min(max(int(x), low), high) for x in elements], dtype=parameter.dtype)
+        if parameter.kind in (ir.ARRAY, ir.INTS, ir.TEXT):
+            clipped = [min(max(int(x), low), high) for x in elements]
+            if parameter.kind == ir.INTS:
+                return clipped
+            return "".join(map(chr, clipped)) if parameter.kind == ir.TEXT else np.array(clipped, dtype=parameter.dtype)
         data = elements if isinstance(elements, bytes) else bytes(int(x) & 0xFF for x in elements)
         return bytearray(data) if parameter.kind == ir.BYTEARRAY else data
 
@@ -330,10 +334,10 @@ class _Context:
             1 << 32,
             (1 << 31) - 1,
             -(1 << 31),
-            HIGH,
-            LOW,
-            HIGH - 1,
-            LOW + 1,
+            ARGUMENT,
+            -ARGUMENT,
+            ARGUMENT + 1,
+            -ARGUMENT - 1,
         ]
         return small + wide
 
@@ -349,16 +353,24 @@ class _Context:
             return rng.randrange(-300, 301)
         if draw < 0.9:
             return rng.choice([-1, 1]) * ((1 << rng.randrange(0, 63)) + rng.choice([-1, 0, 1]))
-        return rng.randrange(LOW, HIGH + 1)
+        return rng.randrange(-ARGUMENT, ARGUMENT + 1)
 
 
 def _elements(value: object) -> Iterator[int]:
+    """A sequence argument's elements as ints (a `str`'s code points)."""
     if isinstance(value, np.ndarray):
         return iter(value.tolist())
+    if isinstance(value, str):
+        return map(ord, value)
     return iter(value)  # type: ignore[call-overload]
 
 
 def _bounds(parameter: ir.Sequence) -> tuple[int, int]:
+    """An element's range: its dtype's for an array, 64 bits for a list of ints, a code point for a `str`."""
+    if parameter.kind == ir.TEXT:
+        return 0, MAX_CODE_POINT
+    if parameter.kind == ir.INTS:
+        return LOW, HIGH
     return DTYPE_RANGES[parameter.dtype] if parameter.kind == ir.ARRAY else (0, 255)
 
 
@@ -458,7 +470,16 @@ def _toward_zero(value: int) -> list[int]:
     return [candidate for candidate in dict.fromkeys(candidates) if abs(candidate) < abs(value)]
 
 
+def _element(value: object, index: int) -> int:
+    element = value[index]  # type: ignore[index]
+    return ord(element) if isinstance(element, str) else int(element)
+
+
 def _replaced(value: object, index: int, element: int) -> object:
+    if isinstance(value, str):
+        return value[:index] + chr(element) + value[index + 1 :]
+    if isinstance(value, list | tuple):
+        return type(value)([*value[:index], element, *value[index + 1 :]])
     copy = value.copy() if isinstance(value, np.ndarray) else bytearray(value)  # type: ignore[arg-type]
     copy[index] = element
     return bytes(copy) if isinstance(value, bytes) else copy
