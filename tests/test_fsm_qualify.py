@@ -176,7 +176,7 @@ def test_the_cases_hold_the_edges_the_samples_and_ints_the_native_code_takes():
     assert sum(len(case[0]) <= 17 for case in cases) > COUNT // 2
     bounded_loop, _ = fixture("repeated_hash", b"x", 3)
     rounds = [case[1] for case in differential_cases(bounded_loop, [(b"abc", 3)], {"rounds": 3})]
-    assert max(rounds) <= 17 and min(rounds) >= -1  # a loop's count stays small: the original must finish
+    assert max(rounds) <= 33 and min(rounds) >= -1  # a loop's count stays small: the original must finish
 
 
 def test_an_array_argument_gets_cases_of_its_dtype():

@@ -342,13 +342,17 @@ class _Context:
         return small + wide
 
     def random_int(self, name: str) -> int:
+        """A loop's count is mostly small (the sample's own count is a benchmark's work, run rarely); any other int
+        is the typical one half the time, else small, a power of two and its neighbours, or any 64-bit value taken."""
         rng = self.rng
         draw = rng.random()
+        if name in self.bounds:
+            if draw < 0.05 and self.typical[name]:
+                return rng.choice(self.typical[name])
+            top = max([17, *(abs(v) for v in self.typical[name])]) if draw < 0.15 else 33
+            return rng.randrange(0, min(top, LONG) + 1)
         if draw < 0.5 and self.typical[name]:
             return rng.choice(self.typical[name])
-        if name in self.bounds:
-            top = max([17, *(abs(v) * 2 for v in self.typical[name])])
-            return rng.randrange(0, min(top, 1 << 16) + 1)
         if draw < 0.75:
             return rng.randrange(-300, 301)
         if draw < 0.9:
