@@ -22,15 +22,19 @@ from repoos_agent.fsm.lower import parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.qualify import QUALIFIED, UNPROVEN, WRONG, Proof, qualify
 from repoos_agent.fsm.ranges import ARGUMENT
+from repoos_agent.fsm.rewrites import apply_steps
 from repoos_agent.fsm.rewrites.registry import Step, Variant
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from tests.conftest import ROOT
-from tests.fixtures import fsm_functions, fsm_qualify_functions
+from tests.fixtures import fsm_functions, fsm_qualify_functions, fsm_rewrite_cases
 
 FIXTURE = ROOT / "tests/fixtures/fsm_qualify_functions.py"
 TRACK_FIXTURE = ROOT / "tests/fixtures/fsm_functions.py"
-BUDGET_S = 1.0
-"""The bounded check's budget in these tests: short inputs suffice to show the mutations."""
+REWRITE_FIXTURE = ROOT / "tests/fixtures/fsm_rewrite_cases.py"
+BUDGET_S = 120.0
+SHORT = 2
+"""The bounded check here ends by length (`SHORT`, enough to show each mutation), never by its budget, so that a
+verdict does not depend on the machine's load."""
 
 
 def _lowered(path: Path, name: str, arguments: tuple[object, ...]) -> ir.Function:
@@ -78,7 +82,7 @@ def assert_caught_by_both(
 ) -> tuple[tuple[object, ...], tuple[object, ...]]:
     """The bounded check and the differential cases each find an input, of the shortest length, that shows it; the
     two inputs are returned."""
-    bounded = bounded_check(function, variant, budget_s=BUDGET_S)
+    bounded = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
     assert bounded.verdict == COUNTEREXAMPLE, bounded.describe()
     assert len(bounded.counterexample[0]) == shortest
     assert_really_differs(original, variant, bounded.counterexample)
@@ -118,7 +122,9 @@ def test_a_flipped_comparison_is_shown_wrong_with_the_int_argument_that_meets_it
     function, original = fixture("clamped_sum", b"x", 100)
     variant = mutated(function, lambda n: isinstance(n, ir.Compare) and n.op == "<", lambda n: dataclasses.replace(n, op="<="))
     assert_caught_by_both(function, original, variant, 1, [(b"hello, world", 100)])
-    found = qualify(original, function, Variant((Step("flipped"),), variant), [(b"hello, world", 100)], budget_s=BUDGET_S)
+    found = qualify(
+        original, function, Variant((Step("flipped"),), variant), [(b"hello, world", 100)], budget_s=BUDGET_S, max_length=SHORT
+    )
     assert (found.verdict, found.counterexample) == (WRONG, "(b'\\x00', 0)")
     assert found.reason.startswith("the bounded check: the original returned 1, the native code returned 0")
 
@@ -128,7 +134,9 @@ def test_a_branch_wrong_only_past_index_300_is_caught_by_the_differential_cases(
     variant = constant_changed(function, 300, 301)
     bounded = bounded_check(function, variant, max_length=8, budget_s=BUDGET_S)
     assert bounded.verdict == PROVED  # no short input shows it
-    found = qualify(original, function, Variant((Step("shifted"),), variant), [(bytes(range(256)) * 4,)], budget_s=BUDGET_S)
+    found = qualify(
+        original, function, Variant((Step("shifted"),), variant), [(bytes(range(256)) * 4,)], budget_s=BUDGET_S, max_length=SHORT
+    )
     assert found.verdict == WRONG
     assert found.reason.startswith("a differential case: the original returned")
     failing = eval(found.counterexample)  # the literal a user would paste
@@ -139,20 +147,20 @@ def test_a_branch_wrong_only_past_index_300_is_caught_by_the_differential_cases(
 def test_a_changed_raise_message_is_wrong_where_the_original_raises():
     function, original = fixture("digits_value", b"1")
     variant = mutated(function, lambda n: isinstance(n, ir.Raise), lambda n: dataclasses.replace(n, message="not a digit!"))
-    bounded = bounded_check(function, variant, budget_s=BUDGET_S)
+    bounded = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
     assert bounded.verdict == COUNTEREXAMPLE and len(bounded.counterexample[0]) == 1
     assert bounded.reason == "the baseline raises ValueError: not a digit, the variant raises ValueError: not a digit!"
     checked = run_differential(FsmNative(variant, original), Cases(function, original, [(b"12345",)]))
     assert checked.failing is not None and len(checked.failing[0]) == 1
     assert checked.difference == ("the original raised ValueError: not a digit, the native code raised ValueError: not a digit!")
-    found = qualify(original, function, Variant((Step("message"),), variant), [(b"12345",)], budget_s=BUDGET_S)
+    found = qualify(original, function, Variant((Step("message"),), variant), [(b"12345",)], budget_s=BUDGET_S, max_length=SHORT)
     assert found.verdict == WRONG
 
 
 def test_a_variant_no_proof_applies_to_is_unproven_and_says_why():
     function, original = fixture("repeated_hash", b"x", 3)
-    assert bounded_check(function, function, budget_s=BUDGET_S).verdict == NOT_APPLICABLE
-    found = qualify(original, function, Variant((), function), [(b"abc", 3)], budget_s=BUDGET_S)
+    assert bounded_check(function, function, budget_s=BUDGET_S, max_length=SHORT).verdict == NOT_APPLICABLE
+    found = qualify(original, function, Variant((), function), [(b"abc", 3)], budget_s=BUDGET_S, max_length=SHORT)
     assert found.verdict == UNPROVEN
     assert "no proof applies (bounded check not applicable: a loop (line" in found.reason
     assert found.reason.endswith("it does not race")
@@ -190,7 +198,7 @@ def test_an_output_buffer_that_differs_is_shown_wrong_on_one_byte():
     function, original = fixture("hex_encode", b"x")
     variant = constant_changed(function, 0x0F, 0x07)
     assert_caught_by_both(function, original, variant, 1, [(b"hello",)])
-    found = bounded_check(function, variant, budget_s=BUDGET_S)
+    found = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
     byte = found.counterexample[0][0]
     assert byte & 0x08  # the bit the mask drops
     assert (
@@ -203,7 +211,10 @@ def test_a_written_array_that_differs_is_shown_wrong_with_both_arrays_shortest()
     function, original = fixture("clamp_deltas", np.zeros(4, np.int32), np.zeros(4, np.int32))
     variant = constant_changed(function, 127, 126)
     sample = (np.array([0, 200, 5, -300], dtype=np.int32), np.zeros(4, np.int32))
-    assert bounded_check(function, variant, budget_s=BUDGET_S).reason == "an argument the function writes differs after the call"
+    assert (
+        bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT).reason
+        == "an argument the function writes differs after the call"
+    )
     for found in assert_caught_by_both(function, original, variant, 2, [sample]):
         assert len(found[1]) == 1  # one slot in `out` is enough to show it
         assert (
@@ -222,17 +233,17 @@ class Opaque:
 def test_a_construct_the_bounded_check_does_not_model_makes_it_not_applicable():
     function, _, _ = kernel("crc32")
     variant = dataclasses.replace(function, body=(Opaque(24), *function.body))
-    found = bounded_check(function, variant, budget_s=BUDGET_S)
+    found = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
     assert (found.verdict, found.reason) == (NOT_APPLICABLE, "line 24: `Opaque` is not modelled by the bounded check")
 
 
 def test_a_function_of_ints_alone_is_proved_for_every_input_or_shown_wrong():
     function, original = fixture("mix", 1, 2)
-    found = qualify(original, function, Variant((), function), [(3, 4)], budget_s=BUDGET_S)
+    found = qualify(original, function, Variant((), function), [(3, 4)], budget_s=BUDGET_S, max_length=SHORT)
     assert found.verdict == QUALIFIED
     assert found.proof == "bounded check proved for every input (the function takes ints only)"
     variant = mutated(function, lambda n: isinstance(n, ir.Compare), lambda n: dataclasses.replace(n, op=">="))
-    wrong = bounded_check(function, variant, budget_s=BUDGET_S)
+    wrong = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
     assert wrong.verdict == COUNTEREXAMPLE
     x, y = wrong.counterexample
     assert x == y  # only where the flipped comparison decides otherwise
@@ -250,3 +261,63 @@ def test_a_case_the_original_never_finishes_is_skipped_and_counted(monkeypatch: 
         checked.describe()
         == f"{checked.checked} differential cases agree ({checked.skipped} skipped: the original ran past 0.02 s)"
     )
+
+
+def test_a_raise_formatted_with_other_values_is_shown_wrong_with_both_messages():
+    function, original = fixture("first_not_ascii", b"x")
+
+    def one_off(raised: ir.Raise) -> ir.Raise:
+        index = raised.values[1]
+        return dataclasses.replace(raised, values=(raised.values[0], ir.Binary("+", index, ir.Const(1, index.line), index.line)))
+
+    variant = mutated(function, lambda n: isinstance(n, ir.Raise), one_off)
+    found = bounded_check(function, variant, budget_s=BUDGET_S, max_length=SHORT)
+    (data,) = found.counterexample
+    assert len(data) == 1 and data[0] > 0x7F
+    shown = f"ValueError: byte {data[0]} at {{}} is not ASCII"
+    assert found.reason == f"the baseline raises {shown.format(0)}, the variant raises {shown.format(1)}"
+    assert_caught_by_both(function, original, variant, 1, [(b"plain",)])
+
+
+def test_a_str_argument_gets_a_str_counterexample_from_each_check():
+    function, original = fixture("count_vowels", "x")
+    variant = constant_changed(function, ord("é"), ord("è"))
+    bounded, failing = assert_caught_by_both(function, original, variant, 1, [("une fête",)])
+    assert bounded in {("é",), ("è",)} and failing in {("é",), ("è",)}  # where the original and the variant count apart
+
+
+@pytest.mark.parametrize("step", ["branchless", "unroll"])
+def test_a_checksum_variant_from_the_menu_qualifies(step: str):
+    function, original, data = kernel("crc16-ccitt")
+    found = qualify(original, function, apply_steps(function, (Step(step),)), [(data,)], budget_s=BUDGET_S, max_length=2)
+    assert found.verdict == QUALIFIED, found.describe()
+    assert found.proof == "bounded check proved up to length 2"
+
+
+def test_a_jump_table_with_a_case_moved_is_shown_wrong_on_one_opcode():
+    function = _lowered(REWRITE_FIXTURE, "dispatch", (b"x",))
+    original = fsm_rewrite_cases.dispatch
+    table = apply_steps(function, (Step("jump-table"),))
+    assert (
+        qualify(original, function, table, [(bytes([1, 1, 2, 0, 1, 3]),)], budget_s=BUDGET_S, max_length=SHORT).verdict == QUALIFIED
+    )
+
+    def moved(switch: ir.Switch) -> ir.Switch:
+        (constants, body), *rest = switch.cases
+        return dataclasses.replace(switch, cases=((tuple(c + 100 for c in constants), body), *rest))
+
+    variant = mutated(table.function, lambda n: isinstance(n, ir.Switch), moved)
+    assert_caught_by_both(function, original, variant, 1, [(bytes([1, 1, 2, 0, 1, 3]),)])
+
+
+def test_a_word_at_a_time_test_with_its_bound_off_by_one_is_shown_wrong_on_one_word():
+    function = _lowered(REWRITE_FIXTURE, "lower_runs", (b"x",))
+    original = fsm_rewrite_cases.lower_runs
+    fast = apply_steps(function, (Step("ascii-fast-path"),))
+    assert qualify(original, function, fast, [(b"hello World abc",)], budget_s=BUDGET_S, max_length=1).verdict == QUALIFIED
+    variant = mutated(fast.function, lambda n: isinstance(n, ir.BytesBelow), lambda n: dataclasses.replace(n, bound=n.bound + 1))
+    found = qualify(original, function, Variant(fast.steps, variant), [(b"hello World abc",)], budget_s=BUDGET_S, max_length=1)
+    assert found.verdict == WRONG
+    failing = eval(found.counterexample)
+    assert len(failing[0]) == 8  # one word: shorter inputs never take the word-at-a-time path
+    assert_really_differs(original, variant, failing)
