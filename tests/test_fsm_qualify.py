@@ -20,7 +20,8 @@ from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.differential import COUNT, Cases, differential_cases, run_differential
 from repoos_agent.fsm.lower import parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
-from repoos_agent.fsm.qualify import QUALIFIED, UNPROVEN, WRONG, Proof, qualify
+from repoos_agent.fsm.proof import prove
+from repoos_agent.fsm.qualify import QUALIFIED, UNPROVEN, WRONG, qualify
 from repoos_agent.fsm.ranges import ARGUMENT
 from repoos_agent.fsm.rewrites import apply_steps
 from repoos_agent.fsm.rewrites.registry import Step, Variant
@@ -160,18 +161,28 @@ def test_a_changed_raise_message_is_wrong_where_the_original_raises():
 def test_a_variant_no_proof_applies_to_is_unproven_and_says_why():
     function, original = fixture("repeated_hash", b"x", 3)
     assert bounded_check(function, function, budget_s=BUDGET_S, max_length=SHORT).verdict == NOT_APPLICABLE
-    found = qualify(original, function, Variant((), function), [(b"abc", 3)], budget_s=BUDGET_S, max_length=SHORT)
+    found = qualify(original, function, Variant((), function), [(b"abc", 3)], prove=prove, budget_s=BUDGET_S, max_length=SHORT)
     assert found.verdict == UNPROVEN
-    assert "no proof applies (bounded check not applicable: a loop (line" in found.reason
+    assert "but no proof applies (the step check does not apply (" in found.reason
+    assert "; bounded check not applicable: a loop (line 37) may run more than 4 times on inputs of length 0)" in found.reason
     assert found.reason.endswith("it does not race")
 
 
-def test_a_step_proof_given_is_used_and_its_refutation_is_wrong():
+def test_the_step_check_proves_a_byte_table_and_a_wrong_entry_is_wrong_on_a_real_input():
     function, original, data = kernel("crc16-ccitt")
-    holds = qualify(original, function, Variant((), function), [(data,)], prove=lambda b, v: Proof("step equivalence"))
-    assert (holds.verdict, holds.proof) == (QUALIFIED, "step equivalence")
-    refuted = qualify(original, function, Variant((), function), [(data,)], prove=lambda b, v: Proof("step", "(0xFFFF, 0x31)"))
-    assert (refuted.verdict, refuted.counterexample) == (WRONG, "(0xFFFF, 0x31)")
+    table = apply_steps(function, (Step("byte-table"),))
+    found = qualify(original, function, table, [(data,)], prove=prove)
+    assert found.verdict == QUALIFIED
+    assert found.proof.startswith("step equivalence (")
+    ((name, entries),) = [(n, t) for n, t in table.function.tables.items() if isinstance(t, ir.Table)]
+    wrong_entry = list(entries.entries)
+    wrong_entry[0x5A] ^= 0x10
+    tables = {**table.function.tables, name: ir.Table(entries.dtype, tuple(wrong_entry))}
+    broken = Variant(table.steps, dataclasses.replace(table.function, tables=tables))
+    refuted = qualify(original, function, broken, [(data,)], prove=prove)
+    assert refuted.verdict == WRONG
+    assert refuted.reason.startswith("the step check is refuted, and a differential case shows it: the original returned")
+    assert_really_differs(original, broken.function, eval(refuted.counterexample))
 
 
 def test_the_cases_hold_the_edges_the_samples_and_ints_the_native_code_takes():

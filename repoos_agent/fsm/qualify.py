@@ -1,7 +1,8 @@
 """What every variant passes before it races: a proof, then the differential cases.
 
-The proof is the step equivalence (`fsm.proof`, passed in as `prove`) where the loop is a fold of a step function,
-otherwise the bounded check (`bounded`) on every input up to a stated length. Then at least 10,000 differential
+The proof is the step equivalence (`proof.prove`, passed in as `prove`) where the loop is a fold of a step
+function, otherwise the bounded check (`bounded`) on every input up to a stated length. A refuted step is `wrong`
+whatever else passes. Then at least 10,000 differential
 cases run the compiled variant against the Python original. The verdict is one of three: `qualified` (which proof,
 how many cases), `wrong` (the input that shows it, as Python literals), or `unproven`, where the cases pass but no
 proof applies: such a variant does not race, since the cases alone have missed wrong variants before (a branch
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import ir, proof
 from repoos_agent.fsm.bounded import BUDGET_S, COUNTEREXAMPLE, MAX_LENGTH, PROVED, bounded_check
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.differential import Cases, literals, run_differential
@@ -29,17 +30,8 @@ MIN_PROVED = 1
 """The shortest length the bounded check must reach for a proof: the empty input alone never enters the loop."""
 
 
-@dataclass(frozen=True)
-class Proof:
-    """What a proof of a variant against its baseline says: its method (`step equivalence over 2**24 pairs`) and,
-    where it fails, what refutes it (None where it holds)."""
-
-    method: str
-    refuted_by: str | None = None
-
-
-Prove = Callable[[ir.Function, ir.Function], Proof | None]
-"""`prove(baseline, variant)`: a `Proof`, or None where its pattern (a fold of a step function) is absent."""
+Prove = Callable[[ir.Function, ir.Function], proof.Proof]
+"""`prove(baseline, variant)`, the step check (`proof.prove`): proved, refuted, or not applicable with why."""
 
 
 @dataclass(frozen=True)
@@ -76,39 +68,43 @@ def qualify(
     widths are not proven cannot be compiled and raises `FsmRefusal` before any check."""
     native = FsmNative(variant.function, original)
     label = variant.label
-    proof, without = _proof(baseline, variant, prove)
-    if isinstance(proof, Qualification):
-        return proof
-    if proof is None:
+    cases = cases if cases is not None else Cases(baseline, original, samples)
+    step = prove(baseline, variant.function) if prove is not None else None
+    if step is not None and step.verdict == proof.REFUTED:
+        return _refuted(step, native, cases, label)
+    if step is not None and step.verdict == proof.PROVED:
+        method, without = f"step equivalence ({step.method}, {step.cases} state and input pairs)", ""
+    else:
+        method = None
+        without = f"the step check does not apply ({step.reason})" if step is not None else "no step check was given"
         bounded = bounded_check(baseline, variant.function, max_length, budget_s)
         if bounded.verdict == COUNTEREXAMPLE and bounded.counterexample is not None:
             problem = difference(outcome(original, bounded.counterexample), outcome(native, bounded.counterexample))
             if problem is not None:
                 return Qualification(WRONG, label, None, 0, literals(bounded.counterexample), f"the bounded check: {problem}")
-            without = f"the bounded check's difference on {literals(bounded.counterexample)} does not show when run"
+            without += f"; the bounded check's difference on {literals(bounded.counterexample)} does not show when run"
         elif bounded.verdict == PROVED and (bounded.length >= MIN_PROVED or bounded.every_input):
-            proof = f"bounded check {bounded.describe()}"
+            method = f"bounded check {bounded.describe()}"
         else:
-            without = f"bounded check {bounded.describe()}"
-    checked = run_differential(native, cases if cases is not None else Cases(baseline, original, samples))
+            without += f"; bounded check {bounded.describe()}"
+    checked = run_differential(native, cases)
     if checked.failing is not None:
         return Qualification(
-            WRONG, label, proof, checked.checked, literals(checked.failing), f"a differential case: {checked.difference}"
+            WRONG, label, method, checked.checked, literals(checked.failing), f"a differential case: {checked.difference}"
         )
-    if proof is None:
+    if method is None:
         reason = f"{checked.describe()}, but no proof applies ({without}): it does not race"
         return Qualification(UNPROVEN, label, None, checked.checked, None, reason)
-    return Qualification(QUALIFIED, label, proof, checked.checked, None, f"{proof}; {checked.describe()}")
+    return Qualification(QUALIFIED, label, method, checked.checked, None, f"{method}; {checked.describe()}")
 
 
-def _proof(baseline: ir.Function, variant: Variant, prove: Prove | None) -> tuple[str | Qualification | None, str]:
-    """The step proof's method where it holds, a `wrong` verdict where it is refuted, or None (and why) where it
-    does not apply."""
-    if prove is None:
-        return None, "no step proof was given"
-    found = prove(baseline, variant.function)
-    if found is None:
-        return None, "the step proof does not apply"
-    if found.refuted_by is not None:
-        return Qualification(WRONG, variant.label, found.method, 0, found.refuted_by, f"{found.method} is refuted"), ""
-    return found.method, ""
+def _refuted(step: proof.Proof, native: FsmNative, cases: Cases, label: str) -> Qualification:
+    """A refuted step is wrong: shown on an input of the function where a differential case finds one, else on the
+    state and elements where the two steps part."""
+    checked = run_differential(native, cases)
+    if checked.failing is not None:
+        why = f"the step check is refuted, and a differential case shows it: {checked.difference}"
+        return Qualification(WRONG, label, None, checked.checked, literals(checked.failing), why)
+    example = step.counterexample
+    shown = f"state {example.state} and elements {example.inputs}" if example is not None else "(none given)"
+    return Qualification(WRONG, label, None, checked.checked, shown, f"the step check is refuted: {step.reason}")
