@@ -377,8 +377,8 @@ class _Execution:
                 if parameter.kind != ir.BYTES:
                     self.mutable.append(parameter.name)
         for name, data in function.tables.items():
-            # a rewrite's table holds its `entries` (up to 64-bit unsigned, read back as C's int64_t); a literal is bytes
-            self.fixed[name] = [_wrap(entry) for entry in getattr(data, "entries", data)]
+            entries = data.entries if isinstance(data, ir.Table) else data  # a rewrite's table: unsigned, up to 64 bits
+            self.fixed[name] = [_wrap(entry) for entry in entries]
         self.unroll = sum(len(cells) for cells in inputs.cells.values()) + 4
 
     def run(self) -> _Result:
