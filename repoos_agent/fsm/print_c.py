@@ -6,18 +6,23 @@ The printer only prints: `ranges.check_widths` has proven that every value fits 
 (`+ - * <<`) is printed on `uint64_t`, which is exact where the result fits and is the source's own wrap-around
 under a mask; `//` and `%` round as Python's do. An index out of a sequence's range (after Python's negative
 indices), a guarded counter past its bound or a failed allocation leaves through `longjmp` with `RP_ORIGINAL`:
-the Python original then raises its own `IndexError`, with its message. Python names are printed as `py_NAME`.
+the Python original then raises its own `IndexError`, with its message. An index `ranges` proved in range, and an
+assignment it proved within `GUARD`, is printed without its check. A select (`x = c ? a : b`) whose sides cannot
+fault is printed as a mask over both (`rp_select`), which compilers cannot turn back into a jump the data would
+mispredict, as they do with `?:`. Python names are printed as `py_NAME`.
 """
 
 from __future__ import annotations
 
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.ranges import GUARD
+from repoos_agent.fsm.ranges import GUARD, Widths
 
 ENTRY = "rp_fsm"
 RELEASE = "rp_release"
 ORIGINAL = -1
 RING = {"+": "+", "-": "-", "*": "*", "<<": "<<"}
+GUARDS = {(False, False): "rp_guard", (True, False): "rp_guard_high", (False, True): "rp_guard_low", (True, True): ""}
+"""The check an assignment to a guarded local needs, by which of its sides (low, high) are proven."""
 
 PRELUDE = f"""\
 #include <setjmp.h>
@@ -38,6 +43,16 @@ static inline int64_t rp_guard(jmp_buf *leave, int64_t v) {{
     return v;
 }}
 
+static inline int64_t rp_guard_high(jmp_buf *leave, int64_t v) {{
+    if (v > INT64_C({GUARD})) longjmp(*leave, 1);
+    return v;
+}}
+
+static inline int64_t rp_guard_low(jmp_buf *leave, int64_t v) {{
+    if (v < -INT64_C({GUARD})) longjmp(*leave, 1);
+    return v;
+}}
+
 static inline int64_t rp_floordiv(int64_t a, int64_t b) {{
     int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -46,6 +61,12 @@ static inline int64_t rp_floordiv(int64_t a, int64_t b) {{
 static inline int64_t rp_mod(int64_t a, int64_t b) {{
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}}
+
+static inline int64_t rp_select(int64_t c, int64_t a, int64_t b) {{
+    uint64_t m = UINT64_C(0) - (uint64_t)(c != 0);
+    __asm__("" : "+r"(m));  /* opaque: a known mask would let the compiler see a branch again */
+    return (int64_t)((uint64_t)b ^ (((uint64_t)a ^ (uint64_t)b) & m));
 }}
 
 static inline int64_t rp_min(int64_t a, int64_t b) {{ return b < a ? b : a; }}
@@ -95,15 +116,19 @@ void {RELEASE}(void *data) {{ free(data); }}
 """
 
 
-def print_c(function: ir.Function, guarded: frozenset[str]) -> str:
-    """The C source of `function` (its locals in `guarded` checked against `GUARD` after each assignment)."""
-    return _Printer(function, guarded).text()
+def print_c(function: ir.Function, widths: Widths) -> str:
+    """The C source of `function`, with the checks `widths` (the analysis of this very function) leaves: its guarded
+    locals checked against `GUARD` after each assignment, on the sides not proven, every index not proven in range
+    checked."""
+    return _Printer(function, widths).text()
 
 
 class _Printer:
-    def __init__(self, function: ir.Function, guarded: frozenset[str]) -> None:
+    def __init__(self, function: ir.Function, widths: Widths) -> None:
         self.function = function
-        self.guarded = guarded
+        self.guarded = widths.guarded
+        self.within_guard = widths.within_guard
+        self.in_range = widths.in_range
         self.sequences = {p.name: p for p in function.parameters if isinstance(p, ir.Sequence)}
         self.loops = 0
         self.labels = 0
@@ -112,14 +137,19 @@ class _Printer:
         `switch` (C's `break` would leave the `switch`), once one needs it."""
 
     def text(self) -> str:
-        parameters = []
+        parameters, arguments = [], []
         for parameter in self.function.parameters:
             if isinstance(parameter, ir.Sequence):
                 const = "" if parameter.written else "const "
                 parameters.append(f"{const}{ir.DTYPES[parameter.dtype]} *py_{parameter.name}, int64_t py_{parameter.name}_len")
+                arguments += [f"py_{parameter.name}", f"py_{parameter.name}_len"]
             else:
                 parameters.append(f"int64_t py_{parameter}")
-        parameters += ["int64_t *rp_result", "rp_buffer *rp_out", "int64_t *rp_raised"]
+                arguments.append(f"py_{parameter}")
+        outputs = ["int64_t *rp_result", "rp_buffer *rp_out", "int64_t *rp_raised"]
+        arguments += ["rp_result", "rp_out", "rp_raised"]
+        # the outputs are the caller's own locals, apart from every argument and each other
+        body = ["jmp_buf *rp_leave", *parameters, *(output.replace(" *", " *restrict ") for output in outputs)]
         names = {p for p in self.function.parameters if isinstance(p, str)}
         declarations = [
             f"    {ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
@@ -131,12 +161,17 @@ class _Printer:
             PRELUDE,
             *tables,
             f"/* {self.function.name}, lowered by the fsm track */",
-            f"int64_t {ENTRY}({', '.join(parameters)}) {{",
-            "    jmp_buf rp_leave;",
-            f"    if (setjmp(rp_leave)) return {ORIGINAL};",
+            "/* apart from the `setjmp`, which would keep every value live across it in memory, not in registers */",
+            f"static __attribute__((noinline)) int64_t rp_body({', '.join(body)}) {{",
             *declarations,
             *self.block(self.function.body, 1),
             *([] if self.function.body and isinstance(self.function.body[-1], ir.Return | ir.Raise) else ["    return 0;"]),
+            "}",
+            "",
+            f"int64_t {ENTRY}({', '.join([*parameters, *outputs])}) {{",
+            "    jmp_buf rp_leave;",
+            f"    if (setjmp(rp_leave)) return {ORIGINAL};",
+            f"    return rp_body(&rp_leave, {', '.join(arguments)});",
             "}",
         ]
         return "\n".join(lines) + "\n"
@@ -151,18 +186,19 @@ class _Printer:
                 return [f"{pad}rp_out->len = 0;"]
             value = self.expr(statement.value)
             if statement.name in self.guarded:
-                value = f"rp_guard(&rp_leave, {value})"
+                guard = GUARDS[self.within_guard.get(id(statement), (False, False))]
+                value = f"{guard}(rp_leave, {value})" if guard else value
             return [f"{pad}py_{statement.name} = {value};"]
         if isinstance(statement, ir.Store):
             data, length = self.sequence(statement.sequence)
             kind = ir.DTYPES[self.sequences[statement.sequence].dtype] if statement.sequence in self.sequences else "uint8_t"
             if statement.sequence == self.function.buffer and self.function.buffer_kind == ir.LIST:
                 kind = "int64_t"
-            index = f"rp_at(&rp_leave, {self.expr(statement.index)}, {length})"
+            index = self.index(statement, statement.index, length)
             return [f"{pad}{data}[{index}] = ({kind})({self.expr(statement.value)});"]
         if isinstance(statement, ir.Append):
             append = "rp_append_int" if self.function.buffer_kind == ir.LIST else "rp_append"
-            return [f"{pad}{append}(&rp_leave, rp_out, {self.expr(statement.value)});"]
+            return [f"{pad}{append}(rp_leave, rp_out, {self.expr(statement.value)});"]
         if isinstance(statement, ir.If):
             lines = [f"{pad}if ({self.expr(statement.condition)}) {{", *self.block(statement.then, depth + 1)]
             if statement.orelse:
@@ -235,15 +271,12 @@ class _Printer:
             return "((int64_t *)rp_out->data)" if self.function.buffer_kind == ir.LIST else "rp_out->data", "rp_out->len"
         return f"py_{name}", f"py_{name}_len"
 
-    def masked_within(self, load: ir.Load) -> bool:
-        """A constant table read at `x & C` with `C` below its length: the index is in range, so no check (a CRC's
-        table lookup is the loop's whole work)."""
-        table = self.function.tables.get(load.sequence)
-        index = load.index
-        if table is None or not (isinstance(index, ir.Binary) and index.op == "&"):
-            return False
-        masks = [side.value for side in (index.left, index.right) if isinstance(side, ir.Const)]
-        return any(0 <= mask < len(ir.entries(table)) for mask in masks)
+    def index(self, node: ir.Load | ir.Store, index: ir.Expr, length: str) -> str:
+        """An index as C reads it: as it is where it is proven in range, else checked (and a negative one counted
+        from the end)."""
+        if id(node) in self.in_range:
+            return self.expr(index)
+        return f"rp_at(rp_leave, {self.expr(index)}, {length})"
 
     def expr(self, expr: ir.Expr) -> str:
         if isinstance(expr, ir.Const):
@@ -254,9 +287,7 @@ class _Printer:
             return self.sequence(expr.sequence)[1]
         if isinstance(expr, ir.Load):
             data, length = self.sequence(expr.sequence)
-            if self.masked_within(expr):
-                return f"{data}[{self.expr(expr.index)}]"
-            return f"{data}[rp_at(&rp_leave, {self.expr(expr.index)}, {length})]"
+            return f"{data}[{self.index(expr, expr.index, length)}]"
         if isinstance(expr, ir.Binary):
             left, right = self.expr(expr.left), self.expr(expr.right)
             if expr.op in RING:
@@ -277,7 +308,10 @@ class _Printer:
         if isinstance(expr, ir.Compare):
             return f"((int64_t)({self.expr(expr.left)}) {expr.op} (int64_t)({self.expr(expr.right)}))"
         if isinstance(expr, ir.Select):
-            return f"({self.expr(expr.condition)} ? {self.expr(expr.then)} : {self.expr(expr.orelse)})"
+            parts = self.expr(expr.condition), self.expr(expr.then), self.expr(expr.orelse)
+            if _cannot_fault(expr.then) and _cannot_fault(expr.orelse):
+                return f"rp_select({', '.join(parts)})"
+            return f"({parts[0]} ? {parts[1]} : {parts[2]})"
         if isinstance(expr, ir.BytesBelow):
             data, length = self.sequence(expr.sequence)
             index = self.expr(expr.index)
@@ -285,6 +319,30 @@ class _Printer:
         if isinstance(expr, ir.Logical):
             return f"({self.expr(expr.left)} {'&&' if expr.op == 'and' else '||'} {self.expr(expr.right)})"
         return f"(!{self.expr(expr.operand)})"
+
+
+SAFE_BINARY = frozenset({"+", "-", "*", "&", "|", "^", "min", "max"})
+"""Operators C computes for any operands without fault or undefined behaviour, as printed (ring arithmetic on
+`uint64_t`); a shift is safe by a constant within 0 to 63 only."""
+
+
+def _cannot_fault(expr: ir.Expr) -> bool:
+    """Whether C may compute `expr` where the source would not (the side of a select not taken): no read, no
+    division, no shift by an amount not known, no call that may leave."""
+    if isinstance(expr, ir.Const | ir.Local | ir.Length):
+        return True
+    if isinstance(expr, ir.Binary):
+        if expr.op in ("<<", ">>"):
+            shift_known = isinstance(expr.right, ir.Const) and 0 <= expr.right.value <= 63
+            return shift_known and _cannot_fault(expr.left)
+        return expr.op in SAFE_BINARY and _cannot_fault(expr.left) and _cannot_fault(expr.right)
+    if isinstance(expr, ir.Compare | ir.Logical):
+        return _cannot_fault(expr.left) and _cannot_fault(expr.right)
+    if isinstance(expr, ir.Unary | ir.ToInt | ir.Not):
+        return _cannot_fault(expr.operand)
+    if isinstance(expr, ir.Select):
+        return all(_cannot_fault(part) for part in (expr.condition, expr.then, expr.orelse))
+    return False
 
 
 def _table(name: str, table: bytes | tuple[int, ...] | ir.Table) -> str:

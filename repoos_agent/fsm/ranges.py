@@ -8,11 +8,18 @@ constant, `(crc << 1 ^ 0x1021) & 0xFFFF`, keeps only low bits, which arithmetic 
 
 A local whose bounds still move after a few passes (a counter, `pos += 1`) is bounded by `GUARD`, and the C code
 checks that bound after each assignment to it: past it, the call runs the Python original. Nothing wraps silently.
+An assignment whose value is proven within `GUARD` at the loop's fixed point (`i += 1` under `while i < n`,
+`a %= 65521`) could never fail that check, so it is left out there, and so is one side of it where that side
+is proven (`a += data[i]` cannot go below it).
+
+Beside its bounds, a value carries the sequences it stays below (`i < len(data)` after `while i < n` with
+`n = len(data)`), so that an index proven non-negative and below its sequence's length is read without a check.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import FsmRefusal
@@ -25,23 +32,41 @@ of two guarded locals (`b += a` in Adler-32) still fits 64 bits."""
 ARGUMENT = GUARD >> 1
 """The bound an int argument is held to (the call runs the original past it): a loop's `range(start, start + count)`
 stays within `GUARD`, so a counter starting there may still grow by a few times its value."""
-LENGTH = 1 << 62
-"""The largest length a sequence can have (far past any memory)."""
+LENGTH = 1 << 60
+"""The largest length a sequence can have: more elements than any 64-bit machine maps bytes (at most 2**57 with
+five-level paging), and small enough that a counter one past a length is within `GUARD`."""
 WIDEN_AFTER = 3
 DTYPE_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(1 << 31), (1 << 31) - 1)}
 DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH), ir.CHAR: (0, 0x10FFFF)}
+
+
+Below = tuple[tuple[str, int], ...]
+"""Sequences a value stays below, each `(sequence, k)` meaning `value + k <= len(sequence)` (k at least 0)."""
 
 
 @dataclass(frozen=True)
 class Interval:
     lo: int
     hi: int
+    below: Below = ()
 
     def fits(self) -> bool:
         return self.lo >= LOW and self.hi <= HIGH
 
     def hull(self, other: Interval) -> Interval:
-        return Interval(min(self.lo, other.lo), max(self.hi, other.hi))
+        return Interval(min(self.lo, other.lo), max(self.hi, other.hi), _weakest(self.below, other.below))
+
+
+@dataclass(frozen=True)
+class Widths:
+    """What the analysis proved for the printer about the function it analysed: the locals C checks against `GUARD`
+    after an assignment, the sides of that check proven to hold per assignment (by `id` of its node: whether its
+    value is never below `-GUARD`, and never above `GUARD`), and the loads and stores whose index is always within
+    range."""
+
+    guarded: frozenset[str]
+    within_guard: Mapping[int, tuple[bool, bool]]
+    in_range: frozenset[int]
 
 
 TOP = Interval(-INFINITY, INFINITY)
@@ -49,13 +74,15 @@ BYTE = Interval(0, 255)
 State = dict[str, Interval]
 
 
-def check_widths(function: ir.Function) -> frozenset[str]:
+def check_widths(function: ir.Function) -> Widths:
     """Refuse (`FsmRefusal` at the line) any operation whose Python result may not fit 64 bits, any stored or appended
     value that may not fit its element, any shift or division Python would raise on; return the locals that C
-    guards at run time (`GUARD`)."""
+    guards at run time (`GUARD`) and the indexes proven in range."""
     analysis = _Analysis(function)
     analysis.block(function.body, analysis.entry())
-    return frozenset(analysis.guarded)
+    within_guard = {node: (low, high) for node, (low, high) in analysis.within_guard.items() if low or high}
+    in_range = frozenset(node for node, within in analysis.in_range.items() if within)
+    return Widths(frozenset(analysis.guarded), within_guard, in_range)
 
 
 def loop_head(function: ir.Function, loop: ir.ForEach | ir.ForRange | ir.While) -> dict[str, Interval]:
@@ -95,6 +122,10 @@ class _Analysis:
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
         self.heads: list[tuple[ir.Stmt, State]] = []
+        self.within_guard: dict[int, tuple[bool, bool]] = {}
+        self.in_range: dict[int, bool] = {}
+        """Per assignment node, and per load or store node: whether each place it is met (checked at the fixed point,
+        a node may stand in several places) has its value within `GUARD`, or its index in range."""
 
     def entry(self) -> State:
         """An int argument is within `ARGUMENT`: the call runs the original for one past it."""
@@ -117,9 +148,12 @@ class _Analysis:
             return state.get(expr.name, element_range(expr.type)) if expr.type == ir.INT else element_range(expr.type)
         if isinstance(expr, ir.Length):
             table = self.function.tables.get(expr.sequence)
-            return Interval(0, LENGTH) if table is None else Interval(len(ir.entries(table)), len(ir.entries(table)))
+            if table is not None:
+                return Interval(len(ir.entries(table)), len(ir.entries(table)))
+            # the local output's length is not a bound: `out = bytearray()` empties it
+            return Interval(0, LENGTH, () if expr.sequence == self.function.buffer else ((expr.sequence, 0),))
         if isinstance(expr, ir.Load):
-            self.value(expr.index, state)
+            self.indexed(expr, expr.sequence, self.value(expr.index, state))
             return self.element(expr.sequence)
         if isinstance(expr, ir.ToInt):
             self.value(expr.operand, state)
@@ -157,6 +191,18 @@ class _Analysis:
             return self.fitted(result, expr, masked)
         return self.binary(expr, state, masked)
 
+    def indexed(self, node: ir.Load | ir.Store, sequence: str, index: Interval) -> None:
+        """Note whether `index` is within `sequence` here: not negative, and below a table's length or (`below`) the
+        sequence's own."""
+        if not self.checking:
+            return
+        table = self.function.tables.get(sequence)
+        if table is not None:
+            within = index.lo >= 0 and index.hi < len(ir.entries(table))
+        else:
+            within = index.lo >= 0 and any(name == sequence and k >= 1 for name, k in index.below)
+        self.in_range[id(node)] = self.in_range.get(id(node), True) and within
+
     def element(self, sequence: str) -> Interval:
         """The values one element of `sequence` holds: a constant table's own, its dtype's for an array, 64 bits for
         a list of ints, a code point for a `str`, a byte otherwise."""
@@ -169,7 +215,9 @@ class _Analysis:
         return element_range(ir.CHAR if kind.kind == ir.TEXT else ir.INT if kind.kind in (ir.INTS, ir.LIST) else kind.dtype)
 
     def fitted(self, result: Interval, expr: ir.Binary | ir.Unary, masked: bool) -> Interval:
-        if masked or result.fits():
+        if result.fits():
+            return result
+        if masked:
             return Interval(_clamp(result.lo), _clamp(result.hi))
         return self.refuse(
             expr.line,
@@ -182,7 +230,8 @@ class _Analysis:
         if op in ("min", "max"):  # picks one operand: each must hold its exact value
             left, right = self.value(expr.left, state, False), self.value(expr.right, state, False)
             pick = min if op == "min" else max
-            return Interval(pick(left.lo, right.lo), pick(left.hi, right.hi))
+            below = _strongest(left.below, right.below) if op == "min" else _weakest(left.below, right.below)
+            return Interval(pick(left.lo, right.lo), pick(left.hi, right.hi), below)
         if op == "&" and (mask := _mask(expr)) is not None:
             constant, other = mask
             operand = self.value(other, state, masked=True)
@@ -191,9 +240,11 @@ class _Analysis:
         left = self.value(expr.left, state, masked and (ring or op == "<<"))
         right = self.value(expr.right, state, masked and ring)
         if op == "+":
-            return self.fitted(Interval(left.lo + right.lo, left.hi + right.hi), expr, masked)
+            below = () if masked else _strongest(_shifted(left.below, -right.hi), _shifted(right.below, -left.hi))
+            return self.fitted(Interval(left.lo + right.lo, left.hi + right.hi, below), expr, masked)
         if op == "-":
-            return self.fitted(Interval(left.lo - right.hi, left.hi - right.lo), expr, masked)
+            below = () if masked else _shifted(left.below, right.lo)
+            return self.fitted(Interval(left.lo - right.hi, left.hi - right.lo, below), expr, masked)
         if op == "*":
             corners = [a * b for a in (left.lo, left.hi) for b in (right.lo, right.hi)]
             return self.fitted(Interval(min(corners), max(corners)), expr, masked)
@@ -249,19 +300,20 @@ class _Analysis:
         left, shift = found  # `i + shift < x` bounds `i` as `i < x - shift` does
         checking, self.checking = self.checking, False
         other = self.value(right, state)
-        other = Interval(other.lo - shift, other.hi - shift)
         self.checking = checking
         current = state.get(left.name, element_range(ir.INT))
-        lo, hi = current.lo, current.hi
+        lo, hi, below = current.lo, current.hi, current.below
+        if op in ("<", "<=", "=="):  # `i + shift < x` and `x + k <= len(s)`: `i + shift + 1 + k <= len(s)`
+            below = _strongest(below, _shifted(other.below, shift + (op == "<")))
         if op in ("<", "<="):
-            hi = min(hi, other.hi - (op == "<"))
+            hi = min(hi, other.hi - shift - (op == "<"))
         elif op in (">", ">="):
-            lo = max(lo, other.lo + (op == ">"))
+            lo = max(lo, other.lo - shift + (op == ">"))
         elif op == "==":
-            lo, hi = max(lo, other.lo), min(hi, other.hi)
+            lo, hi = max(lo, other.lo - shift), min(hi, other.hi - shift)
         if lo > hi:
             return None
-        return {**state, left.name: Interval(lo, hi)}
+        return {**state, left.name: Interval(lo, hi, below)}
 
     # statements: each takes the state before and returns the state after (None: never falls through)
 
@@ -279,11 +331,14 @@ class _Analysis:
             value = self.value(statement.value, state)
             if self.function.locals[statement.name] != ir.INT:
                 return state
+            if self.checking:
+                low, high = self.within_guard.get(id(statement), (True, True))
+                self.within_guard[id(statement)] = (low and value.lo >= -GUARD, high and value.hi <= GUARD)
             if statement.name in self.guarded:
-                value = Interval(max(value.lo, -GUARD), min(value.hi, GUARD))
+                value = replace(value, lo=max(value.lo, -GUARD), hi=min(value.hi, GUARD))
             return {**state, statement.name: value}
         if isinstance(statement, ir.Store):
-            self.value(statement.index, state)
+            self.indexed(statement, statement.sequence, self.value(statement.index, state))
             self.fits_element(self.value(statement.value, state), statement.sequence, statement.line)
             return state
         if isinstance(statement, ir.Append):
@@ -338,8 +393,9 @@ class _Analysis:
         step = statement.step
         if not Interval(stop.lo + min(step, 0), stop.hi + max(step, 0)).fits():
             self.refuse(statement.line, "a `range` whose bound is within a step of 64 bits is not modelled")
-        if step > 0:
-            variable = Interval(start.lo, max(start.lo, stop.hi - 1))
+        if step > 0:  # below `stop`, and a whole step below it where both are multiples of the step
+            whole = _whole_steps(statement)
+            variable = Interval(start.lo, max(start.lo, stop.hi - 1), _shifted(stop.below, step if whole else 1))
         else:
             variable = Interval(min(start.hi, stop.lo + 1), start.hi)
         return self.loop(statement, state, lambda s: {**s, statement.variable: variable})
@@ -353,7 +409,7 @@ class _Analysis:
         head = entry
         for passes in range(WIDEN_AFTER + len(self.function.locals) + 2):
             new = _join(entry, *self.passed(loop.body, enter(head))[::2])
-            if new == head:
+            if _settled(new, head):
                 break
             head = self.widened(head, new, entry, _assigned(loop.body)) if passes >= WIDEN_AFTER else new
         else:
@@ -384,7 +440,9 @@ class _Analysis:
             old = head.get(name)
             if old is None:
                 continue
-            if value != old or (name in assigned and (value.lo < -GUARD or value.hi > GUARD)):
+            if value.below != old.below:  # what a local stays below may shrink pass after pass: forget it
+                value = widened[name] = replace(value, below=())
+            if (value.lo, value.hi) != (old.lo, old.hi) or (name in assigned and (value.lo < -GUARD or value.hi > GUARD)):
                 self.guarded.add(name)
                 low = -GUARD if value.lo < old.lo or value.lo < -GUARD else value.lo
                 high = GUARD if value.hi > old.hi or value.hi > GUARD else value.hi
@@ -402,6 +460,42 @@ def _mask(expr: ir.Binary) -> tuple[int, ir.Expr] | None:
         if isinstance(constant, ir.Const) and 0 <= constant.value <= HIGH:
             return constant.value, other
     return None
+
+
+def _shifted(below: Below, by: int) -> Below:
+    """What `value - by` stays below, where `value` stays below `below` (a negative `k` says nothing useful)."""
+    return tuple((name, k + by) for name, k in below if k + by >= 0)
+
+
+def _strongest(*belows: Below) -> Below:
+    """Each fact of either (both hold): per sequence, the larger `k`."""
+    best: dict[str, int] = {}
+    for below in belows:
+        for name, k in below:
+            best[name] = max(k, best.get(name, k))
+    return tuple(sorted(best.items()))
+
+
+def _weakest(first: Below, second: Below) -> Below:
+    """The facts of both (either may hold): per sequence in both, the smaller `k`."""
+    other = dict(second)
+    return tuple(sorted((name, min(k, other[name])) for name, k in first if name in other))
+
+
+def _whole_steps(loop: ir.ForRange) -> bool:
+    """`range(c, e - e % step, step)` with `c` a multiple of `step`: every value is a whole step below the stop
+    (an unrolled loop's main part)."""
+    stop = loop.stop
+    return (
+        isinstance(loop.start, ir.Const)
+        and loop.start.value % loop.step == 0
+        and isinstance(stop, ir.Binary)
+        and stop.op == "-"
+        and isinstance(stop.right, ir.Binary)
+        and stop.right.op == "%"
+        and stop.right.left == stop.left
+        and stop.right.right == ir.Const(loop.step, stop.right.right.line)
+    )
 
 
 def _counter(side: ir.Expr) -> tuple[ir.Local, int] | None:
@@ -426,6 +520,18 @@ def _assigned(body: tuple[ir.Stmt, ...]) -> set[str]:
             for _, body in statement.cases:
                 names |= _assigned(body)
     return names
+
+
+def _settled(new: State, head: State) -> bool:
+    """Whether `head` already holds at the loop's head: `new` has its bounds and stays below at least what it does
+    (a head that forgot a fact the next pass proves again still holds)."""
+    if new.keys() != head.keys():
+        return False
+    for name, value in new.items():
+        old = head[name]
+        if (value.lo, value.hi) != (old.lo, old.hi) or _strongest(value.below, old.below) != value.below:
+            return False
+    return True
 
 
 def _join(*states: State | None) -> State | None:

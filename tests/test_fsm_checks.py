@@ -1,0 +1,103 @@
+"""The checks the fsm printer leaves out where the width analysis proves them: an index proven within its sequence is
+read without a check, an assignment proven within `GUARD` is not checked against it, and a select whose sides cannot
+fault is a mask over both. Where the analysis cannot prove it the check stays, and a call it stops still ends as
+the Python original does (same value, or same exception and message). Each build equals the original on random
+and edge inputs."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+from kernels.fsm.crc32 import crc32
+from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.lower import parameter_names
+from repoos_agent.fsm.native import FsmNative, lower_for
+from repoos_agent.fsm.rewrites import Step, apply_steps
+from repoos_agent.ingest.parse import functions, parse_source, read_source, text
+from tests.conftest import ROOT
+from tests.fixtures import fsm_checks
+
+FIXTURE = ROOT / "tests/fixtures/fsm_checks.py"
+RNG = random.Random(45)
+INPUTS = [b"", b"\x00", b"\xff", bytes(range(256)), bytes(7), bytes(8), bytes(9), bytes(16)]
+INPUTS += [RNG.randbytes(RNG.randrange(0, 40)) for _ in range(60)]
+
+
+@cache
+def _nodes():
+    return {text(node.child_by_field_name("name")): node for node in functions(parse_source(read_source(FIXTURE), str(FIXTURE)))}
+
+
+def native(name: str, *arguments: object) -> FsmNative:
+    node = _nodes()[name]
+    return FsmNative(lower_for(node, dict(zip(parameter_names(node), arguments, strict=True))), getattr(fsm_checks, name))
+
+
+def body(compiled: FsmNative) -> str:
+    """The printed function's body, without the prelude's helpers."""
+    return compiled.source[compiled.source.index("rp_body(") :]
+
+
+def assert_same(compiled: FsmNative, *arguments: object) -> None:
+    want, got = outcome(compiled.original, arguments), outcome(compiled, arguments)
+    assert difference(want, got) is None, (compiled.function.name, arguments, want, got)
+
+
+def test_an_index_below_the_length_is_read_without_a_check():
+    for name in ("sum_by_index", "cursor_sum", "pairs", "eight_at_a_time"):
+        compiled = native(name, b"")
+        assert "rp_at(" not in body(compiled), name
+        for data in INPUTS:
+            assert_same(compiled, data)
+
+
+def test_a_counter_below_the_length_is_not_guarded():
+    compiled = native("cursor_sum", b"")
+    assert "rp_guard" not in body(compiled)
+    assert compiled(bytes(range(256)) * 3) == fsm_checks.cursor_sum(bytes(range(256)) * 3)
+
+
+def test_an_index_the_analysis_cannot_bound_keeps_its_check_and_raises_as_python_does():
+    compiled = native("at", b"", 0)
+    assert "rp_at(" in body(compiled)
+    for data, k in [(b"abc", 0), (b"abc", 2), (b"abc", -1), (b"abc", -3), (b"abc", 3), (b"abc", -4), (b"", 0)]:
+        assert_same(compiled, data, k)
+    assert outcome(compiled, (b"abc", 3)).raised == ("IndexError", "index out of range")
+
+
+def test_a_step_past_the_stop_keeps_its_check_and_a_short_tail_raises_as_python_does():
+    compiled = native("eight_past_the_end", b"")
+    assert "rp_at(" in body(compiled)
+    for data in INPUTS:
+        assert_same(compiled, data)
+    assert outcome(compiled, (bytes(9),)).raised == ("IndexError", "index out of range")
+
+
+def test_a_value_that_outgrows_64_bits_keeps_its_guard_and_returns_the_python_int():
+    compiled = native("triple", 0)
+    assert "rp_guard_high(" in body(compiled)
+    for count in (0, 1, 5, 38, 39, 40, 100, -3):
+        assert_same(compiled, count)
+    assert compiled(100) == (3**100 - 1) // 2
+
+
+def test_a_select_of_sides_that_cannot_fault_is_a_mask_over_both():
+    tree = parse_source(read_source(ROOT / "kernels/fsm/crc32.py"), "crc32.py")
+    node = next(n for n in functions(tree) if text(n.child_by_field_name("name")) == "crc32")
+    lowered = lower_for(node, {"data": b"", "crc": 0})
+    compiled = FsmNative(apply_steps(lowered, [Step("branchless")]).function, crc32)
+    assert "rp_select(" in body(compiled)
+    for data in INPUTS:
+        for crc in (0, 0xFFFFFFFF, 12345):
+            assert_same(compiled, data, crc)
+
+
+def test_a_select_with_a_read_reads_only_on_its_side():
+    node = _nodes()["pick"]
+    lowered = lower_for(node, {"data": b"", "k": 0})
+    compiled = FsmNative(apply_steps(lowered, [Step("branchless")]).function, fsm_checks.pick)
+    assert "rp_select(" not in body(compiled) and " ? " in body(compiled)
+    for data in INPUTS[:30]:
+        for k in (0, 1, 5, 40, -1, -len(data) - 1):
+            assert_same(compiled, data, k)
