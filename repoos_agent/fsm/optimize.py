@@ -44,28 +44,52 @@ def qualifier_for(original: Callable[..., object], baseline: ir.Function, sample
     return qualify
 
 
-def optimize_command(args: argparse.Namespace, target: tuple[Path, str, Node, Callable[..., object], list[object]]) -> int:
-    """Race the heuristic's variants of `args.target` on its inputs (`target`: its file, name, syntax tree, Python
-    original and arguments, as the track reads them); print the race (`--json`: one object) and store the winner."""
+FsmTarget = tuple[Path, str, Node, Callable[..., object], list[object]]
+"""A target as the track reads it (`track.target_inputs`): its file, name, syntax tree, Python original, arguments."""
+
+
+def optimize_command(args: argparse.Namespace, target: FsmTarget) -> int:
+    """Race the heuristic's variants of `args.target` on its inputs (`target`, as the track reads it); print the race
+    (`--json`: one object) and store the winner."""
     if args.backend != "heuristic":
         raise RepoosError(f"--backend {args.backend}: the fsm track proposes with the heuristic only (--backend heuristic)")
-    path, name, node, original, arguments = target
-    try:
-        baseline = lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
-    except FsmRefusal as refusal:
-        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
-    proposals = [Proposal(JOIN.join(map(str, steps)), steps) for steps in heuristic_proposals(baseline)]
-    samples = [arguments]
+    path, _, node, _, _ = target
     with search_events(args) as events:
         if not args.json:
             events.subscribe(_progress_line)
-        result = run_arena(args.target, baseline, original, samples, proposals, qualifier_for(original, baseline, samples), events)
+        result, baseline = race_target(args.target, target, heuristic_variants, events)
         record_findings(args, write_winner, result, path, node, baseline, events, near=str(path))
     if args.json:
         print(json.dumps(result_payload(result), indent=2))
     else:
         print(race_table(result))
     return 0
+
+
+def lowered_target(target: FsmTarget) -> ir.Function:
+    """The target's baseline IR, lowered for the types of its arguments (a refusal names its file and line)."""
+    path, name, node, _, arguments = target
+    try:
+        return lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+
+
+def heuristic_variants(baseline: ir.Function) -> list[Proposal]:
+    """The heuristic's variants of `baseline`, as proposals."""
+    return [Proposal(JOIN.join(map(str, steps)), steps) for steps in heuristic_proposals(baseline)]
+
+
+def race_target(
+    label: str, target: FsmTarget, propose: Callable[[ir.Function], list[Proposal]], events: EventStream
+) -> tuple[ArenaResult, ir.Function]:
+    """The arena's race of what `propose` offers for the target's baseline, on its arguments; the race and the
+    baseline (what `write_winner` stores it against). The CLI, the MCP server and the TUI all race through here."""
+    _, _, _, original, arguments = target
+    baseline = lowered_target(target)
+    samples = [arguments]
+    qualify = qualifier_for(original, baseline, samples)
+    return run_arena(label, baseline, original, samples, propose(baseline), qualify, events), baseline
 
 
 def write_winner(
