@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from tree_sitter import Node
 
-from repoos_agent.catalog import SIZE_CLASSES, find_bundled
-from repoos_agent.errors import ArgumentSpecError, SourceError
+from repoos_agent.catalog import SIZE_CLASSES, bundled_ranks, find_bundled
+from repoos_agent.errors import ArgumentSpecError, RepoosError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
@@ -30,7 +30,7 @@ from repoos_agent.fsm.ranges import check_widths
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.inputs import ArgSpec, InputError, dimension, parse_arg_spec, random_value
-from repoos_agent.store import FsmKernel
+from repoos_agent.store import FsmKernel, function_key, missing_store, open_store
 from repoos_agent.target import ModuleFunction, target_file
 from repoos_agent.tracks import Track
 
@@ -223,6 +223,30 @@ def _inputs(function: Node, specs: dict[str, ArgSpec], seed: int) -> list[object
     return _positional(function, values)
 
 
+def benches(script: str, function: str, graph: str | None) -> bool:
+    """Whether `repoos bench` runs `function` of `script` on this track's leg: the graph store holds its FsmKernel,
+    or ingest sends it to this track (the loop model refused it and this track claims it)."""
+    from repoos_agent.ingest import ingest_file  # ingest asks the registry that imports this module
+
+    if _has_fsm_kernel(script, function, graph):
+        return True
+    reports = ingest_file(script, bundled_ranks(script))  # a bundled NumPy kernel is modelled with its ranks, as ever
+    return any(report.name == function and report.track == "fsm" for report in reports)
+
+
+def _has_fsm_kernel(script: str, function: str, graph: str | None) -> bool:
+    if missing_store(graph, script):
+        return False
+    try:
+        store = open_store(graph, script)
+    except RepoosError:
+        return False  # an unreadable store holds nothing to serve; the swapped leg says why when it needs one
+    try:
+        return store.get(FsmKernel, function_key(script, function)) is not None
+    finally:
+        store.close()
+
+
 def optimize(args: argparse.Namespace) -> int:
     """`repoos optimize FILE.py:f --arg data=bytes[100000]` or `fsm:crc32 --size MEDIUM`: the arena's race, stored."""
     from repoos_agent.fsm.optimize import optimize_command  # the arena loads only for a race
@@ -244,5 +268,8 @@ TRACK = Track(
     contract=FsmKernel,
     swap=swap,
     optimize=optimize,
+    benches=benches,
+    bench_leg="repoos_agent.fsm.bench_leg",
+    bench_output="json",
     mcp="repoos_agent.mcp.fsm_tools",
 )
