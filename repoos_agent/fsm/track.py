@@ -272,4 +272,5 @@ TRACK = Track(
     bench_leg="repoos_agent.fsm.bench_leg",
     bench_output="json",
     mcp="repoos_agent.mcp.fsm_tools",
+    monitor="tui.fsm_command",
 )
