@@ -18,7 +18,7 @@ from repoos_agent.agent.search_record import record_search
 from repoos_agent.agent.search_report import backend_spec, describe_model_use, leaderboard_rows
 from repoos_agent.backends.build import BACKENDS
 from repoos_agent.backends.cache import cache_info, clear_cache
-from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels
+from repoos_agent.catalog import SIZE_CLASSES, bundled_kernels, find_bundled
 from repoos_agent.check import check_baseline
 from repoos_agent.codegen.c import generate_c
 from repoos_agent.codegen.mlir import generate_mlir
@@ -56,7 +56,7 @@ from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_t
 from repoos_agent.study.chunks import record_chunk
 from repoos_agent.study.report import CHART_NEEDS
 from repoos_agent.target import Target, ingest_path, resolve_target
-from repoos_agent.tracks import named_track, optimizing_track, registered_tracks
+from repoos_agent.tracks import Track, named_track, optimizing_track, registered_tracks
 from tui import command as tui_command
 
 RANKS_HELP = "an input as `check` takes it (a=f64[512,512]): its shape gives the rank of a parameter so named"
@@ -308,11 +308,14 @@ def _progress_line(event: Event) -> None:
 
 
 def command_eval(args: argparse.Namespace) -> int:
-    sizes = tuple(size.strip().upper() for size in args.sizes.split(",") if size.strip())
+    kernels, size_overrides = chosen_kernels(args.kernels)
+    track = _evaluating_track(kernels)
+    if track is not None and track.evaluate is not None:
+        return track.evaluate(args, kernels, dict(size_overrides))
+    sizes = tuple(size.strip().upper() for size in (args.sizes or "MEDIUM").split(",") if size.strip())
     unknown = [size for size in sizes if size not in SIZE_CLASSES]
     if unknown or not sizes:
         raise RepoosError(f"--sizes: unknown size `{','.join(unknown)}`; sizes are {', '.join(SIZE_CLASSES)}")
-    kernels, size_overrides = chosen_kernels(args.kernels)
     origin = provenance()  # the code this study loads, before it measures for hours
     out = Path(args.out)
     if args.chunk:
@@ -353,6 +356,17 @@ def command_eval(args: argparse.Namespace) -> int:
     if not any(path.suffix == ".png" for path in paths):
         print(CHART_NEEDS)
     return 0
+
+
+def _evaluating_track(kernels: tuple[str, ...]) -> Track | None:
+    """The track that compares these kernels with its own peers (the fsm track its suite's), or None for the study
+    protocol's search. A track's kernels are compared apart: mixed with others, they are refused."""
+    suites = {find_bundled(name).suite for name in kernels}
+    tracks = {suite: track for suite in suites if (track := named_track(suite)) is not None and track.evaluate is not None}
+    if tracks and len(suites) > 1:
+        suite = next(iter(tracks))
+        raise RepoosError(f"--kernels: {suite}: kernels are compared with their own peers; run them apart from the others")
+    return next(iter(tracks.values()), None)
 
 
 def command_analyze(args: argparse.Namespace) -> int:
@@ -447,7 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument(
         "--kernels", default="all", help="all, or bundled kernels, comma-separated; NAME@SIZE runs one at its own size"
     )
-    eval_parser.add_argument("--sizes", default="MEDIUM", help="comma-separated size classes (default MEDIUM)")
+    eval_parser.add_argument(
+        "--sizes", help="comma-separated size classes (default MEDIUM; LARGE for fsm: kernels, where CPython takes 0.1-1.5 s)"
+    )
     eval_parser.add_argument("--iters", type=positive_int, default=10, help="turns per dialogue (T)")
     eval_parser.add_argument("--k", type=positive_int, default=1, help="dialogues per run, concurrent; best-of-K is over them")
     eval_parser.add_argument("--runs", type=positive_int, default=1, help="runs per instance (R); each figure is their median")
@@ -463,7 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.add_argument(
         "--compare",
         help="tools measured in the same run: numba,graphite,polly,dace,pythran (a C tool may name its compiler: polly=/path/clang)"
-        "; dace and pythran need the `peers` extra",
+        "; dace and pythran need the `peers` extra. fsm: kernels' peers: numba,cython,mypyc,pypy (the `fsm-peers` extra, pypy3)",
     )
     eval_parser.add_argument(
         "--out", default="eval-results", help="directory for eval.csv, eval.json, eval.png, and logs/ with every search's events"

@@ -72,6 +72,10 @@ class Track:
     check: Callable[[argparse.Namespace], int] | None = None
     """`repoos check` on a function of this track's: builds it, compares it with the Python original on the
     inputs `--arg` gives, prints the outcome, returns the exit code."""
+    evaluate: Callable[[argparse.Namespace, tuple[str, ...], dict[str, str]], int] | None = None
+    """`repoos eval` on bundled kernels of this track's suite (named as the track is): given the kernels' names and
+    the sizes `NAME@SIZE` gave some of them, compares them with the peers `--compare` names, prints and writes the
+    results, returns the exit code."""
     benches: Callable[[str, str, str | None], bool] | None = None
     """Whether `repoos bench` runs function `name` of `script` (graph store `graph`) on this track's leg."""
     bench_leg: str | None = None

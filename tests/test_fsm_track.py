@@ -203,7 +203,7 @@ def test_a_default_that_is_not_an_int_is_refused_at_its_line():
         native("scaled_default", b"ab")
     assert str(refused.value) == (
         f"line {line_of('scale=0.5')}: parameter `scale=0.5`: only an int default (a literal or a module integer "
-        "constant) is modelled; pass the value in the call instead"
+        "constant), a `bytes` literal or a tuple of ints is modelled; pass the value in the call instead"
     )
     with pytest.raises(FsmRefusal, match=r"argument `crc` is a bytes: its default is an int, and the fsm track takes an int"):
         native("crc16_from", b"ab", b"cd")

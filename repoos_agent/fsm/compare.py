@@ -41,12 +41,11 @@ def outcome(function: Callable[..., object], arguments: Sequence[object]) -> Out
     return Outcome(returned, copies, None)
 
 
-def difference(want: Outcome, got: Outcome) -> str | None:
-    """What differs between the original's outcome and the native one's, or None when they agree."""
-    if want.raised != got.raised:
-        return f"the original {want.describe()}, the native code {got.describe()}"
-    if want.raised is None and not _equal(want.returned, got.returned):
-        return f"the original {want.describe()}, the native code {got.describe()}"
+def difference(want: Outcome, got: Outcome, name: str = "the native code") -> str | None:
+    """What differs between the original's outcome and the one `got` by `name` (a peer's, in a comparison), or None
+    when they agree."""
+    if want.raised != got.raised or (want.raised is None and not _equal(want.returned, got.returned)):
+        return f"the original {want.describe()}, {name} {got.describe()}"
     for position, (mine, theirs) in enumerate(zip(want.arguments, got.arguments, strict=True)):
         if not _equal(mine, theirs):
             return f"argument {position} differs after the call"

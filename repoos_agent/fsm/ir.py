@@ -246,7 +246,8 @@ Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Conti
 class Function:
     """One lowered function: its parameters in order (a `Sequence` or an int's name), its locals' types, its body,
     what it returns (`INT`, a dtype, `BUFFER`, `LIST` or "none"), the exceptions its codes stand for, the module's
-    constant tables it reads, and what its local output `buffer` is (`BUFFER`: a bytearray; `LIST`: ints)."""
+    constant tables it reads (a `bytes` literal or a tuple of ints of the source, or a `Table` a rewrite computed),
+    and what its local output `buffer` is (`BUFFER`: a bytearray; `LIST`: ints)."""
 
     name: str
     parameters: tuple[Sequence | str, ...]
@@ -255,5 +256,21 @@ class Function:
     body: tuple[Stmt, ...]
     returns: str
     raises: tuple[Raise, ...]
-    tables: dict[str, bytes | tuple[int, ...]]
+    tables: dict[str, bytes | tuple[int, ...] | Table]
     buffer_kind: str = BUFFER
+
+
+TABLE_DTYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A constant table a rewrite computed (a CRC's byte table): unsigned entries of one width, read as ints."""
+
+    dtype: str
+    entries: tuple[int, ...]
+
+
+def entries(table: bytes | tuple[int, ...] | Table) -> bytes | tuple[int, ...]:
+    """A constant table's entries, whichever kind it is."""
+    return table.entries if isinstance(table, Table) else table

@@ -16,7 +16,7 @@ from tree_sitter import Node
 from repoos_agent.errors import NotAnalyzableError
 from repoos_agent.fsm import ir
 from repoos_agent.ingest.classify import walk
-from repoos_agent.ingest.parse import text
+from repoos_agent.ingest.parse import parse_source, text
 
 ARITHMETIC = frozenset({"+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>"})
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
@@ -83,10 +83,11 @@ def parameter_names(function: Node) -> list[str]:
     return names
 
 
-def parameter_defaults(function: Node) -> dict[str, int]:
-    """The parameters that have a default, with it: an integer literal or a module integer constant, so the
-    parameter is an int one. Other defaults are refused: a call that leaves them out could pass anything."""
-    defaults: dict[str, int] = {}
+def parameter_defaults(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
+    """The parameters that have a default, with it: an integer literal or a module integer constant (an int
+    parameter), or a `bytes` literal or tuple of ints (a table the call may replace; the call's value types it).
+    Other defaults are refused: a call that leaves them out could pass anything."""
+    defaults: dict[str, int | bytes | tuple[int, ...]] = {}
     for child in function.child_by_field_name("parameters").named_children:
         if child.type not in ("default_parameter", "typed_default_parameter"):
             continue
@@ -96,11 +97,12 @@ def parameter_defaults(function: Node) -> dict[str, int]:
             literal = ast.literal_eval(text(value)) if constant is None else constant
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             literal = None  # not a literal
-        if type(literal) is not int:
+        table = type(literal) is bytes or (type(literal) is tuple and all(type(element) is int for element in literal))
+        if type(literal) is not int and not table:
             raise refuse(
                 child,
-                f"parameter `{text(child)}`: only an int default (a literal or a module integer constant) is "
-                "modelled; pass the value in the call instead",
+                f"parameter `{text(child)}`: only an int default (a literal or a module integer constant), a `bytes` "
+                "literal or a tuple of ints is modelled; pass the value in the call instead",
             )
         defaults[name] = literal
     return defaults
@@ -111,6 +113,10 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
     names = parameter_names(function)
     lowering = _Lowering(text(function.child_by_field_name("name")), {name: types[name] for name in names})
     lowering.constants = {name: value for name, value in module_constants(function).items() if name not in local_names(function)}
+    lowering.join_names = joined_names(function)
+    lowering.helpers = module_functions(function)
+    lowering.outer_names = local_names(function)
+    lowering.outermost = function
     body, end = lowering.block(function.child_by_field_name("body"), frozenset(names))
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
@@ -139,14 +145,23 @@ def local_names(function: Node) -> set[str]:
     return names
 
 
-def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
-    """The module's names bound once, at its top level, to an integer, a `bytes` literal or a tuple of ints:
-    constants and tables the function may read (as the loop track reads module constants). A module's list is not
-    one: any code may change it."""
+def joined_names(function: Node) -> set[str]:
+    """The names the function passes to `b"".join(...)`: its local lists of byte strings."""
+    found = set()
+    for node in walk(function):
+        if node.type == "call" and _is_bytes_join(node.child_by_field_name("function")):
+            found.update(text(argument) for argument in node.child_by_field_name("arguments").named_children)
+    return found
+
+
+def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int, ...]]:
+    """The module's names bound once, at its top level, to an integer, a `bytes` or `str` literal or a tuple of ints:
+    constants and tables the function may read (as the loop track reads module constants; a `str` only for
+    membership). A module's list is not one: any code may change it."""
     module = function
     while module.parent is not None:
         module = module.parent
-    found: dict[str, int | bytes | tuple[int, ...]] = {}
+    found: dict[str, int | bytes | str | tuple[int, ...]] = {}
     bound: dict[str, int] = {}
     for statement in module.named_children:
         assignment = statement.named_children[0] if statement.type == "expression_statement" else None
@@ -162,7 +177,7 @@ def module_constants(function: Node) -> dict[str, int | bytes | tuple[int, ...]]
             continue  # not a literal
         if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
             found[text(left)] = value  # a table of ints, each held in 64 bits
-        elif type(value) in (int, bytes):
+        elif type(value) in (int, bytes, str):  # a `str` is only tested for membership
             found[text(left)] = value
     return {name: value for name, value in found.items() if bound[name] == 1}
 
@@ -180,8 +195,20 @@ class _Lowering:
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
         self.iterated: list[str] = []
-        self.constants: dict[str, int | bytes | tuple[int, ...]] = {}
+        self.constants: dict[str, int | bytes | str | tuple[int, ...]] = {}
         self.used: set[str] = set()
+        self.joined: str | None = None
+        """The local list of byte strings the function returns as `b"".join(parts)`: it is the output buffer, each
+        appended byte string copied into it."""
+        self.join_names: set[str] = set()
+        self.temporaries = 0
+        self.helpers: dict[str, Node] = {}
+        """The helper functions the function may call, inlined at each call: its own nested `def`s (once defined)
+        and the module's functions."""
+        self.outer_names: set[str] = set()
+        self.inlining: list[_Inlined] = []
+        self.inlined = 0
+        self.outermost: Node | None = None
 
     def sequence(self, name: str) -> ir.Sequence:
         declared = self.sequences[name]
@@ -223,8 +250,26 @@ class _Lowering:
             return [ir.Break(line)], None
         if kind == "continue_statement":
             return [ir.Continue(line)], None
+        if kind == "function_definition" and node.parent.parent == self.outermost:
+            self.helpers[text(node.child_by_field_name("name"))] = node
+            return [], assigned | {text(node.child_by_field_name("name"))}
+        if kind == "nonlocal_statement" and self.inlining:
+            return [], assigned  # the names it declares are the enclosing function's, left unrenamed
+        if kind == "return_statement" and self.inlining:
+            return self.inlining[-1].returned(self, node, assigned), None
+        if kind == "return_statement" and (inlined := self.inlined_call(node.named_children[0] if node.named_children else None)):
+            lowered, results = self.inline(inlined, assigned)
+            if len(results) != 1:
+                raise refuse(node, f"`{text(node)[:60]}`: only one int or character is returned")
+            kind = self.value_type(results[0], node)
+            if self.returns not in (None, kind):
+                raise refuse(node, f"returns {_named(kind)} here and {_named(self.returns)} elsewhere; return one kind of value")
+            self.returns = kind
+            return [*lowered, ir.Return(results[0], line)], None
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None
+            if value is not None and _slice_of(value) is not None:
+                return self.sliced_return(value, node, assigned), None
             return [ir.Return(self.returned(value, node, assigned), line)], None
         if kind == "raise_statement":
             return [self.raise_statement(node, assigned)], None
@@ -232,6 +277,12 @@ class _Lowering:
 
     def expression_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
         line = node.start_point[0] + 1
+        if node.type == "call" and (inlined := self.inlined_call(node)):
+            return self.inline(inlined, assigned)[0], assigned
+        if node.type in ("assignment", "augmented_assignment") and (
+            inlined := self.inlined_call(node.child_by_field_name("right"))
+        ):
+            return self.assign_inlined(node, inlined, assigned)
         if node.type == "assignment":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if right is None:
@@ -241,13 +292,30 @@ class _Lowering:
             return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
+            left = node.child_by_field_name("left")
+            if operator == "+" and left.type == "identifier" and text(left) == self.buffer and self.buffer != self.joined:
+                self.ready(left, self.buffer, assigned)
+                return self.extend(self.buffer, node.child_by_field_name("right"), assigned), assigned
             if operator not in ARITHMETIC:
                 raise refuse(node, f"`{operator}=` is not modelled")
             left = node.child_by_field_name("left")
             return [self.assign(left, node.child_by_field_name("right"), operator, assigned)], assigned
         if node.type == "call":
             callee = node.child_by_field_name("function")
-            if callee.type == "attribute" and text(callee.child_by_field_name("attribute")) == "append":
+            method = text(callee.child_by_field_name("attribute")) if callee.type == "attribute" else None
+            if method in ("append", "extend") and text(callee.child_by_field_name("object")) == self.buffer:
+                arguments = node.child_by_field_name("arguments").named_children
+                if len(arguments) != 1:
+                    raise refuse(node, f"`{method}` takes one value")
+                if method == "extend" or self.buffer == self.joined:
+                    if method == "extend" and self.buffer == self.joined:
+                        raise refuse(
+                            node,
+                            f'`{self.joined}.extend`: only `append` of byte strings is modelled on a list joined with `b"".join`',
+                        )
+                    self.ready(callee, self.buffer, assigned, joining=True)
+                    return self.extend(self.buffer, arguments[0], assigned), assigned
+            if method == "append":
                 owner = text(callee.child_by_field_name("object"))
                 if owner != self.buffer:
                     raise refuse(node, f"`{owner}.append`: only a local `bytearray()` or list `[]` the function returns is grown")
@@ -340,9 +408,200 @@ class _Lowering:
         name = text(left)
         if name in self.locals:
             raise refuse(left, f"`{name}` is already an integer")
+        if kind == ir.LIST and name in self.join_names:
+            kind, self.joined = ir.BUFFER, name
         self.buffer = name
         self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
         return ir.Assign(name, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
+
+    def inlined_call(self, node: Node | None) -> Node | None:
+        """`node` if it is a call of a helper the lowering inlines."""
+        if node is None or node.type != "call" or node.child_by_field_name("function").type != "identifier":
+            return None
+        name = text(node.child_by_field_name("function"))
+        return (
+            node
+            if name in self.helpers and (name not in self.outer_names or self.helpers[name].parent.parent == self.outermost)
+            else None
+        )
+
+    def assign_inlined(self, node: Node, call: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`x = f(...)`, `a, b = f(...)` or `x += f(...)`: the helper's body, then its results bound."""
+        left, line = node.child_by_field_name("left"), node.start_point[0] + 1
+        targets = left.named_children if left.type == "pattern_list" else [left]
+        if any(target.type != "identifier" for target in targets):
+            raise refuse(left, f"`{text(left)}`: only names are bound to a helper's results")
+        lowered, results = self.inline(call, assigned)
+        if len(results) != len(targets):
+            raise refuse(
+                node, f"`{text(node)[:60]}`: `{text(call.child_by_field_name('function'))}` returns {len(results)} values here"
+            )
+        if node.type == "augmented_assignment":
+            operator = text(node.child_by_field_name("operator"))[:-1]
+            if operator not in ARITHMETIC:
+                raise refuse(node, f"`{operator}=` is not modelled")
+            current = self.as_int(self.name_value(left, assigned), left)
+            return [*lowered, self.bind(left, ir.Binary(operator, current, self.as_int(results[0], call), line), call)], assigned
+        return [*lowered, *(self.bind(t, r, call) for t, r in zip(targets, results, strict=True))], assigned | self.target_names(
+            left
+        )
+
+    def inline(self, call: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], list[ir.Expr]]:
+        """A helper's body at its call: its arguments bound to its parameters (a sequence passed by name is read in
+        place), its locals renamed apart, its `return`s turned into its results' assignments. Its free names are the
+        enclosing function's (a nested `def`, read as they are at the call) or the module's constants."""
+        name, line = text(call.child_by_field_name("function")), call.start_point[0] + 1
+        helper = self.helpers[name]
+        if name in (frame.name for frame in self.inlining) or name == self.name:
+            raise refuse(call, f"recursion: `{name}` calls itself; write the loop")
+        if helper.parent.type == "decorated_definition":
+            raise refuse(call, f"`{name}` is decorated; only a plain helper function is inlined")
+        nested = helper.parent.parent == self.outermost
+        if nested and name not in assigned:
+            raise refuse(call, f"`{name}` may be called before its `def` runs; define it first")
+        parameters, defaults = parameter_names(helper), parameter_defaults(helper)
+        given = self.call_arguments(call, parameters, defaults)
+        self.inlined += 1
+        prefix = f"_inl{self.inlined}_"
+        if any(child.type == "=" for node in walk(helper) if node.type == "interpolation" for child in node.children):
+            raise refuse(helper, f"`{name}`: an f-string's `{{name=}}` shows the name, which inlining renames; write it out")
+        declared_nonlocal = {text(n) for node in walk(helper) if node.type == "nonlocal_statement" for n in node.named_children}
+        if any(node.type == "global_statement" for node in walk(helper)):
+            raise refuse(helper, f"`{name}`: `global` is not modelled")
+        own = local_names(helper) - declared_nonlocal
+        renames: dict[str, str] = {local: prefix + local for local in own}
+        statements: list[ir.Stmt] = []
+        bound: set[str] = set()
+        for parameter in parameters:
+            argument = given[parameter]
+            if isinstance(argument, int):
+                value: ir.Expr = ir.Const(argument, line)
+            elif argument.type == "identifier" and (text(argument) in self.sequences or text(argument) in self.tables()):
+                self.ready(argument, text(argument), assigned)
+                renames[parameter] = text(argument)
+                continue
+            else:
+                value = self.expression(argument, assigned)
+            self.locals[renames[parameter]] = self.value_type(value, argument)
+            statements.append(ir.Assign(renames[parameter], value, line))
+            bound.add(renames[parameter])
+        if not nested:
+            free = {text(node) for node in walk(helper.child_by_field_name("body")) if node.type == "identifier"} - own
+            shadowed = sorted(free & self.outer_names - set(self.helpers))
+            if shadowed:
+                raise refuse(call, f"`{name}` reads the module's `{shadowed[0]}`, which `{self.name}` has as a local; rename one")
+        body = _renamed_body(helper, renames)
+        frame = _Inlined(name)
+        self.inlining.append(frame)
+        lowered, end = self.block(body, assigned | bound)
+        self.inlining.pop()
+        if end is not None and frame.kinds:
+            raise refuse(call, f"`{name}` returns a value on some paths and None at its end; return one kind of value")
+        statements += _tails(list(lowered), call)
+        return statements, frame.results(line)
+
+    def call_arguments(self, call: Node, parameters: list[str], defaults: Mapping[str, object]) -> dict[str, Node | int]:
+        """Each parameter's argument: positional, by keyword, or its int default."""
+        given: dict[str, Node | int] = {}
+        arguments = call.child_by_field_name("arguments").named_children
+        for position, argument in enumerate(arguments):
+            if argument.type == "keyword_argument":
+                given[text(argument.child_by_field_name("name"))] = argument.child_by_field_name("value")
+            elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+                raise refuse(
+                    argument, f"`{text(call)[:60]}`: only positional and keyword arguments, as many as the parameters, are modelled"
+                )
+            else:
+                given[parameters[position]] = argument
+        for parameter in parameters:
+            if parameter not in given:
+                if type(defaults.get(parameter)) is not int:
+                    raise refuse(call, f"`{text(call)[:60]}` leaves out `{parameter}`; pass it (only an int default is filled in)")
+                given[parameter] = defaults[parameter]  # type: ignore[assignment]
+        if set(given) - set(parameters):
+            raise refuse(call, f"`{text(call)[:60]}` passes an argument the helper does not take")
+        return given
+
+    def temporary(self, line: int, kind: str = ir.INT) -> str:
+        """A fresh local the lowering needs (a leading digit: no Python name clashes with it)."""
+        self.temporaries += 1
+        name = f"{line}_t{self.temporaries}"
+        self.locals[name] = kind
+        return name
+
+    def extend(self, owner: str, source: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`out.extend(x)`, `out += x` (or `parts.append(x)` on a joined list): each element of a bytes literal, a
+        sequence or a slice of one appended in order. A slice's bounds are computed once, before any is appended."""
+        line = source.start_point[0] + 1
+        literal = _bytes_literal(source)
+        if literal is not None:
+            return [ir.Append(owner, ir.Const(byte, line), line) for byte in literal]
+        if source.type == "identifier" and (text(source) in self.sequences or text(source) in self.tables()):
+            self.ready(source, text(source), assigned)
+            name, start, stop = text(source), ir.Const(0, line), ir.Length(text(source), line)
+        elif _slice_of(source) is not None:
+            name, start, stop = self.slice_bounds(source, assigned)
+        else:
+            raise refuse(source, f"`{text(source)[:60]}`: only a bytes literal, a sequence or a slice of one is appended")
+        sequence = self.sequences[name]
+        bytes_like = sequence.kind in (ir.BYTES, ir.BYTEARRAY, ir.BUFFER) or (
+            sequence.kind == ir.TABLE and isinstance(self.constants.get(name), bytes)
+        )
+        if self.sequences[owner].kind == ir.BUFFER and not bytes_like:
+            raise refuse(source, f"`{text(source)[:60]}` is not bytes; only bytes are appended to `{owner}`")
+        if sequence.element != ir.INT:
+            raise refuse(source, f"`{text(source)[:60]}` holds {_named(sequence.element)}s; only ints are appended to `{owner}`")
+        if owner == self.joined and source.type == "identifier" and sequence.kind not in (ir.BYTES, ir.TABLE):
+            raise refuse(source, f"`{name}` may change after it is appended to `{owner}`; append a slice of it (`{name}[:]`)")
+        position = self.temporary(line)
+        load = ir.Load(name, ir.Local(position, ir.INT, line), ir.INT, line)
+        return [ir.ForRange(position, start, stop, 1, (ir.Append(owner, load, line),), line)]
+
+    def slice_bounds(self, node: Node, assigned: frozenset[str]) -> tuple[str, ir.Expr, ir.Expr]:
+        """`data[i:j]`'s sequence and its bounds as Python clamps them: a negative bound counts from the end, and
+        both are held within `0..len(data)`."""
+        value, lower, upper = _slice_of(node)  # type: ignore[misc]
+        name, line = text(value), node.start_point[0] + 1
+        self.ready(node, name, assigned)
+        if value.type != "identifier" or name not in self.sequences:
+            raise refuse(node, f"`{text(node)}`: only a slice of a sequence argument, a table or the output is modelled")
+        length = ir.Length(name, line)
+
+        def bound(bound_node: Node | None, default: ir.Expr) -> ir.Expr:
+            if bound_node is None:
+                return default
+            at = self.as_int(self.integer(bound_node, assigned), bound_node)
+            if isinstance(at, ir.Const):
+                return (
+                    ir.Binary("max", ir.Binary("+", at, length, line), ir.Const(0, line), line)
+                    if at.value < 0
+                    else ir.Binary("min", at, length, line)
+                )
+            negative = ir.Compare("<", at, ir.Const(0, line), line)
+            from_end = ir.Binary("max", ir.Binary("+", at, length, line), ir.Const(0, line), line)
+            return ir.Select(negative, from_end, ir.Binary("min", at, length, line), line)
+
+        return name, bound(lower, ir.Const(0, line)), bound(upper, length)
+
+    def sliced_return(self, value: Node, node: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`return data[i:j]`: the slice copied into the output buffer, which the call gives back as the slice's type
+        (`bytes` of `bytes`, `bytearray` of a `bytearray`)."""
+        sliced = text(_slice_of(value)[0])  # type: ignore[index]
+        sequence = self.sequences.get(sliced)
+        line = node.start_point[0] + 1
+        if sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY, ir.TABLE) or sequence.element != ir.INT:
+            raise refuse(value, f"`return {text(value)}`: only a slice of a `bytes` or `bytearray` argument or table is returned")
+        if self.buffer is None:
+            self.buffer = f"{line}_sliced"
+            self.sequences[self.buffer] = ir.Sequence(self.buffer, ir.BUFFER, "uint8", written=True)
+        elif self.sequences[self.buffer].kind != ir.BUFFER:
+            raise refuse(value, f"`return {text(value)}` beside the output list `{self.buffer}`: return one kind of value")
+        kind = ir.BUFFER if sequence.kind == ir.BYTEARRAY else ir.BYTES
+        if self.returns not in (None, kind):
+            raise refuse(node, f"returns {_named(kind)} here and {_named(self.returns)} elsewhere; return one kind of value")
+        self.returns = kind
+        copied = self.extend(self.buffer, value, assigned)
+        return [ir.Assign(self.buffer, ir.Const(0, line), line), *copied, ir.Return(None, line)]
 
     def writable(self, node: Node, name: str) -> ir.Sequence:
         sequence = self.sequences.get(name)
@@ -362,7 +621,7 @@ class _Lowering:
             raise refuse(node, f"storing a NumPy {kind} into `{sequence.name}` casts; write `int(...)`")
 
     def if_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str] | None]:
-        condition = self.condition(node.child_by_field_name("condition"), assigned)
+        prelude, condition = self.inlined_condition(node.child_by_field_name("condition"), assigned)
         then, after = self.block(node.child_by_field_name("consequence"), assigned)
         alternatives = node.children_by_field_name("alternative")
         orelse: tuple[ir.Stmt, ...] = ()
@@ -376,12 +635,33 @@ class _Lowering:
                 lowered, otherwise = self.if_statement(ladder, assigned)  # type: ignore[arg-type]
                 orelse = tuple(lowered)
         joined = otherwise if after is None else after if otherwise is None else after & otherwise
-        return [ir.If(condition, then, orelse, node.start_point[0] + 1)], joined
+        return [*prelude, ir.If(condition, then, orelse, node.start_point[0] + 1)], joined
+
+    def inlined_condition(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], ir.Expr]:
+        """An `if`'s (or `elif`'s) condition: a helper's call, under any `not`s, runs first (nothing else in the
+        condition runs before it); anything else is an ordinary condition."""
+        negated, inner = False, node
+        while inner.type in ("not_operator", "parenthesized_expression"):
+            negated ^= inner.type == "not_operator"
+            inner = inner.child_by_field_name("argument") if inner.type == "not_operator" else inner.named_children[0]
+        call = self.inlined_call(inner)
+        if call is None:
+            return [], self.condition(node, assigned)
+        lowered, results = self.inline(call, assigned)
+        if len(results) != 1:
+            raise refuse(node, f"`{text(node)[:60]}`: a helper returning {len(results)} values is not a condition")
+        condition = results[0]
+        if expression_type(condition) == ir.CHAR:
+            raise refuse(node, f"`{text(node)}`: a character as a condition is not modelled; compare it")
+        line = node.start_point[0] + 1
+        return lowered, ir.Not(condition, line) if negated else condition
 
     def for_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
         if node.child_by_field_name("alternative") is not None:
             raise refuse(node, "`for ... else` is not modelled")
         variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if iterable.type == "call" and text(iterable.child_by_field_name("function")) == "enumerate":
+            return self.enumerate_loop(node, variable, iterable, assigned)
         if variable.type != "identifier":
             raise refuse(variable, f"loop target `{text(variable)}` must be one name")
         name, line = text(variable), node.start_point[0] + 1
@@ -403,6 +683,41 @@ class _Lowering:
         self.broken.pop()
         self.iterated.pop()
         return [ir.ForEach(name, sequence.name, body, line)], assigned
+
+    def enumerate_loop(
+        self, node: Node, variable: Node, iterable: Node, assigned: frozenset[str]
+    ) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`for i, b in enumerate(data[, start])`: a `range` over the positions, the element read at the top of each
+        pass (a sequence argument's length does not change while the loop runs)."""
+        arguments = iterable.child_by_field_name("arguments").named_children
+        targets = variable.named_children if variable.type in ("pattern_list", "tuple_pattern") else []
+        if len(targets) != 2 or any(target.type != "identifier" for target in targets) or not 1 <= len(arguments) <= 2:
+            raise refuse(variable, f"`for {text(variable)} in {text(iterable)}`: unpack `enumerate(sequence)` into two names")
+        index, element = (text(target) for target in targets)
+        if index == element:
+            raise refuse(variable, f"`{text(variable)}` binds one name twice")
+        start = self.constant(arguments[1]) if len(arguments) == 2 else 0
+        seen = arguments[0]
+        self.ready(seen, text(seen), assigned)
+        sequence = self.sequences.get(text(seen))
+        if seen.type != "identifier" or sequence is None or sequence.kind in (ir.BUFFER, ir.LIST):
+            raise refuse(seen, f"`for` over `{text(iterable)}`: only sequence arguments and tables are enumerated")
+        line = node.start_point[0] + 1
+        self.declare(targets[0], ir.INT)
+        self.declare(targets[1], sequence.element)
+        position: ir.Expr = ir.Local(index, ir.INT, line)
+        if start:
+            position = ir.Binary("-", position, ir.Const(start, line), line)
+        first = ir.Assign(element, ir.Load(sequence.name, position, sequence.element, line), line)
+        self.iterated.append(sequence.name)
+        self.broken.append(False)
+        body, _ = self.block(node.child_by_field_name("body"), assigned | {index, element})
+        self.broken.pop()
+        self.iterated.pop()
+        stop = (
+            ir.Binary("+", ir.Length(sequence.name, line), ir.Const(start, line), line) if start else ir.Length(sequence.name, line)
+        )
+        return [ir.ForRange(index, ir.Const(start, line), stop, 1, (first, *body), line)], assigned
 
     def declare(self, variable: Node, kind: str) -> None:
         name = text(variable)
@@ -433,6 +748,21 @@ class _Lowering:
     def returned(self, value: Node | None, node: Node, assigned: frozenset[str] = frozenset()) -> ir.Expr | None:
         if value is None:
             kind, lowered = "none", None
+        elif self.joined is not None and value.type == "call" and _is_bytes_join(value.child_by_field_name("function")):
+            joined = value.child_by_field_name("arguments").named_children
+            if [text(argument) for argument in joined] != [self.joined]:
+                raise refuse(value, f'`{text(value)[:60]}`: only `b"".join({self.joined})` is joined')
+            self.ready(value, self.joined, assigned, joining=True)
+            kind, lowered = ir.BYTES, None
+        elif (
+            self.buffer is not None
+            and value.type == "call"
+            and text(value.child_by_field_name("function")) == "bytes"
+            and [text(argument) for argument in value.child_by_field_name("arguments").named_children] == [self.buffer]
+            and self.sequences[self.buffer].kind == ir.BUFFER
+        ):
+            self.ready(value, self.buffer, assigned)
+            kind, lowered = ir.BYTES, None
         elif value.type == "identifier" and text(value) == self.buffer:
             self.ready(value, self.buffer, assigned)
             kind, lowered = self.sequences[self.buffer].kind, None
@@ -529,9 +859,13 @@ class _Lowering:
             raise refuse(node, f"`{text(node)}`: a comparison used as a number is not modelled")
         return kind
 
-    def ready(self, node: Node, name: str, assigned: frozenset[str]) -> None:
+    def ready(self, node: Node, name: str, assigned: frozenset[str], joining: bool = False) -> None:
         """The output `bytearray()` is used only where it was created on every path before; a table is emitted
-        where it is read."""
+        where it is read; a list joined with `b"".join` is only appended to and joined (`joining`)."""
+        if name == self.joined and self.joined is not None and not joining:
+            raise refuse(
+                node, f'`{name}` is joined with `b"".join`: only `{name}.append(...)` of byte strings and the join are modelled'
+            )
         if name in self.tables() and name not in self.sequences:
             self.sequences[name] = ir.Sequence(name, ir.TABLE, "uint8" if isinstance(self.constants[name], bytes) else "int64")
         self.used.add(name)
@@ -576,7 +910,11 @@ class _Lowering:
             if name not in self.sequences:
                 raise refuse(node, f"`{name}` is not a sequence argument, a module's table or the output `bytearray()`")
             if len(node.children_by_field_name("subscript")) != 1 or node.child_by_field_name("subscript").type == "slice":
-                raise refuse(node, f"`{text(node)}`: only one element is read at a time (no slices)")
+                raise refuse(
+                    node,
+                    f"`{text(node)}`: a slice is modelled only where it is appended, extended, compared with a bytes "
+                    "literal or returned; elsewhere one element is read at a time",
+                )
             index = self.as_int(self.integer(node.child_by_field_name("subscript"), assigned), node)
             return ir.Load(name, index, self.sequences[name].element, line)
         if kind == "binary_operator":
@@ -619,6 +957,12 @@ class _Lowering:
         arguments = node.child_by_field_name("arguments").named_children
         if name == self.name:
             raise refuse(node, f"recursion: `{name}` calls itself; write the loop")
+        if self.inlined_call(node) is not None:
+            raise refuse(
+                node,
+                f"`{text(node)[:60]}`: a helper is inlined where its call is a statement, an assignment's whole value "
+                "or a `return`'s; assign it to a name first",
+            )
         if name == "len" and len(arguments) == 1:
             measured = text(arguments[0])
             self.ready(node, measured, assigned)
@@ -648,7 +992,14 @@ class _Lowering:
 
     def comparison(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         operands = node.named_children
-        operators = [text(child) for child in node.children if not child.is_named]
+        operators = [" ".join(text(child).split()) for child in node.children if not child.is_named]
+        line = node.start_point[0] + 1
+        if operators in (["in"], ["not in"]):
+            found = self.membership(operands[0], operands[1], assigned)
+            return ir.Not(found, line) if operators == ["not in"] else found
+        if operators in (["=="], ["!="]) and any(_slice_of(operand) is not None for operand in operands):
+            equal = self.slice_equals(*operands, assigned)
+            return ir.Not(equal, line) if operators == ["!="] else equal
         if any(operator not in COMPARISONS for operator in operators):
             raise refuse(node, f"`{text(node)}`: only integer comparisons are modelled (not `in` or `is`)")
         values = [self.compared(operand, assigned) for operand in operands]
@@ -658,12 +1009,80 @@ class _Lowering:
         }
         if len(characters) > 1:
             raise refuse(node, f"`{text(node)}` compares a character with a number; write `ord(...)` for its code point")
-        line = node.start_point[0] + 1
         result: ir.Expr | None = None
         for operator, left, right in zip(operators, values, values[1:], strict=False):
             pair = ir.Compare(operator, left, right, line)
             result = pair if result is None else ir.Logical("and", result, pair, line)
         return result  # type: ignore[return-value]
+
+    def membership(self, left: Node, right: Node, assigned: frozenset[str]) -> ir.Expr:
+        """`x in (1, 2, 3)`, `c in "+-"`, `x in b"abc"` or `x in TABLE` against constants: an int or a character
+        equal to one of them. An int tested against bytes reads a 256-entry table at `x`: Python raises ValueError
+        for an `x` outside 0..255, and there the index is out of range, so the call runs the original."""
+        line = left.start_point[0] + 1
+        value = self.compared(left, assigned)
+        character = expression_type(value) == ir.CHAR
+        literal = _bytes_literal(right)
+        if literal is None and right.type == "identifier" and isinstance(self.constants.get(text(right)), bytes):
+            literal = self.constants[text(right)]  # type: ignore[assignment]
+        if literal is not None and not character:
+            table = f"{line}_in{len(self.constants)}"
+            self.constants[table] = bytes(int(byte in literal) for byte in range(256))
+            self.ready(right, table, assigned)
+            index = (
+                value
+                if isinstance(value, ir.Load) and self.sequences[value.sequence].dtype == "uint8" and value.type == ir.INT
+                else (ir.Select(ir.Compare("<", value, ir.Const(0, line), line), ir.Const(256, line), value, line))
+            )
+            return ir.Compare("!=", ir.Load(table, index, ir.INT, line), ir.Const(0, line), line)
+        if right.type == "identifier" and character and type(self.constants.get(text(right))) is str:
+            candidates = [ir.Const(ord(c), line) for c in dict.fromkeys(self.constants[text(right)])]  # type: ignore[union-attr]
+        elif (
+            right.type == "string"
+            and character
+            and _bytes_literal(right) is None
+            and not any(c.type == "interpolation" for c in right.named_children)
+        ):
+            candidates = [ir.Const(ord(c), line) for c in dict.fromkeys(ast.literal_eval(text(right)))]
+        elif right.type == "tuple":
+            candidates = [self.compared(element, assigned) for element in right.named_children]
+            if {
+                expression_type(c) == ir.CHAR or _character(e) is not None
+                for c, e in zip(candidates, right.named_children, strict=True)
+            } - {character}:
+                raise refuse(right, f"`{text(left)} in {text(right)}` mixes characters and numbers; compare like with like")
+        elif right.type == "identifier" and isinstance(self.constants.get(text(right)), tuple) and not character:
+            candidates = [ir.Const(element, line) for element in self.constants[text(right)]]  # type: ignore[union-attr]
+        else:
+            raise refuse(
+                right,
+                f"`{text(left)} in {text(right)[:40]}`: only membership in a tuple, a `str` or `bytes` literal, or a module "
+                "constant, of an int or a character of the same kind, is modelled",
+            )
+        result: ir.Expr = ir.Compare("!=", ir.Const(0, line), ir.Const(0, line), line)
+        for position, candidate in enumerate(candidates):
+            equal = ir.Compare("==", value, candidate, line)
+            result = equal if position == 0 else ir.Logical("or", result, equal, line)
+        return result
+
+    def slice_equals(self, first: Node, second: Node, assigned: frozenset[str]) -> ir.Expr:
+        """`data[i:j] == b"..."`: the slice's length is the literal's, then each byte equal, left to right (a load
+        runs only where the length matched, so it is in range)."""
+        sliced, literal = (first, _bytes_literal(second)) if _slice_of(first) is not None else (second, _bytes_literal(first))
+        if literal is None:
+            raise refuse(first.parent, f"`{text(first.parent)[:60]}`: a slice is compared only with a bytes literal")
+        name, start, stop = self.slice_bounds(sliced, assigned)
+        sequence = self.sequences[name]
+        if sequence.kind not in (ir.BYTES, ir.BYTEARRAY, ir.BUFFER, ir.TABLE) or sequence.element != ir.INT:
+            raise refuse(sliced, f"`{text(sliced)}` is not bytes; only a slice of bytes equals a bytes literal")
+        line = sliced.start_point[0] + 1
+        result: ir.Expr = ir.Compare(
+            "==", ir.Binary("max", ir.Binary("-", stop, start, line), ir.Const(0, line), line), ir.Const(len(literal), line), line
+        )
+        for offset, byte in enumerate(literal):
+            at = ir.Load(name, ir.Binary("+", start, ir.Const(offset, line), line), ir.INT, line)
+            result = ir.Logical("and", result, ir.Compare("==", at, ir.Const(byte, line), line), line)
+        return result
 
     def compared(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         """A comparison's operand: an int, a character, or a one-character literal (its code point)."""
@@ -686,6 +1105,159 @@ class _ElifLadder:
 
     def children_by_field_name(self, field: str) -> list[Node]:
         return self.rest if field == "alternative" else []
+
+
+def _bytes_literal(node: Node) -> bytes | None:
+    """A `bytes` literal's value (no interpolations)."""
+    if node.type not in ("string", "concatenated_string") or any(child.type == "interpolation" for child in walk(node)):
+        return None
+    value = ast.literal_eval(text(node))
+    return value if isinstance(value, bytes) else None
+
+
+def _slice_of(node: Node) -> tuple[Node, Node | None, Node | None] | None:
+    """`data[i:j]` as its sequence and its bounds (None where left out); a slice with a step is not one."""
+    if node.type != "subscript" or len(node.children_by_field_name("subscript")) != 1:
+        return None
+    piece = node.child_by_field_name("subscript")
+    if piece.type != "slice":
+        return None
+    bounds: list[Node | None] = [None]
+    for child in piece.children:
+        if child.type == ":":
+            bounds.append(None)
+        else:
+            bounds[-1] = child
+    if len(bounds) > 2 and bounds[2] is not None:
+        raise refuse(node, f"`{text(node)}`: a slice with a step is not modelled")
+    return node.child_by_field_name("value"), bounds[0], bounds[1]
+
+
+def _is_bytes_join(callee: Node | None) -> bool:
+    """Whether a call's function is `b"".join`."""
+    if callee is None or callee.type != "attribute" or text(callee.child_by_field_name("attribute")) != "join":
+        return False
+    return _bytes_literal(callee.child_by_field_name("object")) == b""
+
+
+class _Inlined:
+    """One helper being inlined: the locals its results are assigned to, and their kinds (the same at every
+    `return`); a condition returned is held as 0 or 1 and given back as a condition."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names: list[str] = []
+        self.kinds: list[str] | None = None
+
+    def returned(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        line = node.start_point[0] + 1
+        value = node.named_children[0] if node.named_children else None
+        nodes = [] if value is None else value.named_children if value.type in ("expression_list", "tuple") else [value]
+        values = [
+            ir.Compare("!=", ir.Const(int(each.type == "true"), line), ir.Const(0, line), line)
+            if each.type in ("true", "false")
+            else lowering.expression(each, assigned, conditions=True)
+            for each in nodes
+        ]
+        kinds = [expression_type(each) for each in values]
+        for each, place in zip(nodes, values, strict=True):
+            if expression_type(place) == BOOL and not _is_condition(place):
+                raise refuse(each, f"`{text(each)}` gives one of its operands, not a bool; compare them")
+        if self.kinds is None:
+            self.kinds = kinds
+            self.names = [lowering.temporary(line, ir.INT if kind == BOOL else kind) for kind in kinds]
+        elif self.kinds != kinds:
+            raise refuse(
+                node,
+                f"`{self.name}` returns {', '.join(map(_named, kinds)) or 'None'} here and "
+                f"{', '.join(map(_named, self.kinds)) or 'None'} elsewhere",
+            )
+        for each, kind, place in zip(nodes, kinds, values, strict=True):
+            if kind == ir.CHAR or kind == BOOL:
+                continue
+            lowering.value_type(place, each)
+        held = [
+            ir.Select(v, ir.Const(1, line), ir.Const(0, line), line) if k == BOOL else v for v, k in zip(values, kinds, strict=True)
+        ]
+        return [*(ir.Assign(n, v, line) for n, v in zip(self.names, held, strict=True)), ir.Return(None, line)]
+
+    def results(self, line: int) -> list[ir.Expr]:
+        found: list[ir.Expr] = []
+        for name, kind in zip(self.names, self.kinds or [], strict=True):
+            local = ir.Local(name, ir.INT if kind == BOOL else kind, line)
+            found.append(ir.Compare("!=", local, ir.Const(0, line), line) if kind == BOOL else local)
+        return found
+
+
+def _tails(statements: list[ir.Stmt], call: Node) -> list[ir.Stmt]:
+    """An inlined body without its `return`s: what follows an `if` that returns on one side moves into the other
+    side (into both where neither returns on every path), so each `return` ends its path."""
+    out: list[ir.Stmt] = []
+    for position, statement in enumerate(statements):
+        if isinstance(statement, ir.Return):
+            return out
+        rest = statements[position + 1 :]
+        if isinstance(statement, ir.If) and _returns(statement):
+            then = _tails([*statement.then, *rest], call)
+            orelse = _tails([*statement.orelse, *rest], call)
+            return [*out, ir.If(statement.condition, tuple(then), tuple(orelse), statement.line)]
+        if _returns(statement):
+            raise refuse(
+                call,
+                f"`{text(call.child_by_field_name('function'))}` returns from inside a loop; only a helper that returns "
+                "after its loops is inlined",
+            )
+        out.append(statement)
+    return out
+
+
+def _is_condition(value: ir.Expr) -> bool:
+    """Whether a value is a Python bool: a comparison, a `not`, or `and`/`or` of those (of ints they give an int)."""
+    if isinstance(value, ir.Logical):
+        return _is_condition(value.left) and _is_condition(value.right)
+    return isinstance(value, ir.Compare | ir.Not)
+
+
+def _returns(statement: ir.Stmt) -> bool:
+    if isinstance(statement, ir.Return):
+        return True
+    nested = [getattr(statement, field, ()) for field in ("then", "orelse", "body")]
+    return any(_returns(inner) for block in nested for inner in block)
+
+
+def _renamed_body(helper: Node, renames: Mapping[str, str]) -> Node:
+    """The helper's body with its locals renamed, parsed again at the same lines (so a refusal names the line)."""
+    source, start = helper.text or b"", helper.start_byte
+    pieces: list[bytes] = []
+    at = 0
+    for node in sorted(walk(helper.child_by_field_name("body")), key=lambda node: node.start_byte):
+        if node.type != "identifier" or text(node) not in renames:
+            continue
+        parent = node.parent
+        if parent is not None and (
+            (parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
+            or (parent.type == "keyword_argument" and parent.child_by_field_name("name") == node)
+        ):
+            continue
+        pieces += [source[at : node.start_byte - start], renames[text(node)].encode()]
+        at = node.end_byte - start
+    renamed = "\n" * helper.start_point[0] + b"".join([*pieces, source[at:]]).decode()
+    tree = parse_source(renamed, "<inlined>")
+    definition = next(node for node in walk(tree.root_node) if node.type == "function_definition")
+    return definition.child_by_field_name("body")
+
+
+def module_functions(function: Node) -> dict[str, Node]:
+    """The module's top-level functions other than `function`, each a helper it may call (inlined)."""
+    module = function
+    while module.parent is not None:
+        module = module.parent
+    found: dict[str, Node] = {}
+    for statement in module.named_children:
+        definition = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
+        if definition is not None and definition.type == "function_definition" and definition != function:
+            found[text(definition.child_by_field_name("name"))] = definition
+    return found
 
 
 def expression_type(value: ir.Expr) -> str:
@@ -715,5 +1287,5 @@ def _locals_read(value: ir.Expr) -> set[str]:
 
 def _named(kind: str | None) -> str:
     named = {"none": "None", ir.BUFFER: "the output bytearray", ir.LIST: "the output list", ir.INT: "an int"}
-    named |= {ir.INTS: "list of ints", ir.TEXT: "`str`", ir.CHAR: "a character"}
+    named |= {ir.INTS: "list of ints", ir.TEXT: "`str`", ir.CHAR: "a character", ir.BYTES: "`bytes`"}
     return named.get(kind or "none", f"a NumPy {kind}")

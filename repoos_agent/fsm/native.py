@@ -32,12 +32,13 @@ class _Buffer(ctypes.Structure):
 
 def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, ir.Sequence | str]:
     """Each parameter's type, read off a call's value; anything else the track does not take is refused. A
-    parameter with a default is an int one, whether the call leaves it out or passes it."""
+    parameter with an int default is an int one, whether the call leaves it out or passes it; one with a table
+    default (`bytes`, a tuple of ints) is typed by the value the call passes, or by its default."""
     types: dict[str, ir.Sequence | str] = {}
     defaults = parameter_defaults(function)
     for name in parameter_names(function):
         value = values.get(name, defaults.get(name))
-        if name in defaults and type(value) is not int:
+        if type(defaults.get(name)) is int and type(value) is not int:
             raise FsmRefusal(
                 function.start_point[0] + 1,
                 f"argument `{name}` is {_described(value)}: its default is an int, and the fsm track takes an int there",
@@ -159,6 +160,8 @@ class FsmNative:
             return None
         if kind in (ir.BUFFER, ir.LIST):
             return output
+        if kind == ir.BYTES:  # `bytes(out)`, `b"".join(parts)` or a slice of `bytes`
+            return bytes(output)
         if kind == ir.CHAR:
             return chr(value)
         if kind == ir.INT:

@@ -126,12 +126,7 @@ class _Printer:
             for name, kind in self.function.locals.items()
             if name not in names
         ]
-        tables = [
-            f"static const {'uint8_t' if isinstance(data, bytes) else 'int64_t'} py_{name}[{max(len(data), 1)}] = "
-            f"{{{', '.join(self.expr(ir.Const(value, 0)) for value in data) or '0'}}};\n"
-            f"static const int64_t py_{name}_len = {len(data)};"
-            for name, data in self.function.tables.items()
-        ]
+        tables = [_table(name, data) for name, data in self.function.tables.items()]
         lines = [
             PRELUDE,
             *tables,
@@ -240,6 +235,16 @@ class _Printer:
             return "((int64_t *)rp_out->data)" if self.function.buffer_kind == ir.LIST else "rp_out->data", "rp_out->len"
         return f"py_{name}", f"py_{name}_len"
 
+    def masked_within(self, load: ir.Load) -> bool:
+        """A constant table read at `x & C` with `C` below its length: the index is in range, so no check (a CRC's
+        table lookup is the loop's whole work)."""
+        table = self.function.tables.get(load.sequence)
+        index = load.index
+        if table is None or not (isinstance(index, ir.Binary) and index.op == "&"):
+            return False
+        masks = [side.value for side in (index.left, index.right) if isinstance(side, ir.Const)]
+        return any(0 <= mask < len(ir.entries(table)) for mask in masks)
+
     def expr(self, expr: ir.Expr) -> str:
         if isinstance(expr, ir.Const):
             return f"INT64_C({expr.value})" if expr.value > -(1 << 63) else "INT64_MIN"
@@ -249,6 +254,8 @@ class _Printer:
             return self.sequence(expr.sequence)[1]
         if isinstance(expr, ir.Load):
             data, length = self.sequence(expr.sequence)
+            if self.masked_within(expr):
+                return f"{data}[{self.expr(expr.index)}]"
             return f"{data}[rp_at(&rp_leave, {self.expr(expr.index)}, {length})]"
         if isinstance(expr, ir.Binary):
             left, right = self.expr(expr.left), self.expr(expr.right)
@@ -278,3 +285,18 @@ class _Printer:
         if isinstance(expr, ir.Logical):
             return f"({self.expr(expr.left)} {'&&' if expr.op == 'and' else '||'} {self.expr(expr.right)})"
         return f"(!{self.expr(expr.operand)})"
+
+
+def _table(name: str, table: bytes | tuple[int, ...] | ir.Table) -> str:
+    """A constant table as a `static const` array of its entries' width (a tuple of the source's ints in 64 signed
+    bits), with its length as the loads read it."""
+    if isinstance(table, ir.Table):
+        kind, values = ir.TABLE_DTYPES[table.dtype], [f"UINT64_C({value})" for value in table.entries]
+    elif isinstance(table, bytes):
+        kind, values = "uint8_t", [str(value) for value in table]
+    else:
+        kind, values = "int64_t", [f"INT64_C({value})" if value > -(1 << 63) else "INT64_MIN" for value in table]
+    return (
+        f"static const {kind} py_{name}[{max(len(values), 1)}] = {{{', '.join(values) or '0'}}};\n"
+        f"static const int64_t py_{name}_len = {len(values)};"
+    )

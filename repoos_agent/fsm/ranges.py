@@ -58,6 +58,17 @@ def check_widths(function: ir.Function) -> frozenset[str]:
     return frozenset(analysis.guarded)
 
 
+def loop_head(function: ir.Function, loop: ir.ForEach | ir.ForRange | ir.While) -> dict[str, Interval]:
+    """The values each int local can hold at the head of `loop` (a statement of `function`, by identity), on every
+    iteration: a set the loop's body maps into itself, which is what a proof about one iteration may assume."""
+    analysis = _Analysis(function)
+    analysis.block(function.body, analysis.entry())
+    for seen, head in analysis.heads:
+        if seen is loop:
+            return head
+    raise ValueError(f"line {loop.line}: the loop is not a statement of `{function.name}`, or is never reached")
+
+
 def element_range(kind: str) -> Interval:
     return Interval(*DTYPE_RANGES[kind])
 
@@ -83,6 +94,7 @@ class _Analysis:
         self.checking = True
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
+        self.heads: list[tuple[ir.Stmt, State]] = []
 
     def entry(self) -> State:
         """An int argument is within `ARGUMENT`: the call runs the original for one past it."""
@@ -105,7 +117,7 @@ class _Analysis:
             return state.get(expr.name, element_range(expr.type)) if expr.type == ir.INT else element_range(expr.type)
         if isinstance(expr, ir.Length):
             table = self.function.tables.get(expr.sequence)
-            return Interval(0, LENGTH) if table is None else Interval(len(table), len(table))
+            return Interval(0, LENGTH) if table is None else Interval(len(ir.entries(table)), len(ir.entries(table)))
         if isinstance(expr, ir.Load):
             self.value(expr.index, state)
             return self.element(expr.sequence)
@@ -148,8 +160,9 @@ class _Analysis:
     def element(self, sequence: str) -> Interval:
         """The values one element of `sequence` holds: a constant table's own, its dtype's for an array, 64 bits for
         a list of ints, a code point for a `str`, a byte otherwise."""
-        if self.function.tables.get(sequence):  # a module's constant table: its least and greatest value
-            return Interval(min(self.function.tables[sequence]), max(self.function.tables[sequence]))
+        table = ir.entries(self.function.tables.get(sequence, b""))
+        if table:  # a constant table: its least and greatest value
+            return Interval(min(table), max(table))
         kind = self.sequences.get(sequence)
         if kind is None or kind.kind in (ir.BYTES, ir.BYTEARRAY, ir.BUFFER, ir.TABLE):
             return BYTE
@@ -347,6 +360,8 @@ class _Analysis:
             self.checking = checking
             raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
         self.checking = checking
+        if checking:
+            self.heads.append((loop, head))
         out, breaks, continues = self.passed(loop.body, enter(head))
         if isinstance(loop, ir.While):
             self.value(loop.condition, head)

@@ -24,6 +24,7 @@ from repoos_agent.catalog import SIZE_CLASSES, bundled_ranks, find_bundled
 from repoos_agent.errors import ArgumentSpecError, RepoosError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.comparison import evaluate
 from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import check_widths
@@ -90,8 +91,9 @@ def claim(function: Node, path: str) -> str | None:
 
 
 def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
-    """Parameters typed without a call: by their annotation (`bytes`, `bytearray`, `int`), else a sequence where the
-    function indexes, iterates or measures it (a `bytearray` where it writes it), else an int."""
+    """Parameters typed without a call: by their default (an int, or a table's `bytes` or tuple of ints) or their
+    annotation (`bytes`, `bytearray`, `int`), else a sequence where the function indexes, iterates or measures it
+    (a `bytearray` where it writes it), else an int."""
     indexed, written = set(), set()
     for node in walk(function):
         if node.type == "subscript":
@@ -113,7 +115,11 @@ def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
     defaults = parameter_defaults(function)
     for name in parameter_names(function):
         annotated = annotations.get(name)
-        if name in defaults:
+        if type(defaults.get(name)) is bytes:
+            types[name] = ir.Sequence(name, ir.BYTES)
+        elif type(defaults.get(name)) is tuple:
+            types[name] = ir.Sequence(name, ir.INTS, "int64")
+        elif name in defaults:
             types[name] = ir.INT
         elif annotated in ANNOTATED:
             types[name] = ir.Sequence(name, ANNOTATED[annotated])
@@ -268,6 +274,7 @@ TRACK = Track(
     contract=FsmKernel,
     swap=swap,
     optimize=optimize,
+    evaluate=evaluate,
     benches=benches,
     bench_leg="repoos_agent.fsm.bench_leg",
     bench_output="json",

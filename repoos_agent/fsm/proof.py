@@ -1,0 +1,532 @@
+"""Step equivalence: a variant of a fold over its input (`for x in data: s = step(s, x)`) is proved equal to the
+baseline by checking that the two steps agree on every (state, input) pair, before the variant may race.
+
+Both functions must be the same outside the fold loop. The variant's loop is either a loop over the same
+elements with another body (one step per element), or slicing's pair of loops: `k` elements at a time from
+index 0 to the last whole chunk, then one at a time to the end, which visits the same elements in the same order;
+there, `k` baseline steps are checked against one variant step, and one against one for the rest.
+
+The state is every local the steps read or assign (the element and loop counters aside), over the values the
+width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
+itself, so agreeing on it from the first iteration on, the two loops agree to the end. Both functions' widths are
+checked first, so their C code computes what Python does, and the steps are evaluated here as C evaluates them,
+in 64-bit two's complement. A domain of at most `ENUMERATE_AT_MOST` pairs is enumerated with NumPy; a larger one
+is proved with Z3 bit-vectors. A table index out of range counts as a disagreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, is_dataclass, replace
+
+import numpy as np
+import z3
+
+from repoos_agent.fsm import ir
+from repoos_agent.fsm.lower import FsmRefusal
+from repoos_agent.fsm.ranges import HIGH, LOW, check_widths, loop_head
+
+PROVED, REFUTED, NOT_APPLICABLE = "proved", "refuted", "not-applicable"
+ENUMERATE_AT_MOST = 1 << 28
+"""The most (state, input) pairs enumerated; past it, Z3 proves (a CRC-16 state and a byte: 2**24)."""
+CHUNK = 1 << 20
+"""Pairs evaluated at once by NumPy, to keep the arrays small."""
+SAMPLES = 1 << 16
+"""Random pairs tried before a proof: a wrong table entry is refuted at once, without a solver's time."""
+Z3_SECONDS = 60
+"""Past this, Z3's silence is reported, never taken for a proof."""
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A state and input elements on which the steps disagree, and the state each step leaves."""
+
+    state: dict[str, int]
+    inputs: tuple[int, ...]
+    baseline: dict[str, int]
+    variant: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The verdict of the step check: how it was decided, on how many (state, input) pairs, and what it showed."""
+
+    verdict: str
+    method: str
+    cases: int
+    reason: str
+    counterexample: Counterexample | None = None
+
+
+class _NotAStep(Exception):
+    """The functions are not a fold the step check models: why."""
+
+
+@dataclass(frozen=True)
+class _Obligation:
+    """`elements` baseline steps (each the fold's body with its variable bound to the next element) against one run
+    of `variant` (which reads element `j` as `sequence[index + j]`)."""
+
+    elements: int
+    baseline: tuple[ir.Stmt, ...]
+    variable: str
+    variant: tuple[ir.Stmt, ...]
+    index: str | None
+
+
+def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
+    """Proved, refuted (with a counterexample) or not applicable (with why): the variant's fold step against the
+    baseline's, as described above."""
+    try:
+        loop, obligations = _obligations(baseline, variant)
+        check_widths(baseline)
+        check_widths(variant)
+    except (_NotAStep, FsmRefusal) as reason:
+        return Proof(NOT_APPLICABLE, "none", 0, str(reason))
+    head = loop_head(baseline, loop)
+    dead = _counters(baseline.body + variant.body) - _read(baseline.body + variant.body)
+    methods, cases = [], 0
+    for obligation in obligations:
+        try:
+            proof = _check(obligation, head, dead, baseline.tables | variant.tables)
+        except _NotAStep as reason:
+            return Proof(NOT_APPLICABLE, "none", 0, str(reason))
+        if proof.verdict != PROVED:
+            return proof
+        methods.append(proof.method)
+        cases += proof.cases
+    method = " and ".join(dict.fromkeys(methods))
+    steps = ", ".join(f"{o.elements} step(s) against 1" for o in obligations)
+    return Proof(PROVED, method, cases, f"{steps}: agree on every state and input")
+
+
+def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEach, list[_Obligation]]:
+    """The baseline's fold loop and what the variant must agree with it on; `_NotAStep` where the shapes differ."""
+    for part in ("name", "parameters", "buffer", "returns", "raises"):
+        if getattr(baseline, part) != getattr(variant, part):
+            raise _NotAStep(f"the variant changes the function's {part}")
+    if any(variant.tables.get(name) != table for name, table in baseline.tables.items()):
+        raise _NotAStep("the variant changes a table of the baseline")
+    if any(variant.locals.get(name) != kind for name, kind in baseline.locals.items()):
+        raise _NotAStep("the variant changes a local's type")
+    sequences = {p.name: p for p in baseline.parameters if isinstance(p, ir.Sequence)}
+    position, loop = next(
+        ((n, s) for n, s in enumerate(baseline.body) if isinstance(s, ir.ForEach) and s.sequence in sequences),
+        (None, None),
+    )
+    if loop is None or position is None:
+        raise _NotAStep("the baseline has no top-level loop over a sequence argument's elements")
+    if sequences[loop.sequence].kind not in (ir.BYTES, ir.BYTEARRAY):
+        raise _NotAStep(f"line {loop.line}: the step check models bytes and bytearray elements only")
+    rest = baseline.body[position + 1 :]
+    tail = len(variant.body) - len(rest)
+    if variant.body[:position] != baseline.body[:position] or tail < position or variant.body[tail:] != rest:
+        raise _NotAStep("the variant changes the function outside its fold loop")
+    middle = variant.body[position:tail]
+    if (
+        len(middle) == 1
+        and isinstance(middle[0], ir.ForEach)
+        and (middle[0].variable, middle[0].sequence) == (loop.variable, loop.sequence)
+    ):
+        return loop, [_Obligation(1, loop.body, loop.variable, middle[0].body, None)]
+    if loop.variable in _read(baseline.body[:position] + rest):
+        raise _NotAStep(f"line {loop.line}: `{loop.variable}` is read outside the loop, and the variant's loops do not set it")
+    return loop, _sliced(loop, middle, baseline)
+
+
+def _sliced(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation]:
+    """Slicing's two loops over `loop`'s elements: `k` at a time up to `len - len % k`, then one at a time."""
+    if len(middle) != 2 or not all(isinstance(s, ir.ForRange) for s in middle):
+        raise _NotAStep(f"line {loop.line}: the variant's loop is neither a loop over the same elements nor slicing's two loops")
+    chunks, rest = middle
+    assert isinstance(chunks, ir.ForRange) and isinstance(rest, ir.ForRange)
+    k, index = chunks.step, chunks.variable
+    length = ir.Length(loop.sequence, 0)
+    whole = ir.Binary("-", length, ir.Binary("%", length, ir.Const(k, 0), 0), 0)
+    shapes = [
+        (_unlined(chunks.start), ir.Const(0, 0)),
+        (_unlined(chunks.stop), whole),
+        (_unlined(rest.start), whole),
+        (_unlined(rest.stop), length),
+        ((rest.variable, rest.step), (index, 1)),
+    ]
+    if k < 1 or index in baseline.locals or any(got != want for got, want in shapes):
+        raise _NotAStep(f"line {loop.line}: the variant's loops are not `range(0, n - n % k, k)` then `range(n - n % k, n)`")
+    return [
+        _Obligation(k, loop.body, loop.variable, chunks.body, index),
+        _Obligation(1, loop.body, loop.variable, rest.body, index),
+    ]
+
+
+def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str, bytes | tuple[int, ...] | ir.Table]) -> Proof:
+    """Enumerate the obligation's domain if it is small, else prove it with Z3."""
+    bodies = obligation.baseline + obligation.variant
+    state = sorted((_read(bodies) | _assigned(bodies)) - dead - {obligation.variable, obligation.index})
+    bounds = {}
+    for name in state:
+        known = head.get(name)
+        bounds[name] = (max(LOW, known.lo), min(HIGH, known.hi)) if known is not None else (LOW, HIGH)
+    cases = 256**obligation.elements
+    for lo, hi in bounds.values():
+        cases *= hi - lo + 1
+    outputs = sorted(_assigned(bodies) - dead - {obligation.variable, obligation.index})
+    if cases <= ENUMERATE_AT_MOST:
+        return _enumerate(obligation, bounds, outputs, tables, cases)
+    found = _sampled(obligation, bounds, outputs, tables)
+    if found is not None:
+        return Proof(REFUTED, "sampling", cases, _refuted(obligation, found), found)
+    if obligation.elements > 1:  # k CRC steps at once are hard for a SAT solver, and affine
+        try:
+            return _linearity(obligation, bounds, outputs, tables, cases)
+        except _NotAffine:
+            pass  # Z3 decides
+    return _z3(obligation, bounds, outputs, tables, cases)
+
+
+class _Evaluator:
+    """Runs step statements on a whole domain at once, NumPy arrays or Z3 bit-vectors, as the C code computes them:
+    64-bit two's complement, arithmetic `>>`, signed comparisons. `where` selects, `lookup` reads a table."""
+
+    def __init__(
+        self,
+        const: Callable[[int], object],
+        where: Callable[[object, object, object], object],
+        lookup: Callable[[tuple[int, ...], object], object],
+        logical: dict[str, Callable[..., object]],
+    ) -> None:
+        self.const, self.where, self.lookup, self.logical = const, where, lookup, logical
+        self.tables: dict[str, tuple[int, ...]] = {}
+        self.elements: tuple[object, ...] = ()
+        self.index: str | None = None
+
+    def run(self, statements: tuple[ir.Stmt, ...], env: dict[str, object]) -> dict[str, object]:
+        for statement in statements:
+            if isinstance(statement, ir.Assign):
+                env = {**env, statement.name: self.value(statement.value, env)}
+            elif isinstance(statement, ir.If):
+                condition = self.condition(statement.condition, env)
+                env = self.merged(statement, condition, self.run(statement.then, env), self.run(statement.orelse, env))
+            elif (
+                isinstance(statement, ir.ForRange)
+                and isinstance(statement.start, ir.Const)
+                and isinstance(statement.stop, ir.Const)
+            ):
+                for count in range(statement.start.value, statement.stop.value, statement.step):
+                    env = self.run(statement.body, {**env, statement.variable: self.const(count)})
+            else:
+                raise _NotAStep(
+                    f"line {statement.line}: a {type(statement).__name__} in the step is not modelled by the step check"
+                )
+        return env
+
+    def merged(self, statement: ir.If, condition: object, then: dict[str, object], orelse: dict[str, object]) -> dict[str, object]:
+        """The state after an `if`: each name from the branch its condition takes."""
+        return {name: self.where(condition, then[name], orelse[name]) for name in then.keys() & orelse.keys()}
+
+    def condition(self, expr: ir.Expr, env: dict[str, object]) -> object:
+        if isinstance(expr, ir.Compare):
+            left, right = self.value(expr.left, env), self.value(expr.right, env)
+            return COMPARE[expr.op](left, right)
+        if isinstance(expr, ir.Logical):
+            return self.logical[expr.op](self.condition(expr.left, env), self.condition(expr.right, env))
+        if isinstance(expr, ir.Not):
+            return self.logical["not"](self.condition(expr.operand, env))
+        return self.value(expr, env) != self.const(0)
+
+    def value(self, expr: ir.Expr, env: dict[str, object]) -> object:
+        if isinstance(expr, ir.Const):
+            return self.const(expr.value)
+        if isinstance(expr, ir.Local) and expr.type == ir.INT and expr.name in env:
+            return env[expr.name]
+        if isinstance(expr, ir.Binary) and expr.op in ARITHMETIC:
+            return ARITHMETIC[expr.op](self.value(expr.left, env), self.value(expr.right, env))
+        if isinstance(expr, ir.Unary):
+            operand = self.value(expr.operand, env)
+            return -operand if expr.op == "-" else ~operand  # type: ignore[operator]
+        if isinstance(expr, ir.Load) and expr.sequence in self.tables:
+            return self.lookup(self.tables[expr.sequence], self.value(expr.index, env))
+        if isinstance(expr, ir.Load) and self.index is not None:
+            index = _unlined(expr.index)
+            for offset, element in enumerate(self.elements):
+                at = ir.Local(self.index, ir.INT, 0)
+                if index == (at if offset == 0 else ir.Binary("+", at, ir.Const(offset, 0), 0)):
+                    return element
+        raise _NotAStep(f"line {expr.line}: `{type(expr).__name__}` in the step is not modelled by the step check")
+
+    def both(self, obligation: _Obligation, env: dict[str, object], elements: tuple[object, ...]) -> tuple[dict, dict]:
+        """The state after the baseline's steps (one per element) and after the variant's one run."""
+        base = env
+        for element in elements:
+            base = self.run(obligation.baseline, {**base, obligation.variable: element})
+        self.elements, self.index = elements, obligation.index
+        variant = self.run(obligation.variant, {**env, obligation.variable: elements[0]} if obligation.index is None else env)
+        self.elements, self.index = (), None
+        return base, variant
+
+
+ARITHMETIC = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,
+}
+COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _enumerate(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:
+    """Every (state, elements) pair, `CHUNK` at a time, with NumPy."""
+    radices = [hi - lo + 1 for lo, hi in bounds.values()] + [256] * obligation.elements
+
+    def grid() -> Iterator[list[np.ndarray]]:
+        for start in range(0, cases, CHUNK):
+            flat = np.arange(start, min(cases, start + CHUNK), dtype=np.int64)
+            digits = []
+            for radix in reversed(radices):
+                digits.append(flat % radix)
+                flat = flat // radix
+            yield [digit + lo for digit, (lo, _) in zip(digits[::-1], bounds.values(), strict=False)] + digits[::-1][len(bounds) :]
+
+    found = _search(obligation, bounds, outputs, tables, grid())
+    if found is not None:
+        return Proof(REFUTED, "enumeration", cases, _refuted(obligation, found), found)
+    return Proof(PROVED, "enumeration", cases, f"all {cases} pairs enumerated")
+
+
+def _sampled(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict) -> Counterexample | None:
+    """A disagreement among `SAMPLES` random pairs (the bounds' ends among them), found before a proof is tried."""
+    rng = np.random.default_rng(0)
+    columns = []
+    for lo, hi in bounds.values():
+        column = rng.integers(lo, hi, SAMPLES, dtype=np.int64, endpoint=True)
+        column[:2] = lo, hi
+        columns.append(column)
+    columns += [rng.integers(0, 255, SAMPLES, dtype=np.int64, endpoint=True) for _ in range(obligation.elements)]
+    return _search(obligation, bounds, outputs, tables, iter([columns]))
+
+
+def _search(
+    obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, chunks: Iterator[list[np.ndarray]]
+) -> Counterexample | None:
+    """The first pair, among `chunks` (arrays of each state name's values, then each element's), on which the steps
+    disagree or read a table out of range."""
+    out_of_range: list[np.ndarray] = []
+
+    def lookup(entries: tuple[int, ...], index: np.ndarray) -> np.ndarray:
+        index = np.broadcast_to(index, shape)
+        bad = (index < 0) | (index >= len(entries))
+        out_of_range.append(bad)
+        return np.asarray(entries, dtype=np.uint64).view(np.int64)[np.where(bad, 0, index)]
+
+    evaluator = _Evaluator(np.int64, np.where, lookup, {"and": np.logical_and, "or": np.logical_or, "not": np.logical_not})
+    evaluator.tables = {name: tuple(ir.entries(table)) for name, table in tables.items()}
+    with np.errstate(over="ignore"):
+        for columns in chunks:
+            shape = columns[0].shape
+            env = dict(zip(bounds, columns, strict=False))
+            elements = tuple(columns[len(bounds) :])
+            out_of_range.clear()
+            base, variant = evaluator.both(obligation, env, elements)
+            wrong = np.zeros(shape, dtype=bool)
+            for bad in out_of_range:
+                wrong |= bad
+            for name in outputs:
+                wrong |= np.broadcast_to(base[name] != variant[name], shape)
+            if wrong.any():
+                at = int(np.argmax(wrong))
+                return Counterexample(
+                    {name: int(env[name][at]) for name in bounds},
+                    tuple(int(e[at]) for e in elements),
+                    {name: int(np.broadcast_to(base[name], shape)[at]) for name in outputs},
+                    {name: int(np.broadcast_to(variant[name], shape)[at]) for name in outputs},
+                )
+    return None
+
+
+class _NotAffine(Exception):
+    """A step the linearity rules do not cover: where."""
+
+
+class _Affine(_Evaluator):
+    """The NumPy evaluator, run on 0 and each unit input (one bit of one state word or element set), which also
+    checks rule by rule that the step is affine over GF(2) in its input bits: xor; `&`, `|` with a constant; a shift
+    by a constant (arithmetic `>>` too); `~`; a table that is affine in its index, read at `x & (len - 1)`; and an
+    `if` on one bit of an affine value whose branches differ by a constant (`crc = (crc << 1) ^ POLY` or not). An
+    affine function is known from its values there, so two affine steps that agree there agree everywhere."""
+
+    def __init__(self, tables: dict[str, tuple[int, ...]]) -> None:
+        super().__init__(np.int64, np.where, self.read, {})
+        self.tables = tables
+
+    def read(self, entries: tuple[int, ...], index: np.ndarray) -> np.ndarray:
+        return np.asarray(entries, dtype=np.uint64).view(np.int64)[index]
+
+    def value(self, expr: ir.Expr, env: dict[str, object]) -> object:
+        if isinstance(expr, ir.Binary):
+            constant = isinstance(expr.right, ir.Const) or (isinstance(expr.left, ir.Const) and expr.op in ("&", "|"))
+            if not (expr.op == "^" or (expr.op in ("&", "|", "<<", ">>") and constant)):
+                raise _NotAffine(f"line {expr.line}: `{expr.op}`")
+        elif isinstance(expr, ir.Unary) and expr.op != "~":
+            raise _NotAffine(f"line {expr.line}: unary `{expr.op}`")
+        elif isinstance(expr, ir.Load) and expr.sequence in self.tables:
+            entries, index = self.tables[expr.sequence], expr.index
+            masked = (
+                isinstance(index, ir.Binary) and index.op == "&" and index.right == ir.Const(len(entries) - 1, index.right.line)
+            )
+            if not (masked and len(entries) & (len(entries) - 1) == 0 and _affine_table(entries)):
+                raise _NotAffine(f"line {expr.line}: a table read not at `x & {len(entries) - 1}`, or not affine in its index")
+        elif not isinstance(expr, ir.Const | ir.Local | ir.Load):
+            raise _NotAffine(f"line {expr.line}: `{type(expr).__name__}`")
+        return super().value(expr, env)
+
+    def condition(self, expr: ir.Expr, env: dict[str, object]) -> object:
+        tested = (
+            expr.left if isinstance(expr, ir.Compare) and expr.op in ("!=", "==") and expr.right == ir.Const(0, expr.line) else expr
+        )
+        bit = tested.right if isinstance(tested, ir.Binary) and tested.op == "&" else None
+        if not (isinstance(bit, ir.Const) and bit.value > 0 and bit.value & (bit.value - 1) == 0):
+            raise _NotAffine(f"line {expr.line}: a condition that is not one bit of a value")
+        return super().condition(expr, env)
+
+    def merged(self, statement: ir.If, condition: object, then: dict[str, object], orelse: dict[str, object]) -> dict[str, object]:
+        for name in then.keys() & orelse.keys():
+            apart = np.broadcast_to(np.bitwise_xor(then[name], orelse[name]), condition.shape)  # type: ignore[attr-defined]
+            if (apart != apart[0]).any():
+                raise _NotAffine(f"line {statement.line}: the branches differ in `{name}` by more than a constant")
+        return super().merged(statement, condition, then, orelse)
+
+
+def _affine_table(entries: tuple[int, ...]) -> bool:
+    """Every entry is entry 0 xor the entries of its index's bits (each xor entry 0): affine in the index."""
+    units = [entries[1 << bit] ^ entries[0] for bit in range((len(entries) - 1).bit_length())]
+    for index, entry in enumerate(entries):
+        expected = entries[0]
+        for bit, unit in enumerate(units):
+            if index >> bit & 1:
+                expected ^= unit
+        if entry != expected:
+            return False
+    return True
+
+
+def _linearity(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:
+    """Both steps affine by `_Affine`'s rules, and equal on 0 and each unit input: equal on every input."""
+    points = 1 + 64 * len(bounds) + 8 * obligation.elements
+    units: list[np.ndarray] = []
+    for bits in [64] * len(bounds) + [8] * obligation.elements:
+        unit = np.zeros(points, dtype=np.uint64)
+        first = 1 + sum(64 if n < len(bounds) else 8 for n in range(len(units)))
+        unit[first : first + bits] = np.left_shift(np.uint64(1), np.arange(bits, dtype=np.uint64))
+        units.append(unit.view(np.int64))
+    env = dict(zip(bounds, units, strict=False))
+    elements = tuple(units[len(bounds) :])
+    with np.errstate(over="ignore"):
+        base, variant = _Affine({name: tuple(ir.entries(table)) for name, table in tables.items()}).both(obligation, env, elements)
+    for name in outputs:
+        wrong = np.broadcast_to(base[name] != variant[name], (points,))
+        if wrong.any():
+            at = int(np.argmax(wrong))
+            counterexample = Counterexample(
+                {state: int(env[state][at]) for state in bounds},
+                tuple(int(e[at]) for e in elements),
+                {out: int(np.broadcast_to(base[out], (points,))[at]) for out in outputs},
+                {out: int(np.broadcast_to(variant[out], (points,))[at]) for out in outputs},
+            )
+            return Proof(REFUTED, "linearity", cases, _refuted(obligation, counterexample), counterexample)
+    return Proof(PROVED, "linearity", cases, f"both steps affine over GF(2), equal on 0 and the {points - 1} unit inputs")
+
+
+def _z3(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:
+    """A Z3 bit-vector proof over the whole domain: no state within bounds and no elements make the steps differ."""
+    ranges: list[z3.BoolRef] = []
+
+    def lookup(entries: tuple[int, ...], index: z3.BitVecRef) -> z3.BitVecRef:
+        ranges.append(z3.ULT(index, z3.BitVecVal(len(entries), 64)))
+        return _mux(entries, index)
+
+    evaluator = _Evaluator(lambda value: z3.BitVecVal(value, 64), z3.If, lookup, {"and": z3.And, "or": z3.Or, "not": z3.Not})
+    evaluator.tables = {name: tuple(ir.entries(table)) for name, table in tables.items()}
+    env = {name: z3.BitVec(name, 64) for name in bounds}
+    elements = tuple(z3.ZeroExt(56, z3.BitVec(f"element{j}", 8)) for j in range(obligation.elements))
+    base, variant = evaluator.both(obligation, env, elements)  # type: ignore[arg-type]
+    solver = z3.Solver()
+    solver.set("timeout", Z3_SECONDS * 1000)
+    for name, (lo, hi) in bounds.items():
+        solver.add(env[name] >= lo, env[name] <= hi)
+    solver.add(z3.Or(*[z3.Not(r) for r in ranges], *[base[name] != variant[name] for name in outputs]))
+    answer = solver.check()
+    if answer == z3.unsat:
+        return Proof(PROVED, "z3", cases, "Z3: no state within the loop head's bounds and no input bytes make them differ")
+    if answer == z3.unknown:
+        return Proof(NOT_APPLICABLE, "z3", cases, f"Z3 gave no answer within {Z3_SECONDS} s ({solver.reason_unknown()})")
+    model = solver.model()
+
+    def number(value: object) -> int:
+        return model.eval(value, model_completion=True).as_signed_long()  # type: ignore[attr-defined]
+
+    counterexample = Counterexample(
+        {name: number(env[name]) for name in bounds},
+        tuple(number(e) for e in elements),
+        {name: number(base[name]) for name in outputs},
+        {name: number(variant[name]) for name in outputs},
+    )
+    return Proof(REFUTED, "z3", cases, _refuted(obligation, counterexample), counterexample)
+
+
+def _mux(entries: tuple[int, ...], index: z3.BitVecRef) -> z3.BitVecRef:
+    """`entries[index]` as a tree of selects on the index's low bits (the caller requires `index < len(entries)`)."""
+    width = max(1, (len(entries) - 1).bit_length())
+    level = [z3.BitVecVal(entries[n] if n < len(entries) else 0, 64) for n in range(1 << width)]
+    for bit in range(width):
+        chosen = z3.Extract(bit, bit, index) == 1
+        level = [z3.If(chosen, level[n + 1], level[n]) for n in range(0, len(level), 2)]
+    return level[0]
+
+
+def _refuted(obligation: _Obligation, counterexample: Counterexample) -> str:
+    return (
+        f"{obligation.elements} baseline step(s) and the variant's differ from state {counterexample.state} on input "
+        f"{list(counterexample.inputs)}: {counterexample.baseline} against {counterexample.variant}"
+    )
+
+
+def _walk(value: object) -> Iterator[object]:
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _walk(item)
+    elif is_dataclass(value):
+        yield value
+        for part in fields(value):
+            yield from _walk(getattr(value, part.name))
+
+
+def _read(statements: tuple[ir.Stmt, ...]) -> set[str]:
+    return {node.name for node in _walk(statements) if isinstance(node, ir.Local)}
+
+
+def _assigned(statements: tuple[ir.Stmt, ...]) -> set[str]:
+    return {node.name for node in _walk(statements) if isinstance(node, ir.Assign)} | _counters(statements)
+
+
+def _counters(statements: tuple[ir.Stmt, ...]) -> set[str]:
+    return {node.variable for node in _walk(statements) if isinstance(node, ir.ForRange)}
+
+
+def _unlined(value: object) -> object:
+    """`value` with every line set to 0, to compare shapes."""
+    if isinstance(value, tuple):
+        return tuple(_unlined(item) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {part.name: _unlined(getattr(value, part.name)) for part in fields(value)}
+        return replace(value, **{**changes, **({"line": 0} if "line" in changes else {})})
+    return value
