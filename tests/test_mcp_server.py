@@ -40,7 +40,7 @@ async def server() -> Connection:
 async def test_tools_publish_input_and_output_schemas(server: Connection):
     tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
     served = {"list_kernels", "ingest", "analyze", "check_legality", "evaluate", "optimize", "show_code", "swap"}
-    assert set(tools) == served | {"optimize_endpoint"}
+    assert set(tools) == served | {"optimize_endpoint", "optimize_branchy", "rewrite_menu"}
     check = tools["check_legality"]
     assert check.input_schema["required"] == ["target", "schedule"]
     assert "interchange(j, k)" in check.input_schema["properties"]["schedule"]["description"]

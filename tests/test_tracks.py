@@ -12,6 +12,7 @@ import repoos_agent.tracks as tracks
 from repoos_agent import cli
 from repoos_agent.ingest import ingest_source
 from repoos_agent.ingest.parse import text
+from repoos_agent.mcp.fsm_tools import INSTRUCTIONS as FSM_INSTRUCTIONS
 from repoos_agent.mcp.tabular_tools import INSTRUCTIONS as TABULAR_INSTRUCTIONS
 from repoos_agent.tracks import Track, bench_track, registered_tracks
 from tests.conftest import ROOT
@@ -89,7 +90,8 @@ async def test_a_registered_track_adds_its_tools_to_the_mcp_server(anyio_backend
     )
     async with connect([sys.executable, "-c", serve]) as server:
         tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
-        assert list(tools)[-2:] == ["step_machine", "optimize_endpoint"]  # after the core tools, in the registry's order
+        # after the core tools, in the registry's order
+        assert list(tools)[-4:] == ["step_machine", "optimize_endpoint", "optimize_branchy", "rewrite_menu"]
         step = tools["step_machine"]
         assert step.description == "Step the state machine `machine` `steps` times."
         assert step.input_schema["required"] == ["machine"] and set(step.output_schema["properties"]) == {"machine", "state"}
@@ -97,5 +99,6 @@ async def test_a_registered_track_adds_its_tools_to_the_mcp_server(anyio_backend
         assert not result.is_error and result.structured_content == {"machine": "traffic", "state": "green"}
         states = (await server.session.read_resource("repoos://machine/states")).contents[0].text
         assert states == '["red", "green"]'
-        assert server.instructions.endswith(f"\nA `step_*` function goes to `step_machine`.\n{TABULAR_INSTRUCTIONS}")
+        track_paragraphs = f"\nA `step_*` function goes to `step_machine`.\n{TABULAR_INSTRUCTIONS}\n{FSM_INSTRUCTIONS}"
+        assert server.instructions.endswith(track_paragraphs)
     assert server.transport_faults == []

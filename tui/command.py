@@ -1,7 +1,8 @@
 """`repoos tui` and `repoos-tui`: the monitor's command line, sharing `optimize`'s search options.
 
 A track's option (`--db URL`: the target is an ORM endpoint) sends the target to the monitor the
-track's registration names (`Track.monitor`); a replay picks the monitor of the track its log
+track's registration names (`Track.monitor`), as does a target the loop model refuses and another
+track takes (a branchy function, the fsm track's); a replay picks the monitor of the track its log
 recorded, and the search monitor when no track names one.
 """
 
@@ -13,7 +14,7 @@ import sys
 
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.entry_point import run_command
-from repoos_agent.errors import ArgumentSpecError, RepoosError
+from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError, RepoosError
 from repoos_agent.search_options import add_search_options, positive_float, search_config, search_events, search_target
 from repoos_agent.target import resolve_target
 from repoos_agent.tracks import named_track, optimizing_track, registered_tracks
@@ -56,7 +57,14 @@ def run(args: argparse.Namespace) -> int:
         )
         app.run()
         return 0
-    target, config = search_target(args), search_config(args)
+    try:
+        target = search_target(args)
+    except NotAnalyzableError as refused:
+        other = named_track(refused.track)
+        if other is None or other.monitor is None:
+            raise
+        return importlib.import_module(other.monitor).watch(args)  # a function another track took (the fsm track's)
+    config = search_config(args)
     target.size_class(config.size)  # a bad --size is a one-line error here, not a failed run on screen
     with search_events(args) as events:
         actions = TargetActions(target, config, args.graph)

@@ -117,7 +117,7 @@ def make_proposer(
         return HeuristicProposer(kernel, seed=seed, allow_reassociation=allow_reassociation, extents=dict(extents or {}))
     return LLMProposer(
         kernel,
-        _chat_backend(spec, base_url, tools),
+        chat_backend(spec, base_url, tools),
         baseline_s,
         extents=dict(extents or {}),
         constrain=constrain,
@@ -126,7 +126,7 @@ def make_proposer(
     )
 
 
-def _chat_backend(spec: str, base_url: str | None, tools: bool) -> ChatBackend:
+def chat_backend(spec: str, base_url: str | None, tools: bool) -> ChatBackend:
     """The model behind `local[:MODEL]`, `openai:MODEL` or `gemini:MODEL` (the spec's backend already checked)."""
     backend, _, model = spec.partition(":")
     if backend == "local":

@@ -1,5 +1,6 @@
 """`repoos optimize FILE.py:f --arg data=bytes[100000]` (or `fsm:crc32 --size MEDIUM`) for a function of the fsm
-track: the heuristic's proposals raced in the arena, the race printed, and the winner stored as its `FsmKernel`.
+track: the proposals of the heuristic (the default) or of a model (`--backend local`, `openai`, `gemini`, through
+`FsmDialogue`) raced in the arena, the race printed, and the winner stored as its `FsmKernel`.
 
 The store keeps the winner's steps and every contender with its verdict, reason and times, the losers too, so a
 later run sees what was tried. Until the track's proof lands, no variant qualifies here (`qualifier_for` says
@@ -19,10 +20,14 @@ from pathlib import Path
 from tree_sitter import Node
 
 from repoos_agent.agent.events import Event, EventStream
+from repoos_agent.agent.llm.local_server import local_servers
+from repoos_agent.agent.proposers import BACKEND_CHOICES, chat_backend
+from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import cpu_model
 from repoos_agent.errors import RepoosError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.arena import ArenaEvents, ArenaResult, Entrant, Qualifier, run_arena
+from repoos_agent.fsm.dialogue import FsmDialogue
 from repoos_agent.fsm.heuristic import heuristic_proposals
 from repoos_agent.fsm.lower import FsmRefusal, parameter_names
 from repoos_agent.fsm.native import lower_for
@@ -44,28 +49,68 @@ def qualifier_for(original: Callable[..., object], baseline: ir.Function, sample
     return qualify
 
 
-def optimize_command(args: argparse.Namespace, target: tuple[Path, str, Node, Callable[..., object], list[object]]) -> int:
-    """Race the heuristic's variants of `args.target` on its inputs (`target`: its file, name, syntax tree, Python
-    original and arguments, as the track reads them); print the race (`--json`: one object) and store the winner."""
-    if args.backend != "heuristic":
-        raise RepoosError(f"--backend {args.backend}: the fsm track proposes with the heuristic only (--backend heuristic)")
-    path, name, node, original, arguments = target
-    try:
-        baseline = lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
-    except FsmRefusal as refusal:
-        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
-    proposals = [Proposal(JOIN.join(map(str, steps)), steps) for steps in heuristic_proposals(baseline)]
-    samples = [arguments]
+FsmTarget = tuple[Path, str, Node, Callable[..., object], list[object]]
+"""A target as the track reads it (`track.target_inputs`): its file, name, syntax tree, Python original, arguments."""
+
+
+def optimize_command(args: argparse.Namespace, target: FsmTarget) -> int:
+    """Race the variants `--backend` proposes for `args.target` on its inputs (`target`, as the track reads it); print the race
+    (`--json`: one object) and store the winner."""
+    path, _, node, _, _ = target
+    propose = proposer_for(backend_spec(args.backend, args.model), text(node), args.base_url, args.constrain)
     with search_events(args) as events:
         if not args.json:
             events.subscribe(_progress_line)
-        result = run_arena(args.target, baseline, original, samples, proposals, qualifier_for(original, baseline, samples), events)
+        result, baseline = race_target(args.target, target, propose, events)
         record_findings(args, write_winner, result, path, node, baseline, events, near=str(path))
     if args.json:
         print(json.dumps(result_payload(result), indent=2))
     else:
         print(race_table(result))
     return 0
+
+
+def lowered_target(target: FsmTarget) -> ir.Function:
+    """The target's baseline IR, lowered for the types of its arguments (a refusal names its file and line)."""
+    path, name, node, _, arguments = target
+    try:
+        return lower_for(node, dict(zip(parameter_names(node), arguments, strict=False)))
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+
+
+def proposer_for(
+    spec: str, source: str, base_url: str | None = None, constrain: bool = True
+) -> Callable[[ir.Function], list[Proposal]]:
+    """What proposes the variants of a function whose source is `source`: the heuristic, or the model of backend
+    `spec` (`local:smollm2`, `openai:MODEL`, `gemini:MODEL`) in an `FsmDialogue`."""
+    if spec == "heuristic":
+        return heuristic_variants
+    if spec.partition(":")[0] not in ("openai", "gemini", "local"):
+        raise RepoosError(f"unknown backend `{spec.partition(':')[0]}`; choose {BACKEND_CHOICES}")
+
+    def ask(baseline: ir.Function) -> list[Proposal]:
+        with local_servers():  # a llama.cpp server started here stops before the race, off the cores it times on
+            return FsmDialogue(chat_backend(spec, base_url, tools=False), baseline, source, constrain).proposals()
+
+    return ask
+
+
+def heuristic_variants(baseline: ir.Function) -> list[Proposal]:
+    """The heuristic's variants of `baseline`, as proposals."""
+    return [Proposal(JOIN.join(map(str, steps)), steps) for steps in heuristic_proposals(baseline)]
+
+
+def race_target(
+    label: str, target: FsmTarget, propose: Callable[[ir.Function], list[Proposal]], events: EventStream
+) -> tuple[ArenaResult, ir.Function]:
+    """The arena's race of what `propose` offers for the target's baseline, on its arguments; the race and the
+    baseline (what `write_winner` stores it against). The CLI, the MCP server and the TUI all race through here."""
+    _, _, _, original, arguments = target
+    baseline = lowered_target(target)
+    samples = [arguments]
+    qualify = qualifier_for(original, baseline, samples)
+    return run_arena(label, baseline, original, samples, propose(baseline), qualify, events), baseline
 
 
 def write_winner(

@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from tree_sitter import Node
 
-from repoos_agent.catalog import SIZE_CLASSES, find_bundled
-from repoos_agent.errors import ArgumentSpecError, SourceError
+from repoos_agent.catalog import SIZE_CLASSES, bundled_ranks, find_bundled
+from repoos_agent.errors import ArgumentSpecError, RepoosError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.comparison import evaluate
@@ -30,8 +30,8 @@ from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import check_widths
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
-from repoos_agent.inputs import ArgSpec, dimension, parse_arg_spec, random_value
-from repoos_agent.store import FsmKernel
+from repoos_agent.inputs import ArgSpec, InputError, dimension, parse_arg_spec, random_value
+from repoos_agent.store import FsmKernel, function_key, missing_store, open_store
 from repoos_agent.target import ModuleFunction, target_file
 from repoos_agent.tracks import Track
 
@@ -160,14 +160,22 @@ def check(args: argparse.Namespace) -> int:
 def target_inputs(args: argparse.Namespace) -> tuple[Path, str, Node, Callable[..., object], list[object]]:
     """The file, name, syntax tree and Python original of `args.target` (`FILE.py:f`, or a bundled kernel such as
     `fsm:crc32`), and the call's arguments: `--arg`'s for a file's function, `init`'s at `--size` for a kernel."""
-    if target_file(args.target) is None:
-        path, name, original, arguments = _bundled_inputs(args.target, args.size)
+    return read_target(args.target, args.arg, args.size, args.seed)
+
+
+def read_target(
+    label: str, arg_specs: Sequence[str] = (), size: str | None = None, seed: int = 0
+) -> tuple[Path, str, Node, Callable[..., object], list[object]]:
+    """`target_inputs` for a target given by its text and its inputs' specs (`data=bytes[64]`), as the MCP server and
+    the bench leg give them."""
+    if target_file(label) is None:
+        path, name, original, arguments = _bundled_inputs(label, size)
         return path, name, _function_node(path, name), original, arguments
-    path_text, name = args.target.rsplit(":", 1)
+    path_text, name = label.rsplit(":", 1)
     path = Path(path_text)
     function = _function_node(path, name)
-    specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in args.arg)}
-    arguments = _inputs(function, specs, args.seed)
+    specs = {spec.name: spec for spec in (parse_arg_spec(item) for item in arg_specs)}
+    arguments = _inputs(function, specs, seed)
     return path, name, function, ModuleFunction(path, name).imported(), arguments
 
 
@@ -197,7 +205,10 @@ def _positional(function: Node, values: dict[str, object]) -> list[object]:
     names, defaults = parameter_names(function), parameter_defaults(function)
     missing = [name for name in names if name not in values and name not in defaults]
     if missing:
-        raise ArgumentSpecError(f"needs inputs for: {', '.join(missing)} (as --arg data=bytes[64] or --arg n=8)")
+        types = assumed_types(function)
+        kinds = {name: kind.kind if isinstance(kind, ir.Sequence) else None for name, kind in types.items()}
+        examples = [f"{name}={kinds[name]}[64]" if kinds[name] else f"{name}=8" for name in missing]
+        raise InputError(lambda fields: f"needs inputs for: {', '.join(missing)}; {fields.give(examples)}")
     while names and names[-1] not in values:
         names = names[:-1]
     return [values[name] if name in values else defaults[name] for name in names]
@@ -218,6 +229,30 @@ def _inputs(function: Node, specs: dict[str, ArgSpec], seed: int) -> list[object
     return _positional(function, values)
 
 
+def benches(script: str, function: str, graph: str | None) -> bool:
+    """Whether `repoos bench` runs `function` of `script` on this track's leg: the graph store holds its FsmKernel,
+    or ingest sends it to this track (the loop model refused it and this track claims it)."""
+    from repoos_agent.ingest import ingest_file  # ingest asks the registry that imports this module
+
+    if _has_fsm_kernel(script, function, graph):
+        return True
+    reports = ingest_file(script, bundled_ranks(script))  # a bundled NumPy kernel is modelled with its ranks, as ever
+    return any(report.name == function and report.track == "fsm" for report in reports)
+
+
+def _has_fsm_kernel(script: str, function: str, graph: str | None) -> bool:
+    if missing_store(graph, script):
+        return False
+    try:
+        store = open_store(graph, script)
+    except RepoosError:
+        return False  # an unreadable store holds nothing to serve; the swapped leg says why when it needs one
+    try:
+        return store.get(FsmKernel, function_key(script, function)) is not None
+    finally:
+        store.close()
+
+
 def optimize(args: argparse.Namespace) -> int:
     """`repoos optimize FILE.py:f --arg data=bytes[100000]` or `fsm:crc32 --size MEDIUM`: the arena's race, stored."""
     from repoos_agent.fsm.optimize import optimize_command  # the arena loads only for a race
@@ -232,4 +267,17 @@ def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., ob
     return swap_winner(function, record)
 
 
-TRACK = Track(name="fsm", claim_refused=claim, check=check, contract=FsmKernel, swap=swap, optimize=optimize, evaluate=evaluate)
+TRACK = Track(
+    name="fsm",
+    claim_refused=claim,
+    check=check,
+    contract=FsmKernel,
+    swap=swap,
+    optimize=optimize,
+    evaluate=evaluate,
+    benches=benches,
+    bench_leg="repoos_agent.fsm.bench_leg",
+    bench_output="json",
+    mcp="repoos_agent.mcp.fsm_tools",
+    monitor="tui.fsm_command",
+)

@@ -1,0 +1,55 @@
+"""The fsm monitor's widgets: the run's header and the leaderboard of proposals, verdicts and race figures."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from tui.fsm_board import FsmBoard
+
+COLUMNS = (("", 1), ("variant", 34), ("verdict", 12), ("median", 11), ("spread", 7), ("x base", 7), ("why", 60))
+VERDICT_STYLES = {"baseline": "bold", "qualified": "green", "wrong": "bold red", "malformed": "red", "unproven": "yellow"}
+
+
+class FsmStatus(Static):
+    """Target and whether the run goes on; proposals, race turns and elapsed time."""
+
+    def show(self, board: FsmBoard, state: str, live: bool) -> None:
+        first = Text()
+        first.append(board.target or "…", style="bold")
+        first.append(" │ ")
+        first.append(state, style="bold green" if state == "running" else "bold yellow")
+        second = Text(f"{board.proposed} proposals │ race turn {board.turns} │ {board.elapsed(live):.1f} s")
+        if board.failure:
+            second = Text(f"the run failed: {board.failure}", style="bold red")
+        elif board.crowned is not None:
+            second.append(f" │ crowned {board.crowned}", style="bold green")
+        self.update(Text("\n").join([first, second]))
+
+
+class Leaderboard(DataTable):
+    """Every proposal, the racers fastest first: verdict, median, spread and speedup as the samples arrive; the
+    crowned one marked."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="none", show_cursor=False, **kwargs)  # type: ignore[arg-type]
+
+    def on_mount(self) -> None:
+        for label, width in COLUMNS:
+            self.add_column(label, width=width, key=label or "mark")
+
+    def show(self, board: FsmBoard) -> None:
+        self.clear()
+        for contender in board.leaderboard():
+            timing, speedup = contender.timing, board.over_baseline(contender)
+            verdict = contender.verdict or "checking…"
+            self.add_row(
+                Text("*", style="bold green") if contender.label == board.crowned else "",
+                contender.label,
+                Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
+                Text(f"{timing.median_s * 1e3:.4f} ms" if timing else "-", justify="right"),
+                f"±{timing.spread:.0%}" if timing else "",
+                Text(f"{speedup:.2f}x" if speedup else "", justify="right"),
+                "" if contender.verdict in ("baseline", "qualified") else contender.reason,
+                key=contender.label,
+            )
