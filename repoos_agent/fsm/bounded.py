@@ -85,7 +85,7 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
     if unmodelled is not None:
         return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
     try:
-        guards = check_widths(baseline), check_widths(variant)
+        guards = check_widths(baseline).guarded, check_widths(variant).guarded
     except FsmRefusal as refusal:
         return Bounded(NOT_APPLICABLE, -1, reason=f"widths not proven: {refusal}")
     sequences = [p for p in baseline.parameters if isinstance(p, ir.Sequence)]

@@ -3,9 +3,8 @@ track: the proposals of the heuristic (the default) or of a model (`--backend lo
 `FsmDialogue`) raced in the arena, the race printed, and the winner stored as its `FsmKernel`.
 
 The store keeps the winner's steps and every contender with its verdict, reason and times, the losers too, so a
-later run sees what was tried. Until the track's proof lands, no variant qualifies here (`qualifier_for` says
-`unproven`): only the baseline races, and it is what is stored, as a variant raced without a proof would break the
-rule that nothing runs before the engine has shown it equal to the original.
+later run sees what was tried. A variant races only once `fsm.qualify` has proved it (the step proof or the
+bounded check) and the differential cases agree: nothing runs before the engine has shown it equal to the original.
 """
 
 from __future__ import annotations
@@ -28,10 +27,14 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.arena import ArenaEvents, ArenaResult, Entrant, Qualifier, run_arena
 from repoos_agent.fsm.dialogue import FsmDialogue
+from repoos_agent.fsm.differential import Cases
 from repoos_agent.fsm.heuristic import heuristic_proposals
 from repoos_agent.fsm.lower import FsmRefusal, parameter_names
 from repoos_agent.fsm.native import lower_for
+from repoos_agent.fsm.proof import prove
 from repoos_agent.fsm.proposals import JOIN, Proposal
+from repoos_agent.fsm.qualify import qualify
+from repoos_agent.fsm.rewrites import Variant
 from repoos_agent.fsm.swap import parameter_spelling
 from repoos_agent.ingest.parse import text
 from repoos_agent.measure.timing import seconds_text
@@ -41,12 +44,19 @@ from repoos_agent.store.identity import source_hash
 
 
 def qualifier_for(original: Callable[..., object], baseline: ir.Function, samples: Sequence[Sequence[object]]) -> Qualifier:
-    """The qualification `optimize` gives the arena: no variant is qualified without the track's proof."""
+    """The qualification `optimize` gives the arena (`fsm.qualify`): the step proof where the loop is a fold, else the
+    bounded Z3 check, then the differential cases, built once for the function and shared by its variants. A variant
+    whose widths the analysis cannot prove is refused, as it cannot be compiled exactly."""
+    cases = Cases(baseline, original, [tuple(sample) for sample in samples])
 
-    def qualify(variant: object) -> tuple[str, str]:
-        return "unproven", "no proof of fsm variants yet: only the baseline races"
+    def qualify_variant(variant: Variant) -> tuple[str, str]:
+        try:
+            verdict = qualify(original, baseline, variant, [], prove=prove, cases=cases)
+        except FsmRefusal as refused:
+            return "refused", f"does not compile: {refused.reason}"
+        return verdict.verdict, verdict.describe()
 
-    return qualify
+    return qualify_variant
 
 
 FsmTarget = tuple[Path, str, Node, Callable[..., object], list[object]]

@@ -83,8 +83,12 @@ def qualify(
             if problem is not None:
                 return Qualification(WRONG, label, None, 0, literals(bounded.counterexample), f"the bounded check: {problem}")
             without += f"; the bounded check's difference on {literals(bounded.counterexample)} does not show when run"
-        elif bounded.verdict == PROVED and (bounded.length >= MIN_PROVED or bounded.every_input):
+        elif bounded.verdict == PROVED and (bounded.length >= needed_length(variant) or bounded.every_input):
             method = f"bounded check {bounded.describe()}"
+        elif bounded.verdict == PROVED:
+            without += (
+                f"; bounded check {bounded.describe()}, short of the {needed_length(variant)} elements its rewrites' own paths need"
+            )
         else:
             without += f"; bounded check {bounded.describe()}"
     checked = run_differential(native, cases)
@@ -96,6 +100,13 @@ def qualify(
         reason = f"{checked.describe()}, but no proof applies ({without}): it does not race"
         return Qualification(UNPROVEN, label, None, checked.checked, None, reason)
     return Qualification(QUALIFIED, label, method, checked.checked, None, f"{method}; {checked.describe()}")
+
+
+def needed_length(variant: Variant) -> int:
+    """The length a bounded proof must reach to cover a variant's new paths: one full pass of its widest step (an
+    unrolled body of n elements, a word of w, a slice of k) and one element past it, where the remainder runs."""
+    widths = [value for step in variant.steps for value in step.parameters.values()]
+    return max(MIN_PROVED, max(widths, default=0) + 1)
 
 
 def _refuted(step: proof.Proof, native: FsmNative, cases: Cases, label: str) -> Qualification:
