@@ -7,12 +7,13 @@ from __future__ import annotations
 import base64
 import random
 import string
-from functools import cache
+from functools import cache, partial
 
 import pytest
 
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.lower import FsmRefusal, parameter_names
+from repoos_agent.fsm.method import FsmMethod
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import ARGUMENT
 from repoos_agent.ingest.classify import walk
@@ -93,9 +94,8 @@ REFUSED = {
         "(`& 0xFFFFFFFF`), or bound it with a test that raises",
     ),
     "read_bits": (
-        "def read_bits(self, n):",
-        "parameter `self`: a method's state on `self` is not modelled (its attributes are read and written where "
-        "Python reads and writes them)",
+        "value = (value << 1) | ((self.data[self.pos] >> (7 - self.bit)) & 1)",
+        "a shift by -2305843009213693945 to 1152921504606846983 bits: only shifts proven within 0 to 63 are modelled",
     ),
 }
 
@@ -113,7 +113,7 @@ def test_how_many_of_the_fourteen_go_in():
     taken = []
     for name in [*TAKEN, *REFUSED]:
         try:
-            compiled(name) if name in INPUTS else lower_for(_nodes()[name], {})
+            compiled(name) if name in INPUTS else refused(name)
             taken.append(name)
         except FsmRefusal:
             pass
@@ -147,7 +147,46 @@ def test_type_checks_at_entry_are_guards_and_other_types_run_the_original():
 @pytest.mark.parametrize(("name", "fragment_reason"), sorted(REFUSED.items()))
 def test_the_refused_ones_are_refused_at_their_line(name, fragment_reason):
     fragment, reason = fragment_reason
+    with pytest.raises(FsmRefusal) as refusal:
+        refused(name)
+    assert (refusal.value.line, refusal.value.reason) == (line_of(fragment), reason)
+
+
+def refused(name: str) -> object:
+    """The refused ones built as a caller would: the bit reader's method with an instance."""
+    if name == "read_bits":
+        return FsmMethod(_nodes()[name], others.BitReader.read_bits, others.BitReader(b"ab"), {"n": 3})
     node = _nodes()[name]
-    with pytest.raises(FsmRefusal) as refused:
-        FsmNative(lower_for(node, dict(zip(parameter_names(node), ["a"], strict=False))), getattr(others, name))
-    assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)
+    return FsmNative(lower_for(node, dict(zip(parameter_names(node), ["a"], strict=False))), getattr(others, name))
+
+
+def test_a_method_keeps_its_state_on_self_exactly_also_when_it_raises():
+    node = _nodes()["update"]
+    compiled = FsmMethod(node, others.Crc16Stream.update, others.Crc16Stream(), {"chunk": b""})
+    for _ in range(20):
+        mine, theirs = others.Crc16Stream(), others.Crc16Stream()
+        for chunk in [some_bytes(longest=300) for _ in range(8)] + [b"\xff" * 400, bytearray(b"ab"), "ab", b"x"]:
+            want, got = (
+                outcome(partial(others.Crc16Stream.update, mine), [chunk]),
+                outcome(partial(compiled, theirs), [chunk]),
+            )
+            assert difference(want, got) is None and vars(mine) == vars(theirs), (chunk, want, got, vars(mine), vars(theirs))
+    stream = others.Crc16Stream()
+    stream.count = 999
+    with pytest.raises(ValueError, match=r"^too many bytes: 1001$"):
+        compiled(stream, b"a\xff")
+    assert stream.count == 1001 and stream.crc == 0xFFFF  # left as Python leaves it: counted, the crc not yet stored
+    stream.count = 2**70  # past 64 bits: the method itself runs
+    assert compiled(stream, b"") == 0xFFFF and stream.count == 2**70
+
+
+def test_a_method_attribute_of_another_type_is_refused_at_its_use():
+    node = _nodes()["update"]
+    stream = others.Crc16Stream()
+    stream.crc = [1]
+    with pytest.raises(FsmRefusal) as refusal:
+        FsmMethod(node, others.Crc16Stream.update, stream, {"chunk": b""})
+    assert (refusal.value.line, refusal.value.reason) == (
+        line_of("crc = self.crc"),
+        "`self.crc` is a list: only int, bytes, bytearray and str attributes are modelled",
+    )

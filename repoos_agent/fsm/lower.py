@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -37,6 +38,10 @@ CHARACTER_TESTS = frozenset(
     {"isdigit", "isdecimal", "isnumeric", "isalpha", "isalnum", "isspace", "isupper", "islower", "isprintable", "isascii"}
 )
 """The tests of one character that are modelled, each read from a table of the first 256 code points."""
+SELF = "self."
+STATE = "self."
+"""A method's attributes while it runs: `self.` and the attribute's name for a sequence, and the `int64` array of
+its int attributes (`self.` alone); the IR names them `self__NAME` and `self__`."""
 BOOL = "bool"
 """A condition's type: only `if`, `while`, `and`, `or` and `not` take it."""
 IGNORED = frozenset({"comment", "pass_statement"})
@@ -88,12 +93,8 @@ def parameter_names(function: Node) -> list[str]:
     """The function's parameters in order; only plain (or annotated) names are modelled, and defaults that are ints."""
     names = []
     for child in function.child_by_field_name("parameters").named_children:
-        if _in_class(function) and not names and text(child) == "self":
-            raise refuse(
-                child,
-                "parameter `self`: a method's state on `self` is not modelled (its attributes are read and written "
-                "where Python reads and writes them)",
-            )
+        if is_method(function) and child == function.child_by_field_name("parameters").named_children[0]:
+            continue  # `self`: its attributes are the method's state (`lower_function`'s `attributes`)
         if child.type == "identifier":
             names.append(text(child))
         elif child.type == "typed_parameter":
@@ -132,10 +133,23 @@ def parameter_defaults(function: Node) -> dict[str, int | bytes | tuple[int, ...
     return defaults
 
 
-def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir.Function:
-    """The IR of `function` given its parameters' types (a `Sequence` or `ir.INT` each)."""
+def lower_function(
+    function: Node, types: Mapping[str, ir.Sequence | str], attributes: Mapping[str, ir.Sequence | str] | None = None
+) -> ir.Function:
+    """The IR of `function` given its parameters' types (a `Sequence` or `ir.INT` each). A method's state on `self`
+    is given by `attributes`' types: its int attributes are read from and written to the `int64` array `self__`
+    (first parameter, one element each in `attributes`' order), the others are sequence parameters `self__NAME`."""
     names = parameter_names(function)
+    if is_method(function) and attributes is None:
+        raise refuse(
+            function.child_by_field_name("parameters").named_children[0],
+            "parameter `self`: a method's state on `self` is modelled where the method is compiled with its instance "
+            "(`repoos_agent.fsm.method.FsmMethod`)",
+        )
     lowering = _Lowering(text(function.child_by_field_name("name")), {name: types[name] for name in names})
+    held = frozenset(SELF + name for name, kind in (attributes or {}).items() if not isinstance(kind, ir.Sequence))
+    if attributes is not None:
+        lowering.state_of(function, attributes)
     lowering.constants = {name: value for name, value in module_constants(function).items() if name not in local_names(function)}
     lowering.join_names = joined_names(function)
     lowering.text_names = joined_names(function, "")
@@ -143,11 +157,17 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
     lowering.helpers = module_functions(function)
     lowering.outer_names = local_names(function)
     lowering.outermost = function
-    body, end = lowering.block(function.child_by_field_name("body"), frozenset(names))
+    body, end = lowering.block(function.child_by_field_name("body"), frozenset(names) | held)
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
     parameters = tuple(lowering.sequence(name) if isinstance(types[name], ir.Sequence) else name for name in names)
-    return ir.Function(
+    if attributes is not None:
+        lowering.written.add(STATE)
+        body = _written_back(body, lowering.changed, end is not None)
+        sequences = [STATE, *(SELF + name for name, kind in attributes.items() if isinstance(kind, ir.Sequence))]
+        ints = [SELF + name for name, kind in attributes.items() if not isinstance(kind, ir.Sequence)]
+        parameters = (*(lowering.sequence(name) for name in sequences), *ints, *parameters)
+    lowered = ir.Function(
         name=lowering.name,
         parameters=parameters,
         locals=dict(lowering.locals),
@@ -159,6 +179,60 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
         buffer_kind=lowering.sequences[lowering.buffer].kind if lowering.buffer else ir.BUFFER,
         flags=tuple(name for name in names if types[name] == BOOL),
     )
+    if attributes is None:
+        return lowered
+    return _renamed(lowered, {name: name.replace(".", "__") for name in [*lowering.sequences, *held]})  # type: ignore[return-value]
+
+
+def _written_back(body: tuple[ir.Stmt, ...], changed: list[str], end: bool) -> tuple[ir.Stmt, ...]:
+    """A method's body with the int attributes it assigns stored into the state array (element `k` for the `k`th
+    of `changed`) before every `return` and `raise`, and at its end where that is reached."""
+
+    def stores(line: int) -> list[ir.Stmt]:
+        return [ir.Store(STATE, ir.Const(k, line), ir.Local(name, ir.INT, line), line) for k, name in enumerate(changed)]
+
+    def block(statements: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        for statement in statements:
+            if isinstance(statement, ir.Return | ir.Raise):
+                out += stores(statement.line)
+            elif isinstance(statement, ir.Switch):
+                cases = tuple((values, block(inner)) for values, inner in statement.cases)
+                statement = replace(statement, cases=cases, default=block(statement.default))
+            else:
+                nested = {
+                    field: block(getattr(statement, field)) for field in ("then", "orelse", "body") if hasattr(statement, field)
+                }
+                statement = replace(statement, **nested) if nested else statement
+            out.append(statement)
+        return tuple(out)
+
+    line = body[-1].line if body else 0
+    return block(body) + (tuple(stores(line)) if end else ())
+
+
+def is_method(function: Node) -> bool:
+    """Whether a function is defined in a class's body and takes `self` first (a method on an instance)."""
+    body = function.parent.parent if function.parent is not None and function.parent.type == "block" else None
+    first = function.child_by_field_name("parameters").named_children[:1]
+    return body is not None and body.type == "class_definition" and [text(node) for node in first] == ["self"]
+
+
+def _renamed(value: object, names: Mapping[str, str]) -> object:
+    """An IR node with its sequences renamed (a method's `self.data` as the C name `self__data`)."""
+    if isinstance(value, tuple):
+        return tuple(_renamed(each, names) for each in value)
+    if not is_dataclass(value) or isinstance(value, ir.Table | type):
+        return value
+    changes = {field.name: _renamed(getattr(value, field.name), names) for field in fields(value)}
+    for field in ("sequence", "name", "buffer", "variable"):
+        if isinstance(changes.get(field), str):
+            changes[field] = names.get(changes[field], changes[field])
+    if isinstance(value, ir.Function):
+        changes["tables"] = {names.get(name, name): table for name, table in value.tables.items()}
+        changes["locals"] = {names.get(name, name): kind for name, kind in value.locals.items()}
+        changes["parameters"] = tuple(names.get(p, p) if isinstance(p, str) else p for p in changes["parameters"])
+    return replace(value, **changes)
 
 
 def local_names(function: Node) -> set[str]:
@@ -256,6 +330,8 @@ class _Lowering:
         appended byte string copied into it."""
         self.join_names: set[str] = set()
         self.text_names: set[str] = set()
+        self.changed: list[str] = []
+        """The int attributes a method assigns, in order: each is stored into the state array at every exit."""
         self.planned: str | None = None
         """The function's `name = bytearray()`, which a `return b""` or a returned slice before it copies into."""
         self.flags: set[str] = {n for n, t in types.items() if t == BOOL}
@@ -271,6 +347,29 @@ class _Lowering:
         self.inlining: list[_Inlined] = []
         self.inlined = 0
         self.outermost: Node | None = None
+
+    def state_of(self, function: Node, attributes: Mapping[str, ir.Sequence | str]) -> None:
+        """A method's attributes: each int one an int parameter `self.NAME` (stored into the state array `self.` at
+        every exit where the method assigns it), each sequence one a sequence parameter."""
+        clash = sorted(name for name in local_names(function) if name.startswith("self__"))
+        if clash:
+            raise refuse(function, f"`{clash[0]}` is a name the lowering gives a method's attribute; rename it")
+        self.sequences[STATE] = ir.Sequence(STATE, ir.ARRAY, "int64")
+        for name, kind in attributes.items():
+            if isinstance(kind, ir.Sequence):
+                self.sequences[SELF + name] = ir.Sequence(SELF + name, kind.kind, kind.dtype)
+            else:
+                self.locals[SELF + name] = ir.INT
+
+    def attribute(self, node: Node) -> str | None:
+        """The local an int attribute of `self` is held in (None where `node` is not an attribute of `self`)."""
+        if node.type != "attribute" or STATE not in self.sequences or text(node.child_by_field_name("object")) != "self":
+            return None
+        name = SELF + text(node.child_by_field_name("attribute"))
+        if name not in self.locals:
+            kind = "a sequence" if name in self.sequences else "not an int, bytes, bytearray or str attribute"
+            raise refuse(node, f"`{text(node)}` is {kind}; only an int attribute is read or assigned as a value")
+        return name
 
     def sequence(self, name: str) -> ir.Sequence:
         declared = self.sequences[name]
@@ -479,6 +578,12 @@ class _Lowering:
             self.stored_type(value, sequence, right)
             self.written.add(name)
             return ir.Store(name, index, value, line)
+        if left.type == "attribute" and (held := self.attribute(left)) is not None:
+            value = self.as_int(self.integer(right, assigned), right)
+            if operator is not None:
+                value = ir.Binary(operator, ir.Local(held, ir.INT, line), value, line)
+            self.changed.append(held) if held not in self.changed else None
+            return ir.Assign(held, value, line)
         if left.type != "identifier":
             raise refuse(left, f"`{text(left)}`: only a name or one element is assigned")
         name = text(left)
@@ -1089,6 +1194,8 @@ class _Lowering:
         if kind == "identifier" and conditions and (text(node) in self.sequences or text(node) in self.tables()):
             self.ready(node, text(node), assigned)  # `if not data:`, a sequence is true where it is not empty
             return ir.Compare("!=", ir.Length(text(node), line), ir.Const(0, line), line)
+        if kind == "attribute" and (held := self.attribute(node)) is not None:
+            return ir.Local(held, ir.INT, line)
         if kind == "identifier" and conditions and text(node) in self.flags:
             return ir.Compare("!=", self.name_value(node, assigned, flag=True), ir.Const(0, line), line)
         if kind == "identifier":
@@ -1410,12 +1517,6 @@ def _surely_byte(value: ir.Expr, sequences: Mapping[str, ir.Sequence]) -> bool:
     if isinstance(value, ir.Select):
         return _surely_byte(value.then, sequences) and _surely_byte(value.orelse, sequences)
     return False
-
-
-def _in_class(function: Node) -> bool:
-    """Whether a function is defined in a class's body (a method)."""
-    body = function.parent.parent if function.parent is not None and function.parent.type == "block" else None
-    return body is not None and body.type == "class_definition"
 
 
 def _lookup_dict(value: dict[object, object]) -> bool:
