@@ -16,6 +16,7 @@ from repoos_agent.fsm.lower import FsmRefusal, parameter_names
 from repoos_agent.fsm.method import FsmMethod
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import ARGUMENT
+from repoos_agent.fsm.track import claim
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import parse_source, read_source, text
 from tests.conftest import ROOT
@@ -190,3 +191,19 @@ def test_a_method_attribute_of_another_type_is_refused_at_its_use():
         line_of("crc = self.crc"),
         "`self.crc` is a list: only int, bytes, bytearray and str attributes are modelled",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "typed"),
+    [
+        ("b64decode", "`s` as text"),  # `isinstance(s, str)`
+        ("hex_decode", "`text` as text"),  # its elements passed to a helper that compares them with "0"
+        ("percent_decode", "`s` as text, `plus_is_space` as an int"),  # `ch = s[i]`, then `ch == "%"`
+        ("roman_to_int", "`s` as text"),  # `for ch in reversed(s)`
+        ("count_tokens", "`expr` as text"),  # `c.isspace()`
+        ("fletcher16", "`data` as bytes"),  # a checksum with one branch: byte-level code, shown why
+    ],
+)
+def test_ingest_types_text_parameters_and_routes_the_function_to_the_fsm_track(name, typed):
+    reason = claim(_nodes()[name], str(FIXTURE))
+    assert reason is not None and reason.endswith(f": lowers to the fsm IR taking {typed}"), reason
