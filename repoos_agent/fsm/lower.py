@@ -511,7 +511,21 @@ class _Lowering:
             )
             raised = ir.Raise("ValueError", "chr() arg not in range(0x110000)", len(self.raises) + 1, line)
             self.raises.append(raised)
-            return [ir.If(outside, (raised,), (), line), ir.Append(owner, value, line)]
+            # past a C int Python raises OverflowError, with a message of its own: the original runs there
+            c_int = ir.Logical(
+                "and",
+                ir.Compare(">=", value, ir.Const(-(1 << 31), line), line),
+                ir.Compare("<", value, ir.Const(1 << 31, line), line),
+                line,
+            )
+            overflow = ir.Load(
+                self.lookup_table(argument, b"\x00", assigned),
+                ir.Select(c_int, ir.Const(0, line), ir.Const(1, line), line),
+                ir.INT,
+                line,
+            )
+            checked = ir.Assign(self.temporary(line), overflow, line)
+            return [ir.If(outside, (checked, raised), (), line), ir.Append(owner, value, line)]
         value = self.compared(argument, assigned) if _character(argument) is not None else self.expression(argument, assigned)
         if expression_type(value) != ir.CHAR:
             raise refuse(argument, f'`{text(argument)}`: only characters are appended to `{owner}`, which is joined with `"".join`')
@@ -1378,7 +1392,7 @@ class _Lowering:
             )
         name = text(value)
         held = self.sequences[name].kind if name in self.sequences else self.locals.get(name)
-        if held is None or name == self.buffer or (held == ir.INTS and len({"list", "tuple"} & {text(n) for n in names}) == 1):
+        if held is None or name == self.buffer or name in self.flags or (held == ir.INTS and len({"list", "tuple"} & {text(n) for n in names}) == 1):
             raise refuse(value, f"`isinstance({name}, ...)`: `{name}`'s type is not known exactly here")
         return any(held in INSTANCE_CLASSES[text(n)] for n in names)
 
