@@ -1392,7 +1392,8 @@ class _Lowering:
             )
         name = text(value)
         held = self.sequences[name].kind if name in self.sequences else self.locals.get(name)
-        if held is None or name == self.buffer or name in self.flags or (held == ir.INTS and len({"list", "tuple"} & {text(n) for n in names}) == 1):
+        ambiguous = held == ir.INTS and len({"list", "tuple"} & {text(n) for n in names}) == 1  # a list or a tuple
+        if held is None or name == self.buffer or name in self.flags or ambiguous:
             raise refuse(value, f"`isinstance({name}, ...)`: `{name}`'s type is not known exactly here")
         return any(held in INSTANCE_CLASSES[text(n)] for n in names)
 
