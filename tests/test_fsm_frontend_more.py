@@ -210,3 +210,36 @@ def test_membership_in_a_module_str_constant():
         *("".join(RNG.choices("{}[]:, ab", k=RNG.randrange(20))) for _ in range(40)),
     ]:
         assert_same("count_punctuation", compiled, value)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "fragment", "reason"),
+    [
+        (
+            "flag_as_number",
+            (b"",),
+            "return seen",
+            "`seen` holds a bool: it is modelled only as a condition (as a number Python shows `True`)",
+        ),
+        (
+            "isinstance_of_a_class",
+            (b"",),
+            "if isinstance(data, memoryview):",
+            "`isinstance(data, memoryview)`: only `isinstance` of a name against builtin int, bool, bytes, bytearray, "
+            "str, list, tuple (or a tuple of them) is modelled",
+        ),
+    ],
+)
+def test_flags_and_type_checks_beyond_the_model_are_refused_at_their_line(name, arguments, fragment, reason):
+    with pytest.raises(FsmRefusal) as refused:
+        native(name, *arguments)
+    assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)
+
+
+def test_chr_past_the_code_points_raises_as_python_and_find_reads_a_table():
+    compiled = native("chr_past_code_points", 0)
+    for n in (0, 65, 0xD800, 0x10FFFF, 0x110000, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, ARGUMENT, ARGUMENT + 1):
+        assert_same("chr_past_code_points", compiled, n)
+    found = native("alphabet_index", "")
+    for value in ["", "abc", "zzz", "é🎉a", "\x00", *("".join(RNG.choices("abcd\u0100", k=RNG.randrange(9))) for _ in range(30))]:
+        assert_same("alphabet_index", found, value)

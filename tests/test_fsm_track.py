@@ -202,7 +202,7 @@ def test_a_default_that_is_not_an_int_is_refused_at_its_line():
     with pytest.raises(FsmRefusal) as refused:
         native("scaled_default", b"ab")
     assert str(refused.value) == (
-        f"line {line_of('scale=0.5')}: parameter `scale=0.5`: only an int default (a literal or a module integer "
+        f"line {line_of('scale=0.5')}: parameter `scale=0.5`: only an int or bool default (a literal or a module integer "
         "constant), a `bytes` literal or a tuple of ints is modelled; pass the value in the call instead"
     )
     with pytest.raises(FsmRefusal, match=r"argument `crc` is a bytes: its default is an int, and the fsm track takes an int"):

@@ -258,6 +258,8 @@ class Function:
     raises: tuple[Raise, ...]
     tables: dict[str, bytes | tuple[int, ...] | Table]
     buffer_kind: str = BUFFER
+    flags: tuple[str, ...] = ()
+    """The int parameters that have a bool default: read only as conditions, so a call passes a bool or an int."""
 
 
 TABLE_DTYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -20,6 +21,27 @@ from repoos_agent.ingest.parse import parse_source, text
 
 ARITHMETIC = frozenset({"+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>"})
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+INSTANCE_CLASSES = {
+    "int": (ir.INT,),
+    "bool": (),
+    "bytes": (ir.BYTES,),
+    "bytearray": (ir.BYTEARRAY,),
+    "str": (ir.TEXT,),
+    "list": (ir.INTS,),
+    "tuple": (ir.INTS,),
+}
+"""The builtin classes `isinstance` is decided against, and the lowered kinds whose values are exactly of that class
+(the native code takes an int argument only where `type(value) is int`, so never a bool)."""
+DICT_KEYS = 64
+"""The most keys a module dict read as a lookup may have: each lookup compares the keys in turn."""
+CHARACTER_TESTS = frozenset(
+    {"isdigit", "isdecimal", "isnumeric", "isalpha", "isalnum", "isspace", "isupper", "islower", "isprintable", "isascii"}
+)
+"""The tests of one character that are modelled, each read from a table of the first 256 code points."""
+SELF = "self."
+STATE = "self."
+"""A method's attributes while it runs: `self.` and the attribute's name for a sequence, and the `int64` array of
+its int attributes (`self.` alone); the IR names them `self__NAME` and `self__`."""
 BOOL = "bool"
 """A condition's type: only `if`, `while`, `and`, `or` and `not` take it."""
 IGNORED = frozenset({"comment", "pass_statement"})
@@ -71,6 +93,8 @@ def parameter_names(function: Node) -> list[str]:
     """The function's parameters in order; only plain (or annotated) names are modelled, and defaults that are ints."""
     names = []
     for child in function.child_by_field_name("parameters").named_children:
+        if is_method(function) and child == function.child_by_field_name("parameters").named_children[0]:
+            continue  # `self`: its attributes are the method's state (`lower_function`'s `attributes`)
         if child.type == "identifier":
             names.append(text(child))
         elif child.type == "typed_parameter":
@@ -85,7 +109,8 @@ def parameter_names(function: Node) -> list[str]:
 
 def parameter_defaults(function: Node) -> dict[str, int | bytes | tuple[int, ...]]:
     """The parameters that have a default, with it: an integer literal or a module integer constant (an int
-    parameter), or a `bytes` literal or tuple of ints (a table the call may replace; the call's value types it).
+    parameter), `True` or `False` (a flag, read only as a condition), or a `bytes` literal or tuple of ints (a
+    table the call may replace; the call's value types it).
     Other defaults are refused: a call that leaves them out could pass anything."""
     defaults: dict[str, int | bytes | tuple[int, ...]] = {}
     for child in function.child_by_field_name("parameters").named_children:
@@ -98,30 +123,51 @@ def parameter_defaults(function: Node) -> dict[str, int | bytes | tuple[int, ...
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             literal = None  # not a literal
         table = type(literal) is bytes or (type(literal) is tuple and all(type(element) is int for element in literal))
-        if type(literal) is not int and not table:
+        if type(literal) not in (int, bool) and not table:
             raise refuse(
                 child,
-                f"parameter `{text(child)}`: only an int default (a literal or a module integer constant), a `bytes` "
-                "literal or a tuple of ints is modelled; pass the value in the call instead",
+                f"parameter `{text(child)}`: only an int or bool default (a literal or a module integer constant), a "
+                "`bytes` literal or a tuple of ints is modelled; pass the value in the call instead",
             )
         defaults[name] = literal
     return defaults
 
 
-def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir.Function:
-    """The IR of `function` given its parameters' types (a `Sequence` or `ir.INT` each)."""
+def lower_function(
+    function: Node, types: Mapping[str, ir.Sequence | str], attributes: Mapping[str, ir.Sequence | str] | None = None
+) -> ir.Function:
+    """The IR of `function` given its parameters' types (a `Sequence` or `ir.INT` each). A method's state on `self`
+    is given by `attributes`' types: its int attributes are read from and written to the `int64` array `self__`
+    (first parameter, one element each in `attributes`' order), the others are sequence parameters `self__NAME`."""
     names = parameter_names(function)
+    if is_method(function) and attributes is None:
+        raise refuse(
+            function.child_by_field_name("parameters").named_children[0],
+            "parameter `self`: a method's state on `self` is modelled where the method is compiled with its instance "
+            "(`repoos_agent.fsm.method.FsmMethod`)",
+        )
     lowering = _Lowering(text(function.child_by_field_name("name")), {name: types[name] for name in names})
+    held = frozenset(SELF + name for name, kind in (attributes or {}).items() if not isinstance(kind, ir.Sequence))
+    if attributes is not None:
+        lowering.state_of(function, attributes)
     lowering.constants = {name: value for name, value in module_constants(function).items() if name not in local_names(function)}
     lowering.join_names = joined_names(function)
+    lowering.text_names = joined_names(function, "")
+    lowering.planned = planned_buffer(function)
     lowering.helpers = module_functions(function)
     lowering.outer_names = local_names(function)
     lowering.outermost = function
-    body, end = lowering.block(function.child_by_field_name("body"), frozenset(names))
+    body, end = lowering.block(function.child_by_field_name("body"), frozenset(names) | held)
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
     parameters = tuple(lowering.sequence(name) if isinstance(types[name], ir.Sequence) else name for name in names)
-    return ir.Function(
+    if attributes is not None:
+        lowering.written.add(STATE)
+        body = _written_back(body, lowering.changed, end is not None)
+        sequences = [STATE, *(SELF + name for name, kind in attributes.items() if isinstance(kind, ir.Sequence))]
+        ints = [SELF + name for name, kind in attributes.items() if not isinstance(kind, ir.Sequence)]
+        parameters = (*(lowering.sequence(name) for name in sequences), *ints, *parameters)
+    lowered = ir.Function(
         name=lowering.name,
         parameters=parameters,
         locals=dict(lowering.locals),
@@ -131,7 +177,62 @@ def lower_function(function: Node, types: Mapping[str, ir.Sequence | str]) -> ir
         raises=tuple(lowering.raises),
         tables={name: value for name, value in lowering.constants.items() if name in lowering.used and name in lowering.tables()},
         buffer_kind=lowering.sequences[lowering.buffer].kind if lowering.buffer else ir.BUFFER,
+        flags=tuple(name for name in names if types[name] == BOOL),
     )
+    if attributes is None:
+        return lowered
+    return _renamed(lowered, {name: name.replace(".", "__") for name in [*lowering.sequences, *held]})  # type: ignore[return-value]
+
+
+def _written_back(body: tuple[ir.Stmt, ...], changed: list[str], end: bool) -> tuple[ir.Stmt, ...]:
+    """A method's body with the int attributes it assigns stored into the state array (element `k` for the `k`th
+    of `changed`) before every `return` and `raise`, and at its end where that is reached."""
+
+    def stores(line: int) -> list[ir.Stmt]:
+        return [ir.Store(STATE, ir.Const(k, line), ir.Local(name, ir.INT, line), line) for k, name in enumerate(changed)]
+
+    def block(statements: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        for statement in statements:
+            if isinstance(statement, ir.Return | ir.Raise):
+                out += stores(statement.line)
+            elif isinstance(statement, ir.Switch):
+                cases = tuple((values, block(inner)) for values, inner in statement.cases)
+                statement = replace(statement, cases=cases, default=block(statement.default))
+            else:
+                nested = {
+                    field: block(getattr(statement, field)) for field in ("then", "orelse", "body") if hasattr(statement, field)
+                }
+                statement = replace(statement, **nested) if nested else statement
+            out.append(statement)
+        return tuple(out)
+
+    line = body[-1].line if body else 0
+    return block(body) + (tuple(stores(line)) if end else ())
+
+
+def is_method(function: Node) -> bool:
+    """Whether a function is defined in a class's body and takes `self` first (a method on an instance)."""
+    body = function.parent.parent if function.parent is not None and function.parent.type == "block" else None
+    first = function.child_by_field_name("parameters").named_children[:1]
+    return body is not None and body.type == "class_definition" and [text(node) for node in first] == ["self"]
+
+
+def _renamed(value: object, names: Mapping[str, str]) -> object:
+    """An IR node with its sequences renamed (a method's `self.data` as the C name `self__data`)."""
+    if isinstance(value, tuple):
+        return tuple(_renamed(each, names) for each in value)
+    if not is_dataclass(value) or isinstance(value, ir.Table | type):
+        return value
+    changes = {field.name: _renamed(getattr(value, field.name), names) for field in fields(value)}
+    for field in ("sequence", "name", "buffer", "variable"):
+        if isinstance(changes.get(field), str):
+            changes[field] = names.get(changes[field], changes[field])
+    if isinstance(value, ir.Function):
+        changes["tables"] = {names.get(name, name): table for name, table in value.tables.items()}
+        changes["locals"] = {names.get(name, name): kind for name, kind in value.locals.items()}
+        changes["parameters"] = tuple(names.get(p, p) if isinstance(p, str) else p for p in changes["parameters"])
+    return replace(value, **changes)
 
 
 def local_names(function: Node) -> set[str]:
@@ -145,19 +246,30 @@ def local_names(function: Node) -> set[str]:
     return names
 
 
-def joined_names(function: Node) -> set[str]:
-    """The names the function passes to `b"".join(...)`: its local lists of byte strings."""
+def planned_buffer(function: Node) -> str | None:
+    """The name the function binds to `bytearray()` first, if any."""
+    for node in walk(function.child_by_field_name("body")):
+        right = node.child_by_field_name("right") if node.type == "assignment" else None
+        if right is not None and right.type == "call" and text(right.child_by_field_name("function")) == "bytearray":
+            return text(node.child_by_field_name("left"))
+    return None
+
+
+def joined_names(function: Node, joiner: bytes | str = b"") -> set[str]:
+    """The names the function passes to `b"".join(...)` (its local lists of byte strings), or to `"".join(...)` (its
+    local lists of characters) with `joiner` `""`."""
     found = set()
     for node in walk(function):
-        if node.type == "call" and _is_bytes_join(node.child_by_field_name("function")):
+        if node.type == "call" and _is_join(node.child_by_field_name("function"), joiner):
             found.update(text(argument) for argument in node.child_by_field_name("arguments").named_children)
     return found
 
 
-def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int, ...]]:
-    """The module's names bound once, at its top level, to an integer, a `bytes` or `str` literal or a tuple of ints:
-    constants and tables the function may read (as the loop track reads module constants; a `str` only for
-    membership). A module's list is not one: any code may change it."""
+def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int, ...] | dict[str | int, int]]:
+    """The module's names bound once, at its top level, to an integer, a `bytes` or `str` literal, a tuple of ints or
+    a dict of one-character strings (or ints) to ints: constants and tables the function may read (as the loop track
+    reads module constants; a `str` only for membership and `find`, a dict for lookups and membership). A module's
+    list is not one, nor a dict the function changes: any code may change it."""
     module = function
     while module.parent is not None:
         module = module.parent
@@ -177,9 +289,25 @@ def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int,
             continue  # not a literal
         if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
             found[text(left)] = value  # a table of ints, each held in 64 bits
-        elif type(value) in (int, bytes, str):  # a `str` is only tested for membership
+        elif type(value) in (int, bytes, str) or (type(value) is dict and _lookup_dict(value)):
             found[text(left)] = value
-    return {name: value for name, value in found.items() if bound[name] == 1}
+    changed = _dicts_changed(module)
+    return {name: value for name, value in found.items() if bound[name] == 1 and not (type(value) is dict and name in changed)}
+
+
+def _dicts_changed(module: Node) -> set[str]:
+    """The names the module changes in place: an element assigned or deleted, or a method called other than a
+    read (a dict changed there is not a constant)."""
+    changed = set()
+    for node in walk(module):
+        if node.type == "subscript" and node.parent is not None and node.parent.type in ("assignment", "augmented_assignment"):
+            if node.parent.child_by_field_name("left") == node:
+                changed.add(text(node.child_by_field_name("value")))
+        elif node.type == "subscript" and node.parent is not None and node.parent.type == "delete_statement":
+            changed.add(text(node.child_by_field_name("value")))
+        elif node.type == "attribute" and text(node.child_by_field_name("attribute")) not in ("get", "keys", "values", "items"):
+            changed.add(text(node.child_by_field_name("object")))
+    return changed
 
 
 class _Lowering:
@@ -188,19 +316,29 @@ class _Lowering:
     def __init__(self, name: str, types: dict[str, ir.Sequence | str]) -> None:
         self.name = name
         self.sequences = {n: t for n, t in types.items() if isinstance(t, ir.Sequence)}
-        self.locals: dict[str, str] = {n: t for n, t in types.items() if isinstance(t, str)}
+        self.locals: dict[str, str] = {n: ir.INT if t == BOOL else t for n, t in types.items() if isinstance(t, str)}
         self.written: set[str] = set()
         self.buffer: str | None = None
         self.returns: str | None = None
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
         self.iterated: list[str] = []
-        self.constants: dict[str, int | bytes | str | tuple[int, ...]] = {}
+        self.constants: dict[str, int | bytes | str | tuple[int, ...] | dict[str | int, int]] = {}
         self.used: set[str] = set()
         self.joined: str | None = None
         """The local list of byte strings the function returns as `b"".join(parts)`: it is the output buffer, each
         appended byte string copied into it."""
         self.join_names: set[str] = set()
+        self.text_names: set[str] = set()
+        self.changed: list[str] = []
+        """The int attributes a method assigns, in order: each is stored into the state array at every exit."""
+        self.planned: str | None = None
+        """The function's `name = bytearray()`, which a `return b""` or a returned slice before it copies into."""
+        self.flags: set[str] = {n for n, t in types.items() if t == BOOL}
+        """The locals (and parameters with a bool default) that hold a bool, read only as conditions."""
+        self.text: str | None = None
+        """The local list of characters the function returns as `"".join(chars)`: a list of code points, which the
+        call gives back as a `str`."""
         self.temporaries = 0
         self.helpers: dict[str, Node] = {}
         """The helper functions the function may call, inlined at each call: its own nested `def`s (once defined)
@@ -209,6 +347,29 @@ class _Lowering:
         self.inlining: list[_Inlined] = []
         self.inlined = 0
         self.outermost: Node | None = None
+
+    def state_of(self, function: Node, attributes: Mapping[str, ir.Sequence | str]) -> None:
+        """A method's attributes: each int one an int parameter `self.NAME` (stored into the state array `self.` at
+        every exit where the method assigns it), each sequence one a sequence parameter."""
+        clash = sorted(name for name in local_names(function) if name.startswith("self__"))
+        if clash:
+            raise refuse(function, f"`{clash[0]}` is a name the lowering gives a method's attribute; rename it")
+        self.sequences[STATE] = ir.Sequence(STATE, ir.ARRAY, "int64")
+        for name, kind in attributes.items():
+            if isinstance(kind, ir.Sequence):
+                self.sequences[SELF + name] = ir.Sequence(SELF + name, kind.kind, kind.dtype)
+            else:
+                self.locals[SELF + name] = ir.INT
+
+    def attribute(self, node: Node) -> str | None:
+        """The local an int attribute of `self` is held in (None where `node` is not an attribute of `self`)."""
+        if node.type != "attribute" or STATE not in self.sequences or text(node.child_by_field_name("object")) != "self":
+            return None
+        name = SELF + text(node.child_by_field_name("attribute"))
+        if name not in self.locals:
+            kind = "a sequence" if name in self.sequences else "not an int, bytes, bytearray or str attribute"
+            raise refuse(node, f"`{text(node)}` is {kind}; only an int attribute is read or assigned as a value")
+        return name
 
     def sequence(self, name: str) -> ir.Sequence:
         declared = self.sequences[name]
@@ -268,7 +429,7 @@ class _Lowering:
             return [*lowered, ir.Return(results[0], line)], None
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None
-            if value is not None and _slice_of(value) is not None:
+            if value is not None and (_slice_of(value) is not None or _bytes_literal(value) is not None):
                 return self.sliced_return(value, node, assigned), None
             return [ir.Return(self.returned(value, node, assigned), line)], None
         if kind == "raise_statement":
@@ -289,6 +450,8 @@ class _Lowering:
                 raise refuse(node, f"`{text(node)}` declares without assigning")
             if left.type == "pattern_list":
                 return self.unpack(left, right, assigned), assigned | self.target_names(left)
+            if right.type == "assignment":
+                return self.chained(node, assigned)
             return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
@@ -323,15 +486,69 @@ class _Lowering:
                 arguments = node.child_by_field_name("arguments").named_children
                 if len(arguments) != 1:
                     raise refuse(node, "`append` takes one value")
+                if owner == self.text:
+                    return self.append_character(owner, arguments[0], assigned), assigned
                 value = self.integer(arguments[0], assigned)
                 if self.sequences[owner].kind == ir.LIST:
                     value = self.as_int(value, arguments[0])  # a list keeps a NumPy scalar as one
+                elif not _surely_byte(value, self.sequences):  # Python raises ValueError past a byte: the original runs there
+                    identity = self.lookup_table(arguments[0], bytes(range(256)), assigned)
+                    negative = ir.Compare("<", value, ir.Const(0, line), line)
+                    value = ir.Load(identity, ir.Select(negative, ir.Const(256, line), value, line), ir.INT, line)
                 return [ir.Append(owner, value, line)], assigned
         raise refuse(node, f"`{text(node)[:60]}`: only assignments, `append` and control flow are modelled as statements")
+
+    def append_character(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`chars.append(c)` or `chars.append(chr(x))` onto a list joined with `"".join`: its code point appended;
+        `chr` of a number outside Python's code points raises its ValueError there."""
+        line = argument.start_point[0] + 1
+        callee = argument.child_by_field_name("function") if argument.type == "call" else None
+        if callee is not None and text(callee) == "chr" and len(argument.child_by_field_name("arguments").named_children) == 1:
+            given = argument.child_by_field_name("arguments").named_children[0]
+            value = self.as_int(self.integer(given, assigned), given)
+            outside = ir.Logical(
+                "or", ir.Compare("<", value, ir.Const(0, line), line), ir.Compare(">", value, ir.Const(0x10FFFF, line), line), line
+            )
+            raised = ir.Raise("ValueError", "chr() arg not in range(0x110000)", len(self.raises) + 1, line)
+            self.raises.append(raised)
+            # past a C int Python raises OverflowError, with a message of its own: the original runs there
+            c_int = ir.Logical(
+                "and",
+                ir.Compare(">=", value, ir.Const(-(1 << 31), line), line),
+                ir.Compare("<", value, ir.Const(1 << 31, line), line),
+                line,
+            )
+            overflow = ir.Load(
+                self.lookup_table(argument, b"\x00", assigned),
+                ir.Select(c_int, ir.Const(0, line), ir.Const(1, line), line),
+                ir.INT,
+                line,
+            )
+            checked = ir.Assign(self.temporary(line), overflow, line)
+            return [ir.If(outside, (checked, raised), (), line), ir.Append(owner, value, line)]
+        value = self.compared(argument, assigned) if _character(argument) is not None else self.expression(argument, assigned)
+        if expression_type(value) != ir.CHAR:
+            raise refuse(argument, f'`{text(argument)}`: only characters are appended to `{owner}`, which is joined with `"".join`')
+        return [ir.Append(owner, ir.ToInt(value, line) if not isinstance(value, ir.Const) else value, line)]
 
     def target_names(self, left: Node) -> frozenset[str]:
         targets = left.named_children if left.type == "pattern_list" else [left]
         return frozenset(text(target) for target in targets if target.type == "identifier")
+
+    def chained(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`a = b = 0`: the value computed once and bound to each name, left to right."""
+        targets = []
+        while node.type == "assignment" and node.child_by_field_name("right") is not None:
+            targets.append(node.child_by_field_name("left"))
+            node = node.child_by_field_name("right")
+        if any(target.type != "identifier" for target in targets):
+            raise refuse(targets[0], f"`{text(targets[0].parent)[:60]}`: only names are bound in a chained assignment")
+        first = self.assign(targets[0], node, None, assigned)
+        line = node.start_point[0] + 1
+        held = ir.Local(text(targets[0]), self.locals[text(targets[0])], line)
+        bound = self.flag if text(targets[0]) in self.flags else lambda target, value: self.bind(target, value, node)
+        rest = [bound(target, held) for target in targets[1:]]
+        return [first, *rest], assigned | {text(target) for target in targets}
 
     def unpack(self, left: Node, right: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`a, b = x, y`: every value is computed before any name is bound, so where a value reads a name the
@@ -375,10 +592,16 @@ class _Lowering:
             self.stored_type(value, sequence, right)
             self.written.add(name)
             return ir.Store(name, index, value, line)
+        if left.type == "attribute" and (held := self.attribute(left)) is not None:
+            value = self.as_int(self.integer(right, assigned), right)
+            if operator is not None:
+                value = ir.Binary(operator, ir.Local(held, ir.INT, line), value, line)
+            self.changed.append(held) if held not in self.changed else None
+            return ir.Assign(held, value, line)
         if left.type != "identifier":
             raise refuse(left, f"`{text(left)}`: only a name or one element is assigned")
         name = text(left)
-        if name in self.sequences:
+        if name in self.sequences and not (name == self.planned == self.buffer and operator is None):
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         if operator is not None:
             current = self.name_value(left, assigned)
@@ -387,9 +610,25 @@ class _Lowering:
             return self.new_buffer(left, right, ir.BUFFER)
         elif right.type == "list" and not right.named_children:
             return self.new_buffer(left, right, ir.LIST)
+        elif right.type in ("true", "false", "comparison_operator", "not_operator", "boolean_operator"):
+            value = self.expression(right, assigned, conditions=True)
+            if right.type == "boolean_operator" and not _is_condition(value):
+                raise refuse(right, f"`{text(right)}` gives one of its operands, not a bool; compare them")
+            return self.flag(left, value)
         else:
             value = self.expression(right, assigned)
         return self.bind(left, value, right)
+
+    def flag(self, left: Node, value: ir.Expr) -> ir.Assign:
+        """`found = False`, `seen = b == 10`, `double = not double`: a local holding a bool, kept as 0 or 1 and read
+        only as a condition (as a number or a result, Python would show `True`)."""
+        name, line = text(left), left.start_point[0] + 1
+        if name in self.sequences or (name in self.locals and name not in self.flags):
+            raise refuse(left, f"`{name}` holds {_named(self.locals.get(name))} elsewhere and a bool here; keep one type per name")
+        self.locals[name] = ir.INT
+        self.flags.add(name)
+        held = value if isinstance(value, ir.Const) else ir.Select(value, ir.Const(1, line), ir.Const(0, line), line)
+        return ir.Assign(name, held, line)
 
     def bind(self, left: Node, value: ir.Expr, right: Node) -> ir.Assign:
         """`name = value`, keeping one type per name."""
@@ -397,12 +636,14 @@ class _Lowering:
         if name in self.sequences:
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         kind = self.value_type(value, right)
-        if self.locals.setdefault(name, kind) != kind or name == self.buffer:
+        if self.locals.setdefault(name, kind) != kind or name == self.buffer or name in self.flags:
             raise refuse(left, f"`{name}` holds a {self.locals[name]} elsewhere and a {kind} here; keep one type per name")
         return ir.Assign(name, value, left.start_point[0] + 1)
 
     def new_buffer(self, left: Node, right: Node, kind: str) -> ir.Stmt:
         empty = right.type == "list" or not right.child_by_field_name("arguments").named_children
+        if self.buffer == text(left) == self.planned and kind == ir.BUFFER and empty:  # a `return b""` came first
+            return ir.Assign(self.buffer, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
         if self.buffer is not None or not empty:
             raise refuse(right, "only one output, a `bytearray()` or a list `[]` created empty, is modelled")
         name = text(left)
@@ -410,6 +651,8 @@ class _Lowering:
             raise refuse(left, f"`{name}` is already an integer")
         if kind == ir.LIST and name in self.join_names:
             kind, self.joined = ir.BUFFER, name
+        elif kind == ir.LIST and name in self.text_names:
+            self.text = name
         self.buffer = name
         self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
         return ir.Assign(name, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
@@ -586,17 +829,19 @@ class _Lowering:
     def sliced_return(self, value: Node, node: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`return data[i:j]`: the slice copied into the output buffer, which the call gives back as the slice's type
         (`bytes` of `bytes`, `bytearray` of a `bytearray`)."""
-        sliced = text(_slice_of(value)[0])  # type: ignore[index]
-        sequence = self.sequences.get(sliced)
         line = node.start_point[0] + 1
-        if sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY, ir.TABLE) or sequence.element != ir.INT:
+        literal = _bytes_literal(value) is not None
+        sequence = None if literal else self.sequences.get(text(_slice_of(value)[0]))  # type: ignore[index]
+        if not literal and (
+            sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY, ir.TABLE) or sequence.element != ir.INT
+        ):
             raise refuse(value, f"`return {text(value)}`: only a slice of a `bytes` or `bytearray` argument or table is returned")
         if self.buffer is None:
-            self.buffer = f"{line}_sliced"
+            self.buffer = self.planned or f"{line}_sliced"
             self.sequences[self.buffer] = ir.Sequence(self.buffer, ir.BUFFER, "uint8", written=True)
         elif self.sequences[self.buffer].kind != ir.BUFFER:
             raise refuse(value, f"`return {text(value)}` beside the output list `{self.buffer}`: return one kind of value")
-        kind = ir.BUFFER if sequence.kind == ir.BYTEARRAY else ir.BYTES
+        kind = ir.BUFFER if sequence is not None and sequence.kind == ir.BYTEARRAY else ir.BYTES
         if self.returns not in (None, kind):
             raise refuse(node, f"returns {_named(kind)} here and {_named(self.returns)} elsewhere; return one kind of value")
         self.returns = kind
@@ -622,8 +867,20 @@ class _Lowering:
 
     def if_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str] | None]:
         prelude, condition = self.inlined_condition(node.child_by_field_name("condition"), assigned)
-        then, after = self.block(node.child_by_field_name("consequence"), assigned)
         alternatives = node.children_by_field_name("alternative")
+        decided = _decided(condition)
+        if decided is not None:  # a type check decided by the lowered types: only the side that runs is lowered
+            if decided:
+                then, after = self.block(node.child_by_field_name("consequence"), assigned)
+                return [*prelude, *then], after
+            if not alternatives:
+                return prelude, assigned
+            if alternatives[0].type == "else_clause":
+                orelse, otherwise = self.block(alternatives[0].child_by_field_name("body"), assigned)
+                return [*prelude, *orelse], otherwise
+            lowered, otherwise = self.if_statement(_ElifLadder(alternatives[0], alternatives[1:]), assigned)  # type: ignore[arg-type]
+            return [*prelude, *lowered], otherwise
+        then, after = self.block(node.child_by_field_name("consequence"), assigned)
         orelse: tuple[ir.Stmt, ...] = ()
         otherwise: frozenset[str] | None = assigned
         if alternatives:
@@ -672,6 +929,9 @@ class _Lowering:
             body, _ = self.block(node.child_by_field_name("body"), assigned | {name})
             self.broken.pop()
             return [ir.ForRange(name, start, stop, step, body, line)], assigned
+        reversed_call = iterable.type == "call" and text(iterable.child_by_field_name("function")) == "reversed"
+        if reversed_call or _slice_of(iterable) is not None:
+            return self.positions_loop(node, variable, iterable, assigned)
         self.ready(iterable, text(iterable), assigned)
         sequence = self.sequences.get(text(iterable))
         if sequence is None or sequence.kind in (ir.BUFFER, ir.LIST):
@@ -719,6 +979,38 @@ class _Lowering:
         )
         return [ir.ForRange(index, ir.Const(start, line), stop, 1, (first, *body), line)], assigned
 
+    def positions_loop(
+        self, node: Node, variable: Node, iterable: Node, assigned: frozenset[str]
+    ) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`for b in reversed(data)` or `for b in data[i:j]`: a `range` over the positions (a slice's bounds clamped
+        as Python's, computed once), the element read at the top of each pass. The sequence is not written in the
+        loop, so reading it in place gives what Python's reversed iterator or slice copy gives."""
+        line = node.start_point[0] + 1
+        if _slice_of(iterable) is not None:
+            name, start, stop = self.slice_bounds(iterable, assigned)
+            step = 1
+        else:
+            arguments = iterable.child_by_field_name("arguments").named_children
+            if len(arguments) != 1 or arguments[0].type != "identifier":
+                raise refuse(iterable, f"`for` over `{text(iterable)}`: only `reversed` of a sequence argument is iterated")
+            name = text(arguments[0])
+            self.ready(arguments[0], name, assigned)
+            start, stop, step = ir.Binary("-", ir.Length(name, line), ir.Const(1, line), line), ir.Const(-1, line), -1
+        sequence = self.sequences.get(name)
+        if sequence is None or sequence.kind in (ir.BUFFER, ir.LIST):
+            raise refuse(iterable, f"`for` over `{text(iterable)}`: only sequence arguments and tables are iterated")
+        if variable.type != "identifier":
+            raise refuse(variable, f"loop target `{text(variable)}` must be one name")
+        self.declare(variable, sequence.element)
+        position = self.temporary(line)
+        first = ir.Assign(text(variable), ir.Load(name, ir.Local(position, ir.INT, line), sequence.element, line), line)
+        self.iterated.append(name)
+        self.broken.append(False)
+        body, _ = self.block(node.child_by_field_name("body"), assigned | {text(variable)})
+        self.broken.pop()
+        self.iterated.pop()
+        return [ir.ForRange(position, start, stop, step, (first, *body), line)], assigned
+
     def declare(self, variable: Node, kind: str) -> None:
         name = text(variable)
         if name in self.sequences or self.locals.setdefault(name, kind) != kind:
@@ -754,6 +1046,11 @@ class _Lowering:
                 raise refuse(value, f'`{text(value)[:60]}`: only `b"".join({self.joined})` is joined')
             self.ready(value, self.joined, assigned, joining=True)
             kind, lowered = ir.BYTES, None
+        elif self.text is not None and value.type == "call" and _is_join(value.child_by_field_name("function"), ""):
+            if [text(argument) for argument in value.child_by_field_name("arguments").named_children] != [self.text]:
+                raise refuse(value, f'`{text(value)[:60]}`: only `"".join({self.text})` is joined')
+            self.ready(value, self.text, assigned)
+            kind, lowered = ir.TEXT, None
         elif (
             self.buffer is not None
             and value.type == "call"
@@ -860,6 +1157,13 @@ class _Lowering:
         return kind
 
     def ready(self, node: Node, name: str, assigned: frozenset[str], joining: bool = False) -> None:
+        if name == self.text and node.type not in ("attribute", "call"):
+            raise refuse(
+                node, f'`{name}` is joined with `"".join`: only `{name}.append(...)` of characters and the join are modelled'
+            )
+        self.readied(node, name, assigned, joining)
+
+    def readied(self, node: Node, name: str, assigned: frozenset[str], joining: bool) -> None:
         """The output `bytearray()` is used only where it was created on every path before; a table is emitted
         where it is read; a list joined with `b"".join` is only appended to and joined (`joining`)."""
         if name == self.joined and self.joined is not None and not joining:
@@ -876,8 +1180,10 @@ class _Lowering:
         """The module's `bytes` constants the function may read."""
         return {name for name, value in self.constants.items() if isinstance(value, bytes | tuple)}
 
-    def name_value(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
+    def name_value(self, node: Node, assigned: frozenset[str], flag: bool = False) -> ir.Expr:
         name = text(node)
+        if name in self.flags and not flag:
+            raise refuse(node, f"`{name}` holds a bool: it is modelled only as a condition (as a number Python shows `True`)")
         if name in self.sequences or name in self.tables():
             raise refuse(node, f"`{name}` is a sequence; index it or take its `len`")
         if name not in self.locals and isinstance(self.constants.get(name), int):
@@ -902,10 +1208,16 @@ class _Lowering:
         if kind == "identifier" and conditions and (text(node) in self.sequences or text(node) in self.tables()):
             self.ready(node, text(node), assigned)  # `if not data:`, a sequence is true where it is not empty
             return ir.Compare("!=", ir.Length(text(node), line), ir.Const(0, line), line)
+        if kind == "attribute" and (held := self.attribute(node)) is not None:
+            return ir.Local(held, ir.INT, line)
+        if kind == "identifier" and conditions and text(node) in self.flags:
+            return ir.Compare("!=", self.name_value(node, assigned, flag=True), ir.Const(0, line), line)
         if kind == "identifier":
             return self.name_value(node, assigned)
         if kind == "subscript":
             name = text(node.child_by_field_name("value"))
+            if isinstance(self.constants.get(name), dict) and len(node.children_by_field_name("subscript")) == 1:
+                return self.dict_lookup(node.child_by_field_name("subscript"), self.constants[name], None, assigned)  # type: ignore[arg-type]
             self.ready(node, name, assigned)
             if name not in self.sequences:
                 raise refuse(node, f"`{name}` is not a sequence argument, a module's table or the output `bytearray()`")
@@ -919,9 +1231,11 @@ class _Lowering:
             return ir.Load(name, index, self.sequences[name].element, line)
         if kind == "binary_operator":
             operator = text(node.child_by_field_name("operator"))
-            if operator not in ARITHMETIC:
+            if operator not in ARITHMETIC and operator != "**":
                 raise refuse(node, f"`{operator}` is not modelled (integer arithmetic: {' '.join(sorted(ARITHMETIC))})")
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if operator == "**":
+                return self.power(node, left, right, assigned)
             return ir.Binary(
                 operator,
                 self.as_int(self.integer(left, assigned), left),
@@ -951,6 +1265,16 @@ class _Lowering:
             raise refuse(node, f"`{text(node)}` as a value is not modelled; use it as a condition")
         raise refuse(node, NOT_MODELLED.get(kind, f"`{text(node)[:60]}` ({kind.replace('_', ' ')}) is not modelled"))
 
+    def power(self, node: Node, left: Node, right: Node, assigned: frozenset[str]) -> ir.Expr:
+        """`2**32`: a power of constants is its value (a mask or a modulus written as a power); others are refused."""
+        base, exponent = self.expression(left, assigned), self.expression(right, assigned)
+        if not (isinstance(base, ir.Const) and isinstance(exponent, ir.Const) and 0 <= exponent.value <= 64):
+            raise refuse(node, f"`{text(node)}`: only a power of integer constants (an exponent up to 64) is modelled")
+        value = base.value**exponent.value
+        if not -(1 << 63) <= value < 1 << 63:
+            raise refuse(node, f"`{text(node)}` does not fit in 64 bits")
+        return ir.Const(value, node.start_point[0] + 1)
+
     def call(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         callee = node.child_by_field_name("function")
         name, line = text(callee), node.start_point[0] + 1
@@ -963,12 +1287,16 @@ class _Lowering:
                 f"`{text(node)[:60]}`: a helper is inlined where its call is a statement, an assignment's whole value "
                 "or a `return`'s; assign it to a name first",
             )
+        if name == "isinstance" and len(arguments) == 2:
+            return ir.Const(int(self.instance_of(arguments[0], arguments[1])), line)
         if name == "len" and len(arguments) == 1:
             measured = text(arguments[0])
             self.ready(node, measured, assigned)
             if measured not in self.sequences:
                 raise refuse(node, f"`{text(node)}`: only a sequence's length is modelled")
             return ir.Length(measured, line)
+        if name == "ord" and len(arguments) == 1 and (character := _character(arguments[0])) is not None:
+            return ir.Const(ord(character), line)
         if name == "ord" and len(arguments) == 1:
             value = self.expression(arguments[0], assigned)
             if expression_type(value) == ir.CHAR:
@@ -985,10 +1313,89 @@ class _Lowering:
             left, right = (self.as_int(self.integer(argument, assigned), argument) for argument in arguments)
             return ir.Binary(name, left, right, line)
         if callee.type == "attribute":
-            raise refuse(node, f"`{text(node)[:60]}`: method calls on objects are not modelled")
+            return self.method(node, callee, arguments, assigned)
         raise refuse(
             node, f"`{name}(...)` is not modelled (calls: `len`, `int`, `min`/`max` of two ints, `range` in a `for`, `bytearray()`)"
         )
+
+    def method(self, node: Node, callee: Node, arguments: list[Node], assigned: frozenset[str]) -> ir.Expr:
+        """`c.isdigit()` and the other character tests of a `str`'s character, `ALPHABET.find(c)` on a module `str`
+        or `bytes` constant, `TABLE.get(c, default)` on a module dict. A test or a search reads a table Python
+        computed; where the character is past the table (a test past Latin-1, a `bytes` search of an int outside
+        0..255, which Python refuses), the index is out of range and the call runs the original."""
+        owner, method, line = (
+            callee.child_by_field_name("object"),
+            text(callee.child_by_field_name("attribute")),
+            node.start_point[0] + 1,
+        )
+        constant = self.constants.get(text(owner)) if owner.type == "identifier" and text(owner) not in self.locals else None
+        if method in CHARACTER_TESTS and not arguments:
+            value = self.expression(owner, assigned)
+            if expression_type(value) == ir.CHAR:
+                table = self.lookup_table(owner, bytes(int(getattr(chr(code), method)()) for code in range(256)), assigned)
+                inside = ir.Compare("<", value, ir.Const(256, line), line)
+                index = ir.Select(inside, ir.ToInt(value, line), ir.Const(256, line), line)
+                return ir.Compare("!=", ir.Load(table, index, ir.INT, line), ir.Const(0, line), line)
+        if method == "find" and len(arguments) == 1 and type(constant) in (str, bytes):
+            value = self.compared(arguments[0], assigned)
+            character = expression_type(value) == ir.CHAR or _character(arguments[0]) is not None
+            if character and type(constant) is str:
+                found = tuple(constant.find(chr(code)) for code in range(max(map(ord, constant), default=0) + 1))
+                table = self.lookup_table(owner, found, assigned)
+                inside = ir.Compare("<", value, ir.Const(len(found), line), line)
+                return ir.Select(inside, ir.Load(table, ir.ToInt(value, line), ir.INT, line), ir.Const(-1, line), line)
+            if not character and type(constant) is bytes:
+                table = self.lookup_table(owner, tuple(constant.find(byte) for byte in range(256)), assigned)
+                negative = ir.Compare("<", value, ir.Const(0, line), line)
+                return ir.Load(table, ir.Select(negative, ir.Const(256, line), value, line), ir.INT, line)
+        if method == "get" and len(arguments) == 2 and isinstance(constant, dict):
+            default = self.as_int(self.integer(arguments[1], assigned), arguments[1])
+            return self.dict_lookup(arguments[0], constant, default, assigned)
+        raise refuse(node, f"`{text(node)[:60]}`: method calls on objects are not modelled")
+
+    def lookup_table(self, node: Node, entries: bytes | tuple[int, ...], assigned: frozenset[str]) -> str:
+        """A constant table the lowering computed, read like a module's."""
+        name = f"{node.start_point[0] + 1}_lookup{len(self.constants)}"
+        self.constants[name] = entries
+        self.ready(node, name, assigned)
+        return name
+
+    def dict_lookup(self, key: Node, table: dict[str | int, int], default: ir.Expr | None, assigned: frozenset[str]) -> ir.Expr:
+        """`TABLE[key]` or `TABLE.get(key, default)` on a module dict of one-character strings or ints to ints: the
+        keys compared in order; a missing key gives the default, or (`KeyError` in Python) reads past a one-entry
+        table, so the call runs the original."""
+        line = key.start_point[0] + 1
+        value = self.compared(key, assigned)
+        character = expression_type(value) == ir.CHAR or _character(key) is not None
+        if character != isinstance(next(iter(table), ""), str):
+            looked = _named(ir.CHAR if character else ir.INT)
+            raise refuse(key, f"`{text(key.parent.parent)[:60]}` looks up {looked} in a dict of other keys")
+        if default is None:
+            default = ir.Load(self.lookup_table(key, b"\x00", assigned), ir.Const(1, line), ir.INT, line)
+        result = default
+        for each, found in reversed(table.items()):
+            wanted = ir.Const(ord(each) if isinstance(each, str) else each, line)
+            result = ir.Select(ir.Compare("==", value, wanted, line), ir.Const(found, line), result, line)
+        return result
+
+    def instance_of(self, value: Node, classes: Node) -> bool:
+        """`isinstance(x, int)` or `isinstance(data, (bytes, bytearray))`, decided by the type the function was
+        lowered for: the native code is only called with exactly that type (any other call runs the original,
+        which raises as it would), so a type check at entry becomes a guard at the call."""
+        names = classes.named_children if classes.type == "tuple" else [classes]
+        shadowed = [text(n) for n in names if text(n) in self.constants or text(n) in self.helpers or text(n) in self.locals]
+        if value.type != "identifier" or not names or shadowed or any(text(n) not in INSTANCE_CLASSES for n in names):
+            raise refuse(
+                value.parent.parent,
+                f"`{text(value.parent.parent)[:60]}`: only `isinstance` of a name against builtin "
+                f"{', '.join(INSTANCE_CLASSES)} (or a tuple of them) is modelled",
+            )
+        name = text(value)
+        held = self.sequences[name].kind if name in self.sequences else self.locals.get(name)
+        ambiguous = held == ir.INTS and len({"list", "tuple"} & {text(n) for n in names}) == 1  # a list or a tuple
+        if held is None or name == self.buffer or name in self.flags or ambiguous:
+            raise refuse(value, f"`isinstance({name}, ...)`: `{name}`'s type is not known exactly here")
+        return any(held in INSTANCE_CLASSES[text(n)] for n in names)
 
     def comparison(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
         operands = node.named_children
@@ -1044,6 +1451,11 @@ class _Lowering:
             and not any(c.type == "interpolation" for c in right.named_children)
         ):
             candidates = [ir.Const(ord(c), line) for c in dict.fromkeys(ast.literal_eval(text(right)))]
+        elif right.type == "identifier" and isinstance(self.constants.get(text(right)), dict):
+            keys = list(self.constants[text(right)])  # type: ignore[union-attr]
+            if isinstance(keys[0], str) != character:
+                raise refuse(right, f"`{text(left)} in {text(right)}` mixes characters and numbers; compare like with like")
+            candidates = [ir.Const(ord(key) if isinstance(key, str) else key, line) for key in keys]
         elif right.type == "tuple":
             candidates = [self.compared(element, assigned) for element in right.named_children]
             if {
@@ -1107,6 +1519,31 @@ class _ElifLadder:
         return self.rest if field == "alternative" else []
 
 
+def _surely_byte(value: ir.Expr, sequences: Mapping[str, ir.Sequence]) -> bool:
+    """Whether a value is within 0..255 by its form: a constant, a byte read, a mask or a remainder by at most 256."""
+    if isinstance(value, ir.Load):
+        return sequences[value.sequence].dtype == "uint8"
+    if isinstance(value, ir.Const):
+        return 0 <= value.value <= 255
+    if isinstance(value, ir.Binary) and value.op == "&":
+        return any(isinstance(side, ir.Const) and 0 <= side.value <= 255 for side in (value.left, value.right))
+    if isinstance(value, ir.Binary) and value.op == "%":
+        return isinstance(value.right, ir.Const) and 0 < value.right.value <= 256
+    if isinstance(value, ir.Select):
+        return _surely_byte(value.then, sequences) and _surely_byte(value.orelse, sequences)
+    return False
+
+
+def _lookup_dict(value: dict[object, object]) -> bool:
+    """Whether a dict literal is a lookup table the lowering compares keys against: a few one-character strings or
+    ints (within 64 bits) to ints within 64 bits."""
+    keys_ok = all(type(key) is str and len(key) == 1 for key in value) or all(
+        type(key) is int and -(1 << 63) <= key < 1 << 63 for key in value
+    )
+    values_ok = all(type(each) is int and -(1 << 63) <= each < 1 << 63 for each in value.values())
+    return 0 < len(value) <= DICT_KEYS and keys_ok and values_ok
+
+
 def _bytes_literal(node: Node) -> bytes | None:
     """A `bytes` literal's value (no interpolations)."""
     if node.type not in ("string", "concatenated_string") or any(child.type == "interpolation" for child in walk(node)):
@@ -1135,9 +1572,17 @@ def _slice_of(node: Node) -> tuple[Node, Node | None, Node | None] | None:
 
 def _is_bytes_join(callee: Node | None) -> bool:
     """Whether a call's function is `b"".join`."""
+    return _is_join(callee, b"")
+
+
+def _is_join(callee: Node | None, joiner: bytes | str) -> bool:
+    """Whether a call's function is `b"".join` (`joiner` `b""`) or `"".join` (`joiner` `""`)."""
     if callee is None or callee.type != "attribute" or text(callee.child_by_field_name("attribute")) != "join":
         return False
-    return _bytes_literal(callee.child_by_field_name("object")) == b""
+    joined = callee.child_by_field_name("object")
+    if isinstance(joiner, bytes):
+        return _bytes_literal(joined) == joiner
+    return joined.type == "string" and not joined.named_children[1:-1] and ast.literal_eval(text(joined)) == joiner
 
 
 class _Inlined:
@@ -1209,6 +1654,16 @@ def _tails(statements: list[ir.Stmt], call: Node) -> list[ir.Stmt]:
             )
         out.append(statement)
     return out
+
+
+def _decided(condition: ir.Expr) -> bool | None:
+    """A condition's truth where it is known while lowering (an `isinstance` and `not`s of it), else None."""
+    if isinstance(condition, ir.Const):
+        return condition.value != 0
+    if isinstance(condition, ir.Not):
+        inner = _decided(condition.operand)
+        return None if inner is None else not inner
+    return None
 
 
 def _is_condition(value: ir.Expr) -> bool:

@@ -21,7 +21,7 @@ from repoos_agent.backends.cc import build_shared_library
 from repoos_agent.backends.library import load_library
 from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
+from repoos_agent.fsm.lower import BOOL, FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
 
@@ -38,6 +38,9 @@ def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, i
     defaults = parameter_defaults(function)
     for name in parameter_names(function):
         value = values.get(name, defaults.get(name))
+        if type(defaults.get(name)) is bool or type(value) is bool:
+            types[name] = BOOL  # a flag: read only as a condition, so a bool and an int are alike
+            continue
         if type(defaults.get(name)) is int and type(value) is not int:
             raise FsmRefusal(
                 function.start_point[0] + 1,
@@ -136,7 +139,9 @@ class FsmNative:
         arguments: list[object] = []
         for parameter, value in zip(self.function.parameters, args, strict=True):
             if isinstance(parameter, str):
-                if type(value) is not int or not -ARGUMENT <= value <= ARGUMENT:
+                if type(value) not in (int, bool) or (type(value) is bool and parameter not in self.function.flags):
+                    return None
+                if not -ARGUMENT <= value <= ARGUMENT:
                     return None
                 arguments.append(value)
                 continue
@@ -162,6 +167,8 @@ class FsmNative:
             return output
         if kind == ir.BYTES:  # `bytes(out)`, `b"".join(parts)` or a slice of `bytes`
             return bytes(output)
+        if kind == ir.TEXT:  # `"".join(chars)`: the list's code points
+            return "".join(map(chr, output))
         if kind == ir.CHAR:
             return chr(value)
         if kind == ir.INT:

@@ -12,6 +12,7 @@ Python original.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,14 @@ from repoos_agent.errors import ArgumentSpecError, RepoosError, SourceError
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.comparison import evaluate
-from repoos_agent.fsm.lower import FsmRefusal, lower_function, parameter_defaults, parameter_names
+from repoos_agent.fsm.lower import (
+    CHARACTER_TESTS,
+    FsmRefusal,
+    lower_function,
+    module_functions,
+    parameter_defaults,
+    parameter_names,
+)
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.ranges import check_widths
 from repoos_agent.ingest.classify import walk
@@ -92,14 +100,19 @@ def claim(function: Node, path: str) -> str | None:
 
 def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
     """Parameters typed without a call: by their default (an int, or a table's `bytes` or tuple of ints) or their
-    annotation (`bytes`, `bytearray`, `int`), else a sequence where the function indexes, iterates or measures it
-    (a `bytearray` where it writes it), else an int."""
+    annotation (`bytes`, `bytearray`, `str`, `int`), else a `str` where the function reads it as text (its elements
+    compared with one-character strings, tested as characters or passed to `ord`), else a sequence where the
+    function indexes, iterates or measures it (a `bytearray` where it writes it), else an int."""
     indexed, written = set(), set()
+    textual = _textual(function, frozenset({text(function.child_by_field_name("name"))}))
     for node in walk(function):
         if node.type == "subscript":
             indexed.add(text(node.child_by_field_name("value")))
         elif node.type == "for_statement":
-            indexed.add(text(node.child_by_field_name("right")))
+            iterated = node.child_by_field_name("right")
+            if iterated.type == "call" and text(iterated.child_by_field_name("function")) in ("enumerate", "reversed"):
+                iterated = next(iter(iterated.child_by_field_name("arguments").named_children), iterated)
+            indexed.add(text(iterated))
         elif node.type == "call" and text(node.child_by_field_name("function")) == "len":
             indexed.update(text(argument) for argument in node.child_by_field_name("arguments").named_children)
         elif node.type in ("assignment", "augmented_assignment"):
@@ -123,11 +136,77 @@ def assumed_types(function: Node) -> dict[str, ir.Sequence | str]:
             types[name] = ir.INT
         elif annotated in ANNOTATED:
             types[name] = ir.Sequence(name, ANNOTATED[annotated])
+        elif annotated == "str" or (name in textual and name not in written):
+            types[name] = ir.Sequence(name, ir.TEXT, "uint32")
         elif annotated == "int" or name not in indexed:
             types[name] = ir.INT
         else:
             types[name] = ir.Sequence(name, ir.BYTEARRAY if name in written else ir.BYTES)
     return types
+
+
+def _parameters(function: Node) -> list[str]:
+    try:
+        return parameter_names(function)
+    except FsmRefusal:
+        return []  # a helper with parameters the track does not take says nothing about its caller's
+
+
+def _textual(function: Node, visiting: frozenset[str] = frozenset()) -> set[str]:
+    """The parameters the function reads as text: checked with `isinstance(x, str)`, or whose elements (`x[i]`, or
+    `c` in `for c in x`) are compared with a one-character string literal, tested with `.isdigit()` and the like,
+    or passed to `ord`."""
+    element_of: dict[str, str] = {}
+    for node in walk(function):
+        if node.type == "for_statement" and node.child_by_field_name("left").type == "identifier":
+            iterated = node.child_by_field_name("right")
+            if iterated.type == "call" and text(iterated.child_by_field_name("function")) == "reversed":
+                iterated = next(iter(iterated.child_by_field_name("arguments").named_children), iterated)
+            element_of[text(node.child_by_field_name("left"))] = text(iterated)
+        elif (
+            node.type == "assignment"
+            and (right := node.child_by_field_name("right")) is not None
+            and right.type == "subscript"
+            and node.child_by_field_name("left").type == "identifier"
+        ):
+            element_of[text(node.child_by_field_name("left"))] = text(right.child_by_field_name("value"))
+
+    def owner(node: Node) -> str | None:
+        if node.type == "subscript":
+            return text(node.child_by_field_name("value"))
+        return element_of.get(text(node), text(node)) if node.type == "identifier" else None
+
+    helpers = module_functions(function)
+
+    found = set()
+    for node in walk(function):
+        if node.type == "comparison_operator" and any(_one_character(operand) for operand in node.named_children):
+            found.update(name for operand in node.named_children if (name := owner(operand)) is not None)
+        elif node.type == "call":
+            callee, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments").named_children
+            if text(callee) == "ord" and len(arguments) == 1 and (name := owner(arguments[0])) is not None:
+                found.add(name)
+            elif text(callee) == "isinstance" and len(arguments) == 2 and text(arguments[1]) == "str":
+                found.add(text(arguments[0]))
+            elif callee.type == "attribute" and text(callee.child_by_field_name("attribute")) in CHARACTER_TESTS:
+                name = owner(callee.child_by_field_name("object"))
+                found.update([name] if name is not None else [])
+            elif text(callee) in helpers and text(callee) not in visiting:
+                helper = helpers[text(callee)]
+                characters = _textual(helper, visiting | {text(callee)})  # a helper's parameter read as a character
+                for parameter, argument in zip(_parameters(helper), arguments, strict=False):
+                    if parameter in characters and (name := owner(argument)) is not None:
+                        found.add(name)
+    return found
+
+
+def _one_character(node: Node) -> bool:
+    return (
+        node.type == "string"
+        and not any(child.type == "interpolation" for child in node.named_children)
+        and len(ast.literal_eval(text(node))) == 1
+        and isinstance(ast.literal_eval(text(node)), str)
+    )
 
 
 def check(args: argparse.Namespace) -> int:
