@@ -34,6 +34,7 @@ from repoos_agent.fsm.compare import Outcome, difference, outcome
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.peers import PEERS, Contender, InProcess, PeerMissing, PeerUnsupported, build_peer, temporary_build_dir
+from repoos_agent.fsm.rewrites import apply_steps
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.measure.cores import MachineState, prepare_probe, probe_machine, runnable_others
 from repoos_agent.measure.lock import measurement_lock
@@ -45,14 +46,35 @@ DEFAULT_SIZE = "LARGE"
 WARMUPS = 2
 REPEATS = 5
 PYTHON, OURS = "CPython", "ours"
+RACE_SIZE = "MEDIUM"
+"""The inputs the arena races on to crown ours: smaller than the study's, so the race costs seconds."""
 RESULTS_NAME = "fsm-peers"
 
 
-def ours_for(kernel: BundledKernel) -> Callable[..., object]:
-    """Our compiled version of `kernel`, called as the Python function: the fsm track's baseline, lowered for the
-    types of the kernel's inputs (the same at every size). `FsmRefusal` when the track does not take it."""
-    node = _function_node(kernel)
-    return FsmNative(lower_for(node, kernel.inputs(SIZE_CLASSES[0])), kernel.python_function())
+def ours_for(kernel: BundledKernel) -> tuple[Callable[..., object], str]:
+    """Our compiled version of `kernel`, called as the Python function, and its variant's label: the one the arena
+    crowns when the heuristic's proposals race on the kernel's `RACE_SIZE` inputs (the baseline when none beats it
+    beyond the noise), lowered for the types of its inputs (the same at every size). `FsmRefusal` when the track
+    does not take it."""
+    from repoos_agent.agent.events import EventStream  # the arena loads only when ours is built
+    from repoos_agent.fsm.arena import run_arena
+    from repoos_agent.fsm.optimize import heuristic_variants, qualifier_for
+
+    node, original = _function_node(kernel), kernel.python_function()
+    values = kernel.inputs(RACE_SIZE)
+    arguments = [values[name] for name in inspect.signature(original).parameters if name in values]
+    baseline = lower_for(node, values)
+    samples = [arguments]
+    result = run_arena(
+        kernel.name,
+        baseline,
+        original,
+        samples,
+        heuristic_variants(baseline),
+        qualifier_for(original, baseline, samples),
+        EventStream(),
+    )
+    return FsmNative(apply_steps(baseline, result.winner.steps).function, original), result.winner.label
 
 
 def _function_node(kernel: BundledKernel) -> Node:
@@ -113,7 +135,7 @@ def compare_kernel(
     size: str,
     peers: tuple[str, ...],
     build_dir: Path,
-    ours: Callable[[BundledKernel], Callable[..., object]] = ours_for,
+    ours: Callable[[BundledKernel], tuple[Callable[..., object], str]] = ours_for,
     report: Callable[[str], None] | None = None,
 ) -> KernelRow:
     """CPython, `ours(kernel)` and each peer on `kernel`'s inputs at `size`: built, checked, then raced."""
@@ -126,10 +148,9 @@ def compare_kernel(
     cells: dict[str, Cell] = {}
     with ExitStack() as stack:
         try:
-            with engine_work():
-                native = ours(kernel)
+            native, crowned = ours(kernel)  # the arena takes the cores for its own races: not under engine_work
             contenders[OURS] = InProcess(native, arguments)
-            cells[OURS] = Cell("ok")
+            cells[OURS] = Cell("ok", crowned)
         except FsmRefusal as refusal:
             cells[OURS] = Cell("refused", str(refusal))
         for name in peers:
@@ -206,7 +227,7 @@ def _machine_note(before: MachineState, after: MachineState, crowded: int, timed
 def run_peer_study(
     kernels: tuple[tuple[BundledKernel, str], ...],
     peers: tuple[str, ...],
-    ours: Callable[[BundledKernel], Callable[..., object]] = ours_for,
+    ours: Callable[[BundledKernel], tuple[Callable[..., object], str]] = ours_for,
     report: Callable[[str], None] | None = None,
 ) -> PeerStudy:
     """Every (kernel, size) compared in turn, the peers built in one temporary directory removed at the end."""
@@ -220,7 +241,7 @@ def run_peer_study(
 def table(study: PeerStudy) -> str:
     """The study as a Markdown table (times in seconds, the median ±spread; x is CPython's median over the
     contender's), with its notes (reasons, conversions, busy machine) numbered under it."""
-    header = ["kernel", "size", "CPython s", "ours s", "ours x"]
+    header = ["kernel", "size", "CPython s", "ours s", "ours x", "ours: crowned variant"]
     for peer in study.peers:
         header += [f"{peer} s", f"{peer} x"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -231,13 +252,15 @@ def table(study: PeerStudy) -> str:
             cell = row.cells[name]
             if cell.status != "ok":
                 notes.append(f"{row.kernel}, {name}: {cell.status}: {cell.message}")
-                cells += [f"{cell.status} [{len(notes)}]", ""]
+                cells += [f"{cell.status} [{len(notes)}]", ""] + ([""] if name == OURS else [])
                 continue
             if cell.conversion:
                 notes.append(f"{row.kernel}, {name}: inputs converted, off the clock: {cell.conversion}")
             speedup = row.speedup(name)
             mark = f" [{len(notes)}]" if cell.conversion else ""
             cells += [_seconds(cell.timing), f"{speedup:.1f}x{mark}" if speedup is not None else "-"]
+            if name == OURS:
+                cells.append(cell.message)
         if row.machine:
             notes.append(f"{row.kernel}: busy machine: {row.machine}")
             cells[0] += f" [{len(notes)}]"
@@ -269,7 +292,8 @@ def write_results(directory: Path, study: PeerStudy, origin: Provenance) -> tupl
         f"Each contender checked against the CPython original first (returned value, arguments after, exception), "
         f"then timed interleaved: {study.warmups} warm-up calls each, {study.repeats} timed calls each, one at a time "
         f"under the measurement lock; the median ±relative interquartile spread, x = CPython's median over the "
-        f"contender's. \"ours\" is the fsm track's compiled baseline."
+        f"contender's. \"ours\" is the variant the fsm arena crowned on the kernel's {RACE_SIZE} inputs (the "
+        f"heuristic's proposals, each proved and checked before it raced)."
     )
     markdown.write_text(f"{title}\n\n{origin.line()}\n\n{method}\n\n{table(study)}\n", encoding="utf-8")
     payload = {"provenance": origin.as_json(), "study": _finite(asdict(study))}
