@@ -230,6 +230,7 @@ def test_repoos_optimize_races_a_files_function_and_stores_the_winner(tiny_rewri
     assert swap(fsm_functions.adler32, graph=graph)(b"hello") == fsm_functions.adler32(b"hello")
 
 
+@pytest.mark.slow  # every heuristic variant of crc32 qualified: the slow set runs it
 def test_repoos_optimize_prints_the_race_table(capsys, tmp_path):
     assert cli.main(["optimize", "fsm:crc32", "--size", "SMALL", "--graph", str(tmp_path / "graph.sqlite")]) == 0
     out = capsys.readouterr().out.splitlines()

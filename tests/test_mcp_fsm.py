@@ -88,6 +88,7 @@ async def test_a_race_returns_the_table_and_stores_the_winner_that_equals_the_or
         assert swapped(data) == fsm_functions.adler32(data)
 
 
+@pytest.mark.slow  # every heuristic variant of crc32 qualified: the slow set runs it
 async def test_a_bundled_kernel_races_at_its_size_without_being_stored(mcp):
     result = await mcp.call("optimize_branchy", {"target": "fsm:crc32", "size": "MINI", "store": False})
     assert not result.is_error, result.content[0].text

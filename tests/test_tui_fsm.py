@@ -97,6 +97,7 @@ async def test_a_refused_function_is_a_notification_and_no_race(tmp_path: Path):
         assert [row[1] for row in _rows(app)] == ["baseline"]
 
 
+@pytest.mark.slow  # every heuristic variant of crc32 qualified: the slow set runs it
 def test_repoos_tui_replays_an_fsm_log_in_the_fsm_monitor(tmp_path: Path, monkeypatch, capsys):
     log = tmp_path / "run.jsonl"
     assert cli.main(["optimize", "fsm:crc32", "--size", "MINI", "--graph", str(tmp_path / "g"), "--log", str(log)]) == 0
