@@ -22,7 +22,7 @@ import math
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -173,7 +173,7 @@ def compare_kernel(
         timings, machine = race(contenders)
     for name, timing in timings.items():
         if name != PYTHON:
-            cells[name] = Cell("ok", timing=timing, conversion=cells[name].conversion, build_s=cells[name].build_s)
+            cells[name] = replace(cells[name], timing=timing)
     row = KernelRow(kernel.name, size, timings[PYTHON], {name: cells[name] for name in (OURS, *peers)}, machine)
     report(f"{kernel.name} {size}: " + ", ".join(f"{name} {_cell_text(row, name)}" for name in row.cells))
     return row
