@@ -156,6 +156,7 @@ def test_the_z3_check_verifies_the_nests_the_call_replaces_and_mlir_refuses_blas
     assert "the MLIR backend has no BLAS calls (BlasCall: blas(S1)): build `gemm` with the C backend" in refused.feedback
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_the_heuristic_measures_blas_against_the_loops_for_each_product():
     ideas = [idea.schedule for idea in HeuristicProposer(resolve_target("numpy:gemm").kernel).ideas]
     assert "blas(S1)" in ideas

@@ -68,6 +68,7 @@ def test_each_thread_declares_its_own_copy_in_the_parallel_region():
     assert "temp2" not in region[: region.index(")")]  # not a parameter: no thread sees another's copy
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_the_heuristic_proposes_the_newly_parallel_loops():
     first = HeuristicProposer(resolve_target("deriche").kernel).propose([], 1)[0].schedule
     assert all(mark in first for mark in DERICHE_ROWS.split("; "))

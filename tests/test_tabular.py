@@ -158,6 +158,7 @@ def test_the_swapped_endpoint_serves_the_same_json_through_fastapi(app, server, 
     assert server.password not in repr(guarded.contract)
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_optimize_stores_a_contract_the_app_then_serves(app, server, tmp_path, monkeypatch):
     import json
     import subprocess

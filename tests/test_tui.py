@@ -158,6 +158,7 @@ async def test_live_search_fills_a_sorted_leaderboard_and_its_replay_shows_the_s
         assert replay.board.finished is not None and replay.board.finished.schedule == app.board.finished.schedule
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 async def test_pause_stops_new_evaluations_and_quit_cancels_the_search() -> None:
     app = _monitor(SearchConfig(iters=20, candidates=1, size="MINI"))
     async with app.run_test(size=SIZE) as pilot:

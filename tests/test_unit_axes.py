@@ -203,6 +203,7 @@ def test_a_stored_contract_runs_the_original_where_the_unit_axis_widens(tmp_path
         _same(swapped(w_wide, a), w_wide * a)
 
 
+@pytest.mark.slow  # end to end: the slow set runs it
 def test_ingest_and_check_with_the_inputs_shapes_agree():
     def repoos(*arguments: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

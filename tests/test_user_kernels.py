@@ -52,7 +52,8 @@ def test_every_user_kernel_is_affine():
 
 
 @pytest.mark.parametrize(
-    ("function", "loop", "compiler"), [("scaled_copy", "i", "c"), ("column_sums", "j", "c"), ("column_sums", "j", "mlir")]
+    ("function", "loop", "compiler"),
+    [("scaled_copy", "i", "c"), ("column_sums", "j", "c"), pytest.param("column_sums", "j", "mlir", marks=pytest.mark.slow)],
 )
 def test_sizes_read_in_the_loop_bounds_build_and_equal_python(repoos_command, function, loop, compiler):
     """`range(len(x))` and `range(A.shape[0])` with no `n = ...` line: once every build was a compile error.
