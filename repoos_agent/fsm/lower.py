@@ -458,6 +458,12 @@ class _Lowering:
                 return self.chained(node, assigned)
             if _sized_bytearray(left, right):
                 return self.sized_buffer(left, right, assigned), assigned | self.target_names(left)
+            if (
+                left.type == "identifier"
+                and right.type == "subscript"
+                and text(right.child_by_field_name("value")) in self.string_lists
+            ):
+                return self.string_at(left, right, assigned), assigned | {text(left)}
             return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
@@ -1073,6 +1079,31 @@ class _Lowering:
             stop = ir.Binary("+", stop, ir.Const(start, line), line)
         return [ir.ForRange(counter, ir.Const(start, line), stop, 1, (*first, *body), line)], assigned
 
+    def string_at(self, left: Node, right: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`s = strings[k]`: `k` counted from the end where negative; a `k` outside the list reads at `OUTSIDE`, so
+        the call runs the original (its IndexError). `s` is bound here only, read in place as in a loop over the
+        list."""
+        strings, name, line = text(right.child_by_field_name("value")), text(left), left.start_point[0] + 1
+        pieces = right.children_by_field_name("subscript")
+        if len(pieces) != 1 or pieces[0].type == "slice":
+            raise refuse(right, f"`{text(right)}`: only one `str` of `{strings}` is read at a time")
+        if name in self.views or name in self.locals or name in self.sequences or name in self.string_lists:
+            raise refuse(left, f"`{name}` is bound elsewhere too; a `str` of `{strings}` is modelled under a name of its own")
+        index = self.as_int(self.integer(pieces[0], assigned), pieces[0])
+        count, zero = ir.Load(strings, ir.Const(0, line), ir.INT, line), ir.Const(0, line)
+        self.used.add(strings)
+        held = self.temporary(line)
+        at = ir.Select(ir.Compare("<", index, zero, line), ir.Binary("+", index, count, line), index, line)
+        inside = ir.Logical("and", ir.Compare(">=", at, zero, line), ir.Compare("<", at, count, line), line)
+        position = ir.Local(held, ir.INT, line)
+        view = _View(strings, self.temporary(line), self.temporary(line))
+        self.views[name] = view
+        return [
+            ir.Assign(held, ir.Select(inside, at, ir.Const(OUTSIDE, line), line), line),
+            ir.Assign(view.start, ir.Load(strings, ir.Binary("+", position, ir.Const(1, line), line), ir.INT, line), line),
+            ir.Assign(view.end, ir.Load(strings, ir.Binary("+", position, ir.Const(2, line), line), ir.INT, line), line),
+        ]
+
     def view(self, node: Node, assigned: frozenset[str]) -> _View | None:
         """The `str` of a list a name is bound to by a loop over that list (None where `node` is not one)."""
         name = text(node)
@@ -1366,7 +1397,9 @@ class _Lowering:
             if (view := self.view(node.child_by_field_name("value"), assigned)) is not None:
                 return self.view_character(node, view, assigned)
             if name in self.string_lists:
-                raise refuse(node, f"`{text(node)}`: a `str` of `{name}` is read through `for s in {name}` or `enumerate({name})`")
+                raise refuse(
+                    node, f"`{text(node)}`: a `str` of `{name}` is read through `for s in {name}`, `enumerate` or `s = {name}[k]`"
+                )
             self.ready(node, name, assigned)
             if name not in self.sequences:
                 raise refuse(node, f"`{name}` is not a sequence argument, a module's table or the output `bytearray()`")
@@ -1658,7 +1691,9 @@ class _Lowering:
 OUTSIDE = -(1 << 62)
 """An index below every sequence, even counted from the end: a read there leaves the native code, and the call
 runs the original."""
-STRINGS_READ = "its `len`, its truth, one character `s[i]` and `for c in s` (of a list: `for s in list`, `enumerate` and `len`)"
+STRINGS_READ = (
+    "its `len`, its truth, one character `s[i]` and `for c in s` (of a list: `for s in list`, `enumerate`, `s = list[k]` and `len`)"
+)
 
 
 @dataclass(frozen=True)
