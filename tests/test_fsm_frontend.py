@@ -138,7 +138,7 @@ def test_what_the_front_end_cannot_model_is_refused_at_its_line(name, arguments,
 
 def test_a_list_holding_something_other_than_ints_is_refused_as_an_argument():
     with pytest.raises(FsmRefusal, match=r"argument `values` is a list: the fsm track takes ints, bytes, bytearrays, strs"):
-        native("weighted_sum", ["a"], [1])
+        native("weighted_sum", [1.5], [1])
 
 
 def test_a_module_tuple_of_ints_is_a_constant_table():

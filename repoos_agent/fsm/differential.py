@@ -282,7 +282,7 @@ class _Context:
             source = rng.choice(self.contents[parameter.name])
             start = rng.randrange(0, len(source) + 1)
             elements = list(_elements(source[start : start + length]))
-        elif parameter.kind in (ir.ARRAY, ir.INTS, ir.TEXT):
+        elif parameter.kind in (ir.ARRAY, ir.INTS, ir.TEXT, ir.STRS):
             elements = rng.choices(range(low, high + 1), k=length)
         else:
             elements = rng.randbytes(length)
@@ -301,6 +301,8 @@ class _Context:
     def sequence(self, parameter: ir.Sequence, elements: bytes | list[int]) -> object:
         """`elements` as the parameter's type (each clipped into its element's range)."""
         low, high = _bounds(parameter)
+        if parameter.kind == ir.STRS:
+            return self.strings([min(max(int(x), low), high) for x in elements])
         if parameter.kind in (ir.ARRAY, ir.INTS, ir.TEXT):
             clipped = [min(max(int(x), low), high) for x in elements]
             if parameter.kind == ir.INTS:
@@ -308,6 +310,11 @@ class _Context:
             return "".join(map(chr, clipped)) if parameter.kind == ir.TEXT else np.array(clipped, dtype=parameter.dtype)
         data = elements if isinstance(elements, bytes) else bytes(int(x) & 0xFF for x in elements)
         return bytearray(data) if parameter.kind == ir.BYTEARRAY else data
+
+    def strings(self, points: list[int]) -> list[str]:
+        """Code points cut into a list of `str` at random places: a few long ones, many short ones or empty ones."""
+        cuts = sorted(self.rng.choices(range(len(points) + 1), k=self.rng.choice((0, 1, 3, len(points) // 2 + 1))))
+        return ["".join(map(chr, points[start:end])) for start, end in zip([0, *cuts], [*cuts, len(points)], strict=True)]
 
     def changed(self, parameter: ir.Sequence, value: object) -> object:
         """The first `LONG` elements of `value` with one of them changed (the original is slow on a long sample)."""
@@ -366,12 +373,14 @@ def _elements(value: object) -> Iterator[int]:
         return iter(value.tolist())
     if isinstance(value, str):
         return map(ord, value)
+    if isinstance(value, list) and value and all(type(element) is str for element in value):
+        return (ord(c) for element in value for c in element)  # a list of `str`: their code points in a row
     return iter(value)  # type: ignore[call-overload]
 
 
 def _bounds(parameter: ir.Sequence) -> tuple[int, int]:
     """An element's range: its dtype's for an array, 64 bits for a list of ints, a code point for a `str`."""
-    if parameter.kind == ir.TEXT:
+    if parameter.kind in (ir.TEXT, ir.STRS):
         return 0, MAX_CODE_POINT
     if parameter.kind == ir.INTS:
         return LOW, HIGH

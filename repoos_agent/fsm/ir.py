@@ -25,6 +25,10 @@ INTS, TEXT, LIST = "ints", "text", "list"
 function grows with `append` and returns, a module's constant `bytes` or tuple of ints (a small table), a list or tuple of
 ints argument (read only, passed as `int64`), a `str` argument (read as its code points, passed as UTF-32), and
 the local list of ints the function grows with `append` and returns."""
+STRS = "strs"
+"""A list of `str` argument (read only), passed as one `uint32` buffer: the count of strings, then each string's
+start and the last one's end (positions in that buffer), then the strings' code points. A `str` of it is read only
+through the loop that binds it (`for k, s in enumerate(strings)`): its length, its characters and its truth."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -315,7 +315,11 @@ class _Lowering:
 
     def __init__(self, name: str, types: dict[str, ir.Sequence | str]) -> None:
         self.name = name
-        self.sequences = {n: t for n, t in types.items() if isinstance(t, ir.Sequence)}
+        self.sequences = {n: t for n, t in types.items() if isinstance(t, ir.Sequence) and t.kind != ir.STRS}
+        self.string_lists = {n: t for n, t in types.items() if isinstance(t, ir.Sequence) and t.kind == ir.STRS}
+        """The list of `str` arguments: apart from `sequences`, so that only the constructs modelled for them read them."""
+        self.views: dict[str, _View] = {}
+        """The names a loop over a list of `str` binds to each of its `str`s."""
         self.locals: dict[str, str] = {n: ir.INT if t == BOOL else t for n, t in types.items() if isinstance(t, str)}
         self.written: set[str] = set()
         self.buffer: str | None = None
@@ -372,7 +376,7 @@ class _Lowering:
         return name
 
     def sequence(self, name: str) -> ir.Sequence:
-        declared = self.sequences[name]
+        declared = self.sequences[name] if name in self.sequences else self.string_lists[name]
         return ir.Sequence(name, declared.kind, declared.dtype, name in self.written)
 
     # statements: each takes the names assigned on every path so far and returns them after (None: never reached)
@@ -452,6 +456,14 @@ class _Lowering:
                 return self.unpack(left, right, assigned), assigned | self.target_names(left)
             if right.type == "assignment":
                 return self.chained(node, assigned)
+            if _sized_bytearray(left, right):
+                return self.sized_buffer(left, right, assigned), assigned | self.target_names(left)
+            if (
+                left.type == "identifier"
+                and right.type == "subscript"
+                and text(right.child_by_field_name("value")) in self.string_lists
+            ):
+                return self.string_at(left, right, assigned), assigned | {text(left)}
             return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
@@ -623,7 +635,7 @@ class _Lowering:
         """`found = False`, `seen = b == 10`, `double = not double`: a local holding a bool, kept as 0 or 1 and read
         only as a condition (as a number or a result, Python would show `True`)."""
         name, line = text(left), left.start_point[0] + 1
-        if name in self.sequences or (name in self.locals and name not in self.flags):
+        if name in self.sequences or name in self.views or (name in self.locals and name not in self.flags):
             raise refuse(left, f"`{name}` holds {_named(self.locals.get(name))} elsewhere and a bool here; keep one type per name")
         self.locals[name] = ir.INT
         self.flags.add(name)
@@ -633,15 +645,17 @@ class _Lowering:
     def bind(self, left: Node, value: ir.Expr, right: Node) -> ir.Assign:
         """`name = value`, keeping one type per name."""
         name = text(left)
-        if name in self.sequences:
+        if name in self.sequences or name in self.string_lists:
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
+        if name in self.views:
+            raise refuse(left, f"`{name}` is a `str` of `{self.views[name].strings}` elsewhere; keep one type per name")
         kind = self.value_type(value, right)
         if self.locals.setdefault(name, kind) != kind or name == self.buffer or name in self.flags:
             raise refuse(left, f"`{name}` holds a {self.locals[name]} elsewhere and a {kind} here; keep one type per name")
         return ir.Assign(name, value, left.start_point[0] + 1)
 
-    def new_buffer(self, left: Node, right: Node, kind: str) -> ir.Stmt:
-        empty = right.type == "list" or not right.child_by_field_name("arguments").named_children
+    def new_buffer(self, left: Node, right: Node, kind: str, sized: bool = False) -> ir.Stmt:
+        empty = sized or right.type == "list" or not right.child_by_field_name("arguments").named_children
         if self.buffer == text(left) == self.planned and kind == ir.BUFFER and empty:  # a `return b""` came first
             return ir.Assign(self.buffer, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
         if self.buffer is not None or not empty:
@@ -917,6 +931,10 @@ class _Lowering:
         if node.child_by_field_name("alternative") is not None:
             raise refuse(node, "`for ... else` is not modelled")
         variable, iterable = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if (strings := self.strings_iterated(iterable)) is not None:
+            return self.strings_loop(node, variable, iterable, strings, assigned)
+        if (view := self.view(iterable, assigned)) is not None:
+            return self.view_loop(node, variable, view, assigned)
         if iterable.type == "call" and text(iterable.child_by_field_name("function")) == "enumerate":
             return self.enumerate_loop(node, variable, iterable, assigned)
         if variable.type != "identifier":
@@ -1011,8 +1029,160 @@ class _Lowering:
         self.iterated.pop()
         return [ir.ForRange(position, start, stop, step, (first, *body), line)], assigned
 
+    def strings_iterated(self, iterable: Node) -> str | None:
+        """The list of `str` argument a `for` runs over, itself or under `enumerate`, where it is one."""
+        if iterable.type == "call" and text(iterable.child_by_field_name("function")) == "enumerate":
+            iterable = next(iter(iterable.child_by_field_name("arguments").named_children), iterable)
+        return text(iterable) if iterable.type == "identifier" and text(iterable) in self.string_lists else None
+
+    def strings_loop(
+        self, node: Node, variable: Node, iterable: Node, strings: str, assigned: frozenset[str]
+    ) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`for s in strings` or `for k, s in enumerate(strings[, start])` over a list of `str` argument: a `range`
+        over its count, each pass reading where its `str` starts and ends in the list's buffer; `s` is read in place
+        through those two positions (a `str` is immutable, and the list is read only)."""
+        line = node.start_point[0] + 1
+        start, index = 0, None
+        element = variable
+        if iterable.type == "call":
+            arguments = iterable.child_by_field_name("arguments").named_children
+            targets = variable.named_children if variable.type in ("pattern_list", "tuple_pattern") else []
+            if len(targets) != 2 or not 1 <= len(arguments) <= 2:
+                raise refuse(variable, f"`for {text(variable)} in {text(iterable)}`: unpack `enumerate(sequence)` into two names")
+            index, element = targets
+            start = self.constant(arguments[1]) if len(arguments) == 2 else 0
+        if element.type != "identifier" or (index is not None and index.type != "identifier"):
+            raise refuse(variable, f"loop target `{text(variable)}`: only names are bound")
+        name = text(element)
+        if index is not None and text(index) == name:
+            raise refuse(variable, f"`{text(variable)}` binds one name twice")
+        if name in assigned or name in self.locals or name in self.sequences or name in self.string_lists:
+            raise refuse(element, f"`{name}` is bound elsewhere too; a `str` of `{strings}` is modelled under a name of its own")
+        counter = self.temporary(line) if index is None else text(index)
+        if index is not None:
+            self.declare(index, ir.INT)
+        self.used.add(strings)
+        position: ir.Expr = ir.Local(counter, ir.INT, line)
+        if start:
+            position = ir.Binary("-", position, ir.Const(start, line), line)
+        view = _View(strings, self.temporary(line), self.temporary(line))
+        first = (
+            ir.Assign(view.start, ir.Load(strings, ir.Binary("+", position, ir.Const(1, line), line), ir.INT, line), line),
+            ir.Assign(view.end, ir.Load(strings, ir.Binary("+", position, ir.Const(2, line), line), ir.INT, line), line),
+        )
+        self.views[name] = view
+        self.broken.append(False)
+        body, _ = self.block(node.child_by_field_name("body"), assigned | {counter, name})
+        self.broken.pop()
+        stop: ir.Expr = ir.Load(strings, ir.Const(0, line), ir.INT, line)
+        if start:
+            stop = ir.Binary("+", stop, ir.Const(start, line), line)
+        return [ir.ForRange(counter, ir.Const(start, line), stop, 1, (*first, *body), line)], assigned
+
+    def string_at(self, left: Node, right: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`s = strings[k]`: `k` counted from the end where negative; a `k` outside the list reads at `OUTSIDE`, so
+        the call runs the original (its IndexError). `s` is bound here only, read in place as in a loop over the
+        list."""
+        strings, name, line = text(right.child_by_field_name("value")), text(left), left.start_point[0] + 1
+        pieces = right.children_by_field_name("subscript")
+        if len(pieces) != 1 or pieces[0].type == "slice":
+            raise refuse(right, f"`{text(right)}`: only one `str` of `{strings}` is read at a time")
+        if name in self.views or name in self.locals or name in self.sequences or name in self.string_lists:
+            raise refuse(left, f"`{name}` is bound elsewhere too; a `str` of `{strings}` is modelled under a name of its own")
+        index = self.as_int(self.integer(pieces[0], assigned), pieces[0])
+        count, zero = ir.Load(strings, ir.Const(0, line), ir.INT, line), ir.Const(0, line)
+        self.used.add(strings)
+        held = self.temporary(line)
+        at = ir.Select(ir.Compare("<", index, zero, line), ir.Binary("+", index, count, line), index, line)
+        inside = ir.Logical("and", ir.Compare(">=", at, zero, line), ir.Compare("<", at, count, line), line)
+        position = ir.Local(held, ir.INT, line)
+        view = _View(strings, self.temporary(line), self.temporary(line))
+        self.views[name] = view
+        return [
+            ir.Assign(held, ir.Select(inside, at, ir.Const(OUTSIDE, line), line), line),
+            ir.Assign(view.start, ir.Load(strings, ir.Binary("+", position, ir.Const(1, line), line), ir.INT, line), line),
+            ir.Assign(view.end, ir.Load(strings, ir.Binary("+", position, ir.Const(2, line), line), ir.INT, line), line),
+        ]
+
+    def view(self, node: Node, assigned: frozenset[str]) -> _View | None:
+        """The `str` of a list a name is bound to by a loop over that list (None where `node` is not one)."""
+        name = text(node)
+        if node.type != "identifier" or name not in self.views:
+            return None
+        if name not in assigned:
+            raise refuse(node, f"`{name}` may be read before it is assigned (Python raises UnboundLocalError); assign it first")
+        return self.views[name]
+
+    def length_of(self, node: Node, assigned: frozenset[str]) -> ir.Expr:
+        """`len(s)` of a list's `str` (its end less its start), or `len(strings)` of the list (its count)."""
+        line = node.start_point[0] + 1
+        view = self.view(node, assigned)
+        if view is None:
+            self.used.add(text(node))
+            return ir.Load(text(node), ir.Const(0, line), ir.INT, line)
+        return ir.Binary("-", ir.Local(view.end, ir.INT, line), ir.Local(view.start, ir.INT, line), line)
+
+    def view_character(self, node: Node, view: _View, assigned: frozenset[str]) -> ir.Expr:
+        """`s[i]` of a list's `str`: `i` counted from the end where negative, then read at the `str`'s start; an `i`
+        outside the `str` reads at `OUTSIDE`, out of every range, so the call runs the original (its IndexError)."""
+        pieces = node.children_by_field_name("subscript")
+        if len(pieces) != 1 or pieces[0].type == "slice":
+            raise refuse(node, f"`{text(node)}`: only one character of a `str` of `{view.strings}` is read at a time")
+        line = node.start_point[0] + 1
+        index = self.as_int(self.integer(pieces[0], assigned), pieces[0])
+        length = self.length_of(node.child_by_field_name("value"), assigned)
+        zero = ir.Const(0, line)
+        at = ir.Select(ir.Compare("<", index, zero, line), ir.Binary("+", index, length, line), index, line)
+        inside = ir.Logical("and", ir.Compare(">=", at, zero, line), ir.Compare("<", at, length, line), line)
+        start = ir.Local(view.start, ir.INT, line)
+        where = ir.Select(inside, ir.Binary("+", start, at, line), ir.Const(OUTSIDE, line), line)
+        return ir.Load(view.strings, where, ir.CHAR, line)
+
+    def view_loop(self, node: Node, variable: Node, view: _View, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
+        """`for c in s` over a list's `str`: its characters in place, from its start to its end."""
+        if variable.type != "identifier":
+            raise refuse(variable, f"loop target `{text(variable)}` must be one name")
+        line = node.start_point[0] + 1
+        self.declare(variable, ir.CHAR)
+        position = self.temporary(line)
+        first = ir.Assign(text(variable), ir.Load(view.strings, ir.Local(position, ir.INT, line), ir.CHAR, line), line)
+        self.broken.append(False)
+        body, _ = self.block(node.child_by_field_name("body"), assigned | {text(variable)})
+        self.broken.pop()
+        start, end = ir.Local(view.start, ir.INT, line), ir.Local(view.end, ir.INT, line)
+        return [ir.ForRange(position, start, end, 1, (first, *body), line)], assigned
+
+    def sized_buffer(self, left: Node, right: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`out = bytearray(n)`: the output made of `n` zero bytes (appended one at a time), after Python's
+        ValueError for a negative `n`."""
+        arguments = right.child_by_field_name("arguments").named_children
+        given = arguments[0]
+        named = text(given) if given.type == "identifier" else None
+        if (
+            len(arguments) != 1
+            or given.type in ("keyword_argument", "list_splat", "dictionary_splat", "string", "concatenated_string")
+            or named in self.sequences
+            or named in self.string_lists
+            or named in self.tables()
+        ):
+            raise refuse(right, f"`{text(right)[:60]}`: only `bytearray()` and `bytearray(n)` of an int are modelled as the output")
+        line = right.start_point[0] + 1
+        count = self.as_int(self.integer(given, assigned), given)
+        held = self.temporary(line)
+        raised = ir.Raise("ValueError", "negative count", len(self.raises) + 1, line)
+        self.raises.append(raised)
+        created = self.new_buffer(left, right, ir.BUFFER, sized=True)
+        position = self.temporary(line)
+        fill = ir.ForRange(
+            position, ir.Const(0, line), ir.Local(held, ir.INT, line), 1, (ir.Append(text(left), ir.Const(0, line), line),), line
+        )
+        negative = ir.Compare("<", ir.Local(held, ir.INT, line), ir.Const(0, line), line)
+        return [ir.Assign(held, count, line), ir.If(negative, (raised,), (), line), created, fill]
+
     def declare(self, variable: Node, kind: str) -> None:
         name = text(variable)
+        if name in self.views:
+            raise refuse(variable, f"`{name}` is a `str` of `{self.views[name].strings}` elsewhere; keep one type per name")
         if name in self.sequences or self.locals.setdefault(name, kind) != kind:
             raise refuse(variable, f"`{name}` holds a {self.locals.get(name, 'sequence')} elsewhere and a {kind} here")
 
@@ -1186,6 +1356,8 @@ class _Lowering:
             raise refuse(node, f"`{name}` holds a bool: it is modelled only as a condition (as a number Python shows `True`)")
         if name in self.sequences or name in self.tables():
             raise refuse(node, f"`{name}` is a sequence; index it or take its `len`")
+        if name in self.views or name in self.string_lists:
+            raise refuse(node, f"`{name}` is {_strings_named(name, self.views)}: only {STRINGS_READ} are modelled")
         if name not in self.locals and isinstance(self.constants.get(name), int):
             return ir.Const(self.constants[name], node.start_point[0] + 1)  # type: ignore[arg-type]
         if name not in self.locals:
@@ -1205,6 +1377,10 @@ class _Lowering:
                 raise refuse(node, f"`{text(node)}` is not an integer literal the track models") from None
         if kind in ("true", "false") and conditions:
             return ir.Const(int(kind == "true"), line)
+        if kind == "identifier" and conditions and (text(node) in self.views or text(node) in self.string_lists):
+            return ir.Compare(
+                "!=", self.length_of(node, assigned), ir.Const(0, line), line
+            )  # a `str` or list is true where not empty
         if kind == "identifier" and conditions and (text(node) in self.sequences or text(node) in self.tables()):
             self.ready(node, text(node), assigned)  # `if not data:`, a sequence is true where it is not empty
             return ir.Compare("!=", ir.Length(text(node), line), ir.Const(0, line), line)
@@ -1218,6 +1394,12 @@ class _Lowering:
             name = text(node.child_by_field_name("value"))
             if isinstance(self.constants.get(name), dict) and len(node.children_by_field_name("subscript")) == 1:
                 return self.dict_lookup(node.child_by_field_name("subscript"), self.constants[name], None, assigned)  # type: ignore[arg-type]
+            if (view := self.view(node.child_by_field_name("value"), assigned)) is not None:
+                return self.view_character(node, view, assigned)
+            if name in self.string_lists:
+                raise refuse(
+                    node, f"`{text(node)}`: a `str` of `{name}` is read through `for s in {name}`, `enumerate` or `s = {name}[k]`"
+                )
             self.ready(node, name, assigned)
             if name not in self.sequences:
                 raise refuse(node, f"`{name}` is not a sequence argument, a module's table or the output `bytearray()`")
@@ -1289,6 +1471,8 @@ class _Lowering:
             )
         if name == "isinstance" and len(arguments) == 2:
             return ir.Const(int(self.instance_of(arguments[0], arguments[1])), line)
+        if name == "len" and len(arguments) == 1 and (text(arguments[0]) in self.views or text(arguments[0]) in self.string_lists):
+            return self.length_of(arguments[0], assigned)
         if name == "len" and len(arguments) == 1:
             measured = text(arguments[0])
             self.ready(node, measured, assigned)
@@ -1502,6 +1686,39 @@ class _Lowering:
             return ir.Const(ord(character), node.start_point[0] + 1)
         value = self.expression(node, assigned)
         return value if expression_type(value) == ir.CHAR else self.integer(node, assigned)
+
+
+OUTSIDE = -(1 << 62)
+"""An index below every sequence, even counted from the end: a read there leaves the native code, and the call
+runs the original."""
+STRINGS_READ = (
+    "its `len`, its truth, one character `s[i]` and `for c in s` (of a list: `for s in list`, `enumerate`, `s = list[k]` and `len`)"
+)
+
+
+@dataclass(frozen=True)
+class _View:
+    """A `str` of a list of `str` argument, as a loop over the list binds it: the list, and the locals that hold the
+    position of its first code point and the position past its last in the list's buffer."""
+
+    strings: str
+    start: str
+    end: str
+
+
+def _strings_named(name: str, views: Mapping[str, _View]) -> str:
+    return f"a `str` of `{views[name].strings}`" if name in views else "a list of `str`"
+
+
+def _sized_bytearray(left: Node, right: Node) -> bool:
+    """Whether an assignment is `name = bytearray(x)`, of one argument."""
+    return (
+        left.type == "identifier"
+        and right.type == "call"
+        and text(right.child_by_field_name("function")) == "bytearray"
+        and right.child_by_field_name("arguments").type == "argument_list"
+        and len(right.child_by_field_name("arguments").named_children) >= 1
+    )
 
 
 class _ElifLadder:

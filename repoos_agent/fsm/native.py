@@ -58,11 +58,13 @@ def parameter_types(function: Node, values: Mapping[str, object]) -> dict[str, i
             types[name] = ir.Sequence(name, ir.INTS, "int64")
         elif type(value) is str:
             types[name] = ir.Sequence(name, ir.TEXT, "uint32")
+        elif type(value) is list and all(type(element) is str for element in value):  # type: ignore[union-attr]
+            types[name] = ir.Sequence(name, ir.STRS, "uint32")
         else:
             raise FsmRefusal(
                 function.start_point[0] + 1,
                 f"argument `{name}` is {_described(value)}: the fsm track takes ints, bytes, bytearrays, strs, lists "
-                f"or tuples of ints and 1-D NumPy arrays of {', '.join(ir.DTYPES)}",
+                f"or tuples of ints, lists of strs and 1-D NumPy arrays of {', '.join(ir.DTYPES)}",
             )
     return types
 
@@ -148,7 +150,7 @@ class FsmNative:
             address = _address(parameter, value, kept_alive)
             if address is None:
                 return None
-            arguments += [address, len(value)]  # type: ignore[arg-type]
+            arguments += [address, len(kept_alive[-1]) if parameter.kind == ir.STRS else len(value)]  # type: ignore[arg-type]
         return arguments
 
     def _exception(self, raised: ir.Raise) -> type[BaseException]:
@@ -185,6 +187,12 @@ def _address(parameter: ir.Sequence, value: object, kept_alive: list[object]) ->
         copied = np.array(value, dtype=np.int64)
         kept_alive.append(copied)
         return copied.ctypes.data
+    if parameter.kind == ir.STRS and type(value) is list:
+        packed = _packed_strings(value)  # type: ignore[arg-type]
+        if packed is None:
+            return None
+        kept_alive.append(packed)
+        return packed.ctypes.data
     if parameter.kind == ir.TEXT and type(value) is str:
         encoded = value.encode("utf-32-le", "surrogatepass")
         kept_alive.append(encoded)
@@ -198,6 +206,25 @@ def _address(parameter: ir.Sequence, value: object, kept_alive: list[object]) ->
         if fits and (value.flags.writeable or not parameter.written):
             return value.ctypes.data
     return None
+
+
+def _packed_strings(value: list[object]) -> np.ndarray | None:
+    """A list of `str` as `ir.STRS` lays it out in one `uint32` buffer (its count, each `str`'s start and the last
+    one's end, then the code points), or None where an element is not exactly a `str` or the buffer would be past
+    `uint32` positions."""
+    if not all(type(element) is str for element in value):
+        return None
+    count = len(value)
+    points = np.frombuffer("".join(value).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # type: ignore[arg-type]
+    total = 2 + count + len(points)
+    if total > 0xFFFFFFFF:
+        return None
+    packed = np.empty(total, dtype=np.uint32)
+    packed[0] = count
+    packed[1] = 2 + count
+    packed[2 : 2 + count] = 2 + count + np.cumsum(np.fromiter(map(len, value), dtype=np.int64, count=count))  # type: ignore[arg-type]
+    packed[2 + count :] = points
+    return packed
 
 
 def _written(parameter: ir.Sequence | str) -> bool:
