@@ -106,3 +106,14 @@ def test_repoos_tui_replays_an_fsm_log_in_the_fsm_monitor(tmp_path: Path, monkey
     assert cli.main(["tui", "--replay", str(log), "--speed", "100"]) == 0
     [feed] = shown
     assert isinstance(feed, Replay) and feed.log.events[0].detail["track"] == "fsm"
+
+
+@pytest.mark.slow  # waits for a whole race
+async def test_quit_pressed_twice_during_a_race_waits_for_it_once_and_exits_cleanly(checked_and_quick, tmp_path: Path):
+    target = read_target(FIXTURE, ["data=bytes[300]"])
+    app = FsmMonitor(LiveBranchy(FIXTURE, target, heuristic_variants, str(tmp_path / "graph.sqlite"), EventStream()))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.press("q")
+        await _wait_until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0

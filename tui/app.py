@@ -224,6 +224,8 @@ class SearchMonitor(App[SearchResult | None]):
         self.call_from_thread(self._note, f"saved: {where}")
 
     async def action_quit_search(self) -> None:
+        if self.state == "cancelling":  # a second `q`: the exit is already waiting for the search to unwind
+            return
         if self.live and self._worker is not None and self._worker.is_running:
             self.control.cancel()
             self.state = "cancelling"

@@ -125,6 +125,8 @@ class FsmMonitor(App["ArenaResult | None"]):
         self.push_screen(HelpScreen(self.BINDINGS, leading=()))
 
     async def action_quit_run(self) -> None:
+        if self.state == "finishing":  # a second `q`: the exit is already waiting for the race
+            return
         if self.live and self._worker is not None and self._worker.is_running:
             self.state = "finishing"
             self._show_status()
