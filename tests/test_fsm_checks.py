@@ -1,6 +1,6 @@
 """The checks the fsm printer leaves out where the width analysis proves them: an index proven within its sequence is
 read without a check, an assignment proven within `GUARD` is not checked against it, and a select whose sides cannot
-fault is a mask over both. Where the analysis cannot prove it the check stays, and a call it stops still ends as
+fault is a conditional move over both. Where the analysis cannot prove it the check stays, and a call it stops still ends as
 the Python original does (same value, or same exception and message). Each build equals the original on random
 and edge inputs."""
 
