@@ -8,8 +8,9 @@ under a mask; `//` and `%` round as Python's do. An index out of a sequence's ra
 indices), a guarded counter past its bound or a failed allocation leaves through `longjmp` with `RP_ORIGINAL`:
 the Python original then raises its own `IndexError`, with its message. An index `ranges` proved in range, and an
 assignment it proved within `GUARD`, is printed without its check. A select (`x = c ? a : b`) whose sides cannot
-fault is printed as a mask over both (`rp_select`), which compilers cannot turn back into a jump the data would
-mispredict, as they do with `?:`. Python names are printed as `py_NAME`.
+fault is printed as a conditional move over both (`rp_select`; on x86-64 a `cmov` after the condition's own compare
+or bit test, elsewhere a mask), which compilers cannot turn back into a jump the data would mispredict, as they do
+with `?:`. Python names are printed as `py_NAME`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,25 @@ ORIGINAL = -1
 RING = {"+": "+", "-": "-", "*": "*", "<<": "<<"}
 GUARDS = {(False, False): "rp_guard", (True, False): "rp_guard_high", (False, True): "rp_guard_low", (True, True): ""}
 """The check an assignment to a guarded local needs, by which of its sides (low, high) are proven."""
+COMPARE_SELECTS = {
+    "<": ("lt", "l"),
+    "<=": ("le", "le"),
+    ">": ("gt", "g"),
+    ">=": ("ge", "ge"),
+    "==": ("eq", "e"),
+    "!=": ("ne", "ne"),
+}
+"""A select on a comparison, by its operator: the helper's suffix and the x86-64 condition code of its `cmov`."""
+COMPARE_SELECTS_X86 = "\n".join(
+    f"static inline int64_t rp_select_{suffix}(int64_t x, int64_t y, int64_t a, int64_t b) {{\n"
+    f'    __asm__("cmp %2, %1\\n\\tcmov{code} %3, %0" : "+r"(b) : "r"(x), "r"(y), "r"(a) : "cc");\n'
+    "    return b;\n}\n"
+    for suffix, code in COMPARE_SELECTS.values()
+)
+COMPARE_SELECTS_PORTABLE = "\n".join(
+    f"static inline int64_t rp_select_{suffix}(int64_t x, int64_t y, int64_t a, int64_t b) {{ return rp_select(x {op} y, a, b); }}"
+    for op, (suffix, _) in COMPARE_SELECTS.items()
+)
 
 PRELUDE = f"""\
 #include <setjmp.h>
@@ -39,7 +59,8 @@ static inline int64_t rp_at(jmp_buf *leave, int64_t i, int64_t n) {{
 }}
 
 static inline int64_t rp_guard(jmp_buf *leave, int64_t v) {{
-    if (v > INT64_C({GUARD}) || v < -INT64_C({GUARD})) longjmp(*leave, 1);
+    /* one unsigned compare for both sides: v + GUARD is above 2 * GUARD just where v is outside [-GUARD, GUARD] */
+    if ((uint64_t)v + UINT64_C({GUARD}) > UINT64_C({2 * GUARD})) longjmp(*leave, 1);
     return v;
 }}
 
@@ -63,11 +84,31 @@ static inline int64_t rp_mod(int64_t a, int64_t b) {{
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }}
 
+#if defined(__x86_64__)
+/* a conditional move the compiler cannot turn back into a jump the data would mispredict, as it does with `?:`;
+   the condition's own compare or bit test sets the flags, so a loop-carried select costs the move alone */
+static inline int64_t rp_select(int64_t c, int64_t a, int64_t b) {{
+    __asm__("test %1, %1\\n\\tcmovne %2, %0" : "+r"(b) : "r"(c), "r"(a) : "cc");
+    return b;
+}}
+
+static inline int64_t rp_select_bits(int64_t x, int64_t m, int64_t a, int64_t b) {{
+    __asm__("test %1, %2\\n\\tcmovne %3, %0" : "+r"(b) : "r"(x), "r"(m), "r"(a) : "cc");
+    return b;
+}}
+
+{COMPARE_SELECTS_X86}
+#else
 static inline int64_t rp_select(int64_t c, int64_t a, int64_t b) {{
     uint64_t m = UINT64_C(0) - (uint64_t)(c != 0);
     __asm__("" : "+r"(m));  /* opaque: a known mask would let the compiler see a branch again */
     return (int64_t)((uint64_t)b ^ (((uint64_t)a ^ (uint64_t)b) & m));
 }}
+
+static inline int64_t rp_select_bits(int64_t x, int64_t m, int64_t a, int64_t b) {{ return rp_select(x & m, a, b); }}
+
+{COMPARE_SELECTS_PORTABLE}
+#endif
 
 static inline int64_t rp_min(int64_t a, int64_t b) {{ return b < a ? b : a; }}
 
@@ -308,10 +349,10 @@ class _Printer:
         if isinstance(expr, ir.Compare):
             return f"((int64_t)({self.expr(expr.left)}) {expr.op} (int64_t)({self.expr(expr.right)}))"
         if isinstance(expr, ir.Select):
-            parts = self.expr(expr.condition), self.expr(expr.then), self.expr(expr.orelse)
+            sides = self.expr(expr.then), self.expr(expr.orelse)
             if _cannot_fault(expr.then) and _cannot_fault(expr.orelse):
-                return f"rp_select({', '.join(parts)})"
-            return f"({parts[0]} ? {parts[1]} : {parts[2]})"
+                return self.select(expr.condition, *sides)
+            return f"({self.expr(expr.condition)} ? {sides[0]} : {sides[1]})"
         if isinstance(expr, ir.BytesBelow):
             data, length = self.sequence(expr.sequence)
             index = self.expr(expr.index)
@@ -319,6 +360,17 @@ class _Printer:
         if isinstance(expr, ir.Logical):
             return f"({self.expr(expr.left)} {'&&' if expr.op == 'and' else '||'} {self.expr(expr.right)})"
         return f"(!{self.expr(expr.operand)})"
+
+    def select(self, condition: ir.Expr, then: str, orelse: str) -> str:
+        """A select of sides that cannot fault: on a comparison or a bit test, the helper that sets the flags with
+        that very compare or test (the condition's operands are int64 values, as `expr` prints them)."""
+        if isinstance(condition, ir.Compare):
+            operands = f"(int64_t)({self.expr(condition.left)}), (int64_t)({self.expr(condition.right)})"
+            return f"rp_select_{COMPARE_SELECTS[condition.op][0]}({operands}, {then}, {orelse})"
+        if isinstance(condition, ir.Binary) and condition.op == "&":
+            operands = f"(int64_t)({self.expr(condition.left)}), (int64_t)({self.expr(condition.right)})"
+            return f"rp_select_bits({operands}, {then}, {orelse})"
+        return f"rp_select({self.expr(condition)}, {then}, {orelse})"
 
 
 SAFE_BINARY = frozenset({"+", "-", "*", "&", "|", "^", "min", "max"})

@@ -122,6 +122,10 @@ class _Analysis:
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
         self.heads: list[tuple[ir.Stmt, State]] = []
+        self.preceding: tuple[ir.Stmt, ...] = ()
+        """The statements before the one being analysed in its block: where a loop's bound was set."""
+        self.deltas: frozenset[str] = frozenset()
+        """The locals whose change since the loop's head is followed (as `_delta(name)`), in a counted loop's pass."""
         self.within_guard: dict[int, tuple[bool, bool]] = {}
         self.in_range: dict[int, bool] = {}
         """Per assignment node, and per load or store node: whether each place it is met (checked at the fixed point,
@@ -318,9 +322,10 @@ class _Analysis:
     # statements: each takes the state before and returns the state after (None: never falls through)
 
     def block(self, statements: tuple[ir.Stmt, ...], state: State | None) -> State | None:
-        for statement in statements:
+        for position, statement in enumerate(statements):
             if state is None:
                 return None
+            self.preceding = statements[:position]
             state = self.statement(statement, state)
         return state
 
@@ -336,6 +341,8 @@ class _Analysis:
                 self.within_guard[id(statement)] = (low and value.lo >= -GUARD, high and value.hi <= GUARD)
             if statement.name in self.guarded:
                 value = replace(value, lo=max(value.lo, -GUARD), hi=min(value.hi, GUARD))
+            if statement.name in self.deltas:
+                return {**state, statement.name: value, _delta(statement.name): self.changed(statement, state)}
             return {**state, statement.name: value}
         if isinstance(statement, ir.Store):
             self.indexed(statement, statement.sequence, self.value(statement.index, state))
@@ -351,7 +358,8 @@ class _Analysis:
         if isinstance(statement, ir.Switch):
             return self.switch(statement, state)
         if isinstance(statement, ir.While):
-            return self.loop(statement, state, lambda s: self.refine(statement.condition, True, s))
+            trips = _while_trips(statement, self.preceding)
+            return self.loop(statement, state, lambda s: self.refine(statement.condition, True, s), trips)
         if isinstance(statement, ir.ForRange):
             return self.for_range(statement, state)
         if isinstance(statement, ir.ForEach):
@@ -398,14 +406,20 @@ class _Analysis:
             variable = Interval(start.lo, max(start.lo, stop.hi - 1), _shifted(stop.below, step if whole else 1))
         else:
             variable = Interval(min(start.hi, stop.lo + 1), start.hi)
-        return self.loop(statement, state, lambda s: {**s, statement.variable: variable})
+        trips = _range_trips(statement, start, stop)
+        return self.loop(statement, state, lambda s: {**s, statement.variable: variable}, trips)
 
-    def loop(self, loop: ir.While | ir.ForRange | ir.ForEach, entry: State, enter) -> State | None:
+    def loop(self, loop: ir.While | ir.ForRange | ir.ForEach, entry: State, enter, trips: int | None = None) -> State | None:
         """The state after a loop: its head iterated silently to a fixed point (a bound still moving after
         `WIDEN_AFTER` passes jumps to `GUARD`, and may settle lower on the next pass: `shift <= 56`), then the
-        body checked once at that head. A `for` loop may run no time, and
+        body checked once at that head. A loop that runs at most `trips` times takes its head from `counted`
+        where that bounds it within `GUARD`, with no widening. A `for` loop may run no time, and
         leaves by running out as well as by `break`; a `while` loop leaves where its condition is false."""
         checking, self.checking = self.checking, False
+        head = self.counted(loop, entry, enter, trips) if trips is not None else None
+        if head is not None:
+            self.checking = checking
+            return self.checked_loop(loop, head, enter)
         head = entry
         for passes in range(WIDEN_AFTER + len(self.function.locals) + 2):
             new = _join(entry, *self.passed(loop.body, enter(head))[::2])
@@ -416,13 +430,69 @@ class _Analysis:
             self.checking = checking
             raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
         self.checking = checking
-        if checking:
+        return self.checked_loop(loop, head, enter)
+
+    def checked_loop(self, loop: ir.While | ir.ForRange | ir.ForEach, head: State, enter) -> State | None:
+        """The body checked once at the loop's `head` (every state the head can see), and the state after the loop."""
+        if self.checking:
             self.heads.append((loop, head))
         out, breaks, continues = self.passed(loop.body, enter(head))
         if isinstance(loop, ir.While):
             self.value(loop.condition, head)
             return _join(self.refine(loop.condition, False, head), breaks)
         return _join(head, out, continues, breaks)
+
+    def counted(self, loop: ir.While | ir.ForRange | ir.ForEach, entry: State, enter, trips: int) -> State | None:
+        """The head of a loop whose body runs at most `trips` times and holds no loop, where it stays within
+        `GUARD`: None elsewhere (the fixed point with widening decides then).
+
+        A head `H` holds every state after `j <= trips` passes when, from states in `H`, one pass changes each
+        local `x` that only ever grows by what it adds (`x = x + e`, `x = x - e`) by an amount within `D`, and
+        `H[x]` holds `entry[x] + j * D` for every such `j` (by induction on `j`), as far as the pass itself
+        lets it (`i < end` caps the counter): the sums of a zlib-style block of bytes, bounded without a check.
+        Every other local must hold what a pass leaves, as at a fixed point. A side still moving after a pass
+        takes the growth's bound at once; the head is taken once the next pass stays within it."""
+        assigned = {name for name in _assigned(loop.body) if self.function.locals.get(name) == ir.INT}
+        if _holds_loop(loop.body):
+            return None
+        head = entry
+        for _ in range(len(assigned) + 3):
+            start = {**head, **{_delta(name): Interval(0, 0) for name in assigned}}
+            self.deltas = frozenset(assigned)
+            out, _, continues = self.passed(loop.body, enter(start))
+            self.deltas = frozenset()
+            ends = _join(out, continues) or {}
+            new = dict(entry)
+            for name, value in ends.items():
+                if name.endswith(DELTA):
+                    continue
+                if name in assigned and name in entry:  # a side still moving is bounded by the growth alone
+                    change, now = ends[_delta(name)], head[name]
+                    low, high = entry[name].lo + min(0, trips * change.lo), entry[name].hi + max(0, trips * change.hi)
+                    low, high = low if value.lo < now.lo else max(value.lo, low), high if value.hi > now.hi else min(value.hi, high)
+                    value = Interval(low, high, value.below)
+                new[name] = new[name].hull(value) if name in new else value
+            if _covered(new, head):
+                within = all(head[name].lo >= -GUARD and head[name].hi <= GUARD for name in assigned if name in head)
+                return head if within else None
+            head = {name: head[name].hull(value) if name in head else value for name, value in new.items()}
+        return None
+
+    def changed(self, statement: ir.Assign, state: State) -> Interval:
+        """How much the local `statement` assigns has changed since the loop's head, after it: what it had changed
+        before plus what `x = x + e` adds (`x - e` takes away), or anything where it is assigned otherwise."""
+        before = state.get(_delta(statement.name), TOP)
+        value, name = statement.value, statement.name
+        if not isinstance(value, ir.Binary) or value.op not in ("+", "-"):
+            return TOP
+        if _is_local(value.left, name):
+            step = self.value(value.right, state)
+            step = step if value.op == "+" else Interval(-step.hi, -step.lo)
+        elif value.op == "+" and _is_local(value.right, name):
+            step = self.value(value.left, state)
+        else:
+            return TOP
+        return Interval(_clamp(before.lo + step.lo), _clamp(before.hi + step.hi))
 
     def passed(self, body, state: State | None) -> tuple[State | None, State | None, State | None]:
         """One pass over a loop body: the state falling through its end, and the join of its breaks and continues."""
@@ -448,6 +518,158 @@ class _Analysis:
                 high = GUARD if value.hi > old.hi or value.hi > GUARD else value.hi
                 widened[name] = Interval(low, high).hull(entry[name]) if name in entry else Interval(low, high)
         return widened
+
+
+DELTA = "'delta"
+"""The suffix of a counted loop's phantom local: how much the local of that name has changed since the head."""
+MAX_TRIPS = 1 << 32
+"""A loop bound past which counting passes is not worth it: its sums would pass `GUARD` in any case."""
+
+
+def _delta(name: str) -> str:
+    return name + DELTA
+
+
+def _is_local(expr: ir.Expr, name: str) -> bool:
+    return isinstance(expr, ir.Local) and expr.name == name
+
+
+def _holds_loop(body: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a loop stands anywhere in `body`."""
+    for statement in body:
+        if isinstance(statement, ir.While | ir.ForRange | ir.ForEach):
+            return True
+        if isinstance(statement, ir.If) and (_holds_loop(statement.then) or _holds_loop(statement.orelse)):
+            return True
+        if isinstance(statement, ir.Switch) and any(
+            _holds_loop(block) for block in (statement.default, *(b for _, b in statement.cases))
+        ):
+            return True
+    return False
+
+
+def _range_trips(loop: ir.ForRange, start: Interval, stop: Interval) -> int | None:
+    """The most times `loop` runs: from its bounds' values, or from a stop written as its start plus a constant
+    (`range(i, min(i + 5552, n))`); None where neither bounds it."""
+    if loop.step <= 0:
+        return None
+    spans = [stop.hi - start.lo] if stop.hi < INFINITY and start.lo > -INFINITY else []
+    span = _span_over(loop.stop, loop.start)
+    spans += [span] if span is not None else []
+    return _trips(min(spans), loop.step) if spans else None
+
+
+def _while_trips(loop: ir.While, before: tuple[ir.Stmt, ...]) -> int | None:
+    """The most times `while i < end` (alone, or a conjunct of an `and`) runs, where every pass adds at least 1 to
+    `i` at its top level, nothing in it lowers `i`, sets `end` or continues, and the statements before it set
+    `end = min(i + C, ...)` (or `i + C`) with `i` only raised since: then `end - i <= C` on entry."""
+    for counter, end in _exit_tests(loop.condition):
+        if end.name in _targets(loop.body) or _continues(loop.body):
+            continue
+        raised = _raised_by(loop.body, counter.name)
+        if raised is None or raised < 1:
+            continue
+        span = _span_before(before, counter.name, end.name)
+        if span is not None:
+            return _trips(span, raised)
+    return None
+
+
+def _trips(span: int, step: int) -> int | None:
+    trips = max(0, -(-span // step))
+    return trips if trips <= MAX_TRIPS else None
+
+
+def _exit_tests(condition: ir.Expr) -> list[tuple[ir.Local, ir.Local]]:
+    """Each `i < end` of two int locals the loop needs true to run: the condition, or a conjunct of its `and`."""
+    if isinstance(condition, ir.Logical) and condition.op == "and":
+        return _exit_tests(condition.left) + _exit_tests(condition.right)
+    if isinstance(condition, ir.Compare) and condition.op == "<":
+        left, right = condition.left, condition.right
+        if isinstance(left, ir.Local) and isinstance(right, ir.Local) and left.type == right.type == ir.INT:
+            return [(left, right)]
+    return []
+
+
+def _increment(statement: ir.Stmt, name: str) -> int | None:
+    """`c` of `name = name + c` with a constant `c`, None for any other statement."""
+    if not (isinstance(statement, ir.Assign) and statement.name == name and isinstance(statement.value, ir.Binary)):
+        return None
+    value = statement.value
+    if value.op != "+":
+        return None
+    for kept, added in ((value.left, value.right), (value.right, value.left)):
+        if _is_local(kept, name) and isinstance(added, ir.Const):
+            return added.value
+    return None
+
+
+def _raised_by(body: tuple[ir.Stmt, ...], name: str) -> int | None:
+    """The least one pass over `body` adds to `name`: the constants its top-level `name = name + c` add; None where
+    any assignment to `name`, at any depth, is not such a non-negative step."""
+    if not _only_raised(body, name):
+        return None
+    return sum(_increment(statement, name) or 0 for statement in body)
+
+
+def _only_raised(statements: tuple[ir.Stmt, ...], name: str) -> bool:
+    """Whether every assignment to `name` in `statements`, at any depth, adds a non-negative constant to it."""
+    for statement in statements:
+        if isinstance(statement, ir.ForRange | ir.ForEach) and statement.variable == name:
+            return False
+        if isinstance(statement, ir.Assign) and statement.name == name:
+            step = _increment(statement, name)
+            if step is None or step < 0:
+                return False
+        blocks = [getattr(statement, field, ()) for field in ("then", "orelse", "body", "default")]
+        if isinstance(statement, ir.Switch):
+            blocks += [block for _, block in statement.cases]
+        if not all(_only_raised(block, name) for block in blocks):
+            return False
+    return True
+
+
+def _continues(statements: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a `continue` stands anywhere in `statements` (one in a nested loop too: a conservative answer)."""
+    for statement in statements:
+        if isinstance(statement, ir.Continue):
+            return True
+        blocks = [getattr(statement, field, ()) for field in ("then", "orelse", "body", "default")]
+        if isinstance(statement, ir.Switch):
+            blocks += [block for _, block in statement.cases]
+        if any(_continues(block) for block in blocks):
+            return True
+    return False
+
+
+def _span_over(stop: ir.Expr, start: ir.Expr) -> int | None:
+    """`C` where `stop` is `start + C`, `min(start + C, x)` or `min(x, start + C)` (so `stop - start <= C`)."""
+    sides = (stop.left, stop.right) if isinstance(stop, ir.Binary) and stop.op == "min" else (stop,)
+    for side in sides:
+        constant = isinstance(side, ir.Binary) and side.op == "+" and isinstance(side.right, ir.Const)
+        if constant and _unlined(side.left) == _unlined(start):  # type: ignore[union-attr]
+            return side.right.value  # type: ignore[union-attr]
+    return None
+
+
+def _span_before(before: tuple[ir.Stmt, ...], counter: str, end: str) -> int | None:
+    """`C` where the last of `before` to set `end` sets it to `counter + C` (or the `min` of that and more), and
+    the statements after it only raise `counter`."""
+    for statement in reversed(before):
+        if isinstance(statement, ir.Assign) and statement.name == end:
+            return _span_over(statement.value, ir.Local(counter, ir.INT, 0))
+        if end in _targets((statement,)) or not _only_raised((statement,), counter):
+            return None
+    return None
+
+
+def _unlined(expr: ir.Expr) -> object:
+    """`expr` with every line set to 0, to compare two expressions by what they compute."""
+    if isinstance(expr, ir.Const | ir.Local | ir.Length):
+        return replace(expr, line=0)
+    if isinstance(expr, ir.Binary | ir.Compare | ir.Logical):
+        return (type(expr).__name__, expr.op, _unlined(expr.left), _unlined(expr.right))
+    return expr
 
 
 NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
@@ -522,6 +744,20 @@ def _assigned(body: tuple[ir.Stmt, ...]) -> set[str]:
     return names
 
 
+def _targets(statements: tuple[ir.Stmt, ...]) -> set[str]:
+    """The locals `statements` set, at any depth: by assignment, and as a `for` loop's variable."""
+    names = _assigned(statements)
+    for statement in statements:
+        if isinstance(statement, ir.ForRange | ir.ForEach):
+            names |= {statement.variable} | _targets(statement.body)
+        for block in (getattr(statement, field, ()) for field in ("then", "orelse", "body", "default")):
+            names |= _targets(block)
+        if isinstance(statement, ir.Switch):
+            for _, block in statement.cases:
+                names |= _targets(block)
+    return names
+
+
 def _settled(new: State, head: State) -> bool:
     """Whether `head` already holds at the loop's head: `new` has its bounds and stays below at least what it does
     (a head that forgot a fact the next pass proves again still holds)."""
@@ -530,6 +766,16 @@ def _settled(new: State, head: State) -> bool:
     for name, value in new.items():
         old = head[name]
         if (value.lo, value.hi) != (old.lo, old.hi) or _strongest(value.below, old.below) != value.below:
+            return False
+    return True
+
+
+def _covered(new: State, head: State) -> bool:
+    """Whether `head` holds every state of `new`: each bound within, and no fact of what it stays below that `new`
+    lacks."""
+    for name, value in new.items():
+        old = head.get(name)
+        if old is None or value.lo < old.lo or value.hi > old.hi or _strongest(value.below, old.below) != value.below:
             return False
     return True
 
