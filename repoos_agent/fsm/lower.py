@@ -1291,7 +1291,8 @@ class _Lowering:
         if len(set(results)) != len(results):
             raise refuse(value, f"`{text(value)[:60]}` returns one output twice: return each once")
         if self.results not in (None, results):
-            raise refuse(value, f"returns `{text(value)[:60]}` here and `{', '.join(self.results)}` elsewhere: return the same outputs")
+            elsewhere = ", ".join(self.results)
+            raise refuse(value, f"returns `{text(value)[:60]}` here and `{elsewhere}` elsewhere: return the same outputs")
         self.results = results
         return ir.OUTPUT if value.type == "identifier" else ir.TUPLE
 
