@@ -675,7 +675,10 @@ class _Lowering:
         if self.buffer == text(left) == self.planned and kind == ir.BUFFER and empty:  # a `return b""` came first
             return ir.Assign(self.buffer, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
         name = text(left)
-        if self.buffer is not None and empty and not self.special(name) and name not in self.sequences:
+        if self.buffer is not None and empty and name not in self.sequences:
+            if self.special(name):
+                joined = next(n for n in (name, self.buffer) if n in self.join_names | self.text_names)
+                raise refuse(right, f"`{joined}` is joined: a list joined with `join` is modelled as the only output")
             return self.new_output(left, kind)
         if self.buffer is not None or not empty:
             raise refuse(right, "only one output, a `bytearray()` or a list `[]` created empty, is modelled")
