@@ -143,6 +143,16 @@ def test_outputs_returned_in_another_order_are_not_applicable_to_the_bounded_che
             "returns `first, second` here and `second, first` elsewhere: return the same outputs",
         ),
         (
+            "rows_of_bytes",
+            "rows.append(row)",
+            "`rows.append(row)`: an output appended to another (a list of lists) is not modelled",
+        ),
+        (
+            "grown_by_a_sequence",
+            "other += data",
+            "`other` is a local output: only `other.append(...)` and `other = bytearray()` again are modelled",
+        ),
+        (
             "line_starts",
             "starts = [0]",
             "a list: only integers, bytes and integer arrays are modelled (a constant table as `bytes` is)",

@@ -514,6 +514,8 @@ class _Lowering:
                     raise refuse(node, "`append` takes one value")
                 if owner == self.text:
                     return self.append_character(owner, arguments[0], assigned), assigned
+                if text(arguments[0]) in self.outputs or text(arguments[0]) == self.buffer:
+                    raise refuse(node, f"`{text(node)[:60]}`: an output appended to another (a list of lists) is not modelled")
                 value = self.integer(arguments[0], assigned)
                 if self.sequences[owner].kind == ir.LIST:
                     value = self.as_int(value, arguments[0])  # a list keeps a NumPy scalar as one
@@ -629,6 +631,9 @@ class _Lowering:
         name = text(left)
         if operator is None and name in self.outputs and _created_empty(right, self.sequences[name].kind):
             return ir.Assign(name, ir.Const(0, line), line)  # a new empty one: nothing else holds the old one
+        if name in self.outputs:
+            empty = "bytearray()" if self.sequences[name].kind == ir.BUFFER else "[]"
+            raise refuse(left, f"`{name}` is a local output: only `{name}.append(...)` and `{name} = {empty}` again are modelled")
         if name in self.sequences and not (name == self.planned == self.buffer and operator is None):
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         if operator is not None:
