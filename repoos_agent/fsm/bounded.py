@@ -81,6 +81,10 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         return Bounded(NOT_APPLICABLE, -1, reason="the variant takes other parameters than the baseline")
     if baseline.returns != variant.returns:
         return Bounded(NOT_APPLICABLE, -1, reason=f"the variant returns {variant.returns}, the baseline {baseline.returns}")
+    if [(name, baseline.output_kind(name)) for name in baseline.results] != [
+        (name, variant.output_kind(name)) for name in variant.results
+    ]:
+        return Bounded(NOT_APPLICABLE, -1, reason="the variant returns other outputs than the baseline")
     unmodelled = _unmodelled(baseline.body) or _unmodelled(variant.body)
     if unmodelled is not None:
         return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
@@ -171,7 +175,7 @@ def _check_lengths(
         return None
     if answer == z3.sat:
         arguments, model = _counterexample(solver, inputs, deadline)
-        why = _Shown(model, keys, baseline.returns).difference(first, second)
+        why = _Shown(model, keys, baseline).difference(first, second)
         return Bounded(COUNTEREXAMPLE, max(lengths.values(), default=0), arguments, why)
     solver = z3.SolverFor("QF_BV")
     solver.add(*inputs.taken, z3.simplify(overrun))
@@ -211,10 +215,11 @@ def _counterexample(solver: z3.Solver, inputs: _Inputs, deadline: float) -> tupl
 class _Shown:
     """Outcomes read back from a model, in words."""
 
-    def __init__(self, model: z3.ModelRef, keys: dict[tuple[str, str, tuple[bool, ...]], int], returns: str) -> None:
+    def __init__(self, model: z3.ModelRef, keys: dict[tuple[str, str, tuple[bool, ...]], int], function: ir.Function) -> None:
         self.model = model
         self.raises = {key: raised for raised, key in keys.items()}
-        self.returns = returns
+        self.returns = function.returns
+        self.results = [(name, function.output_kind(name)) for name in function.results]
 
     def value(self, value: Value) -> int:
         return _signed(self.model.eval(_bv(value), model_completion=True).as_long())
@@ -227,9 +232,14 @@ class _Shown:
             shown = [chr(value) if character else value for value, character in zip(values, characters, strict=False)]
             return f"raises {exception}" + (f": {message.format(*shown)}" if message else "")
         if self.returns in OUTPUTS:
-            cells = [self.value(cell) for cell in result.buffer.cells[: self.value(result.buffer.length)]]
-            return f"returns {cells if self.returns == ir.LIST else bytearray(cell & 0xFF for cell in cells)!r}"
+            return f"returns {self.output(result.buffer, self.returns)!r}"
+        if self.returns in (ir.OUTPUT, ir.TUPLE):
+            return f"returns {[self.output(result.outputs[name], kind) for name, kind in self.results]!r}"
         return "returns None" if self.returns == "none" else f"returns {self.value(result.result)}"
+
+    def output(self, buffer: _Buffer, kind: str) -> list[int] | bytearray:
+        cells = [self.value(cell) for cell in buffer.cells[: self.value(buffer.length)]]
+        return cells if kind == ir.LIST else bytearray(cell & 0xFF for cell in cells)
 
     def difference(self, first: _Result, second: _Result) -> str:
         if z3.is_true(self.model.eval(_truth(first.fallback), model_completion=True)):
@@ -248,6 +258,9 @@ def _differs(first: _Result, second: _Result, function: ir.Function) -> Truth:
     returned: Truth = False
     if function.returns in OUTPUTS:
         returned = _buffers_differ(first.buffer, second.buffer)
+    elif function.returns in (ir.OUTPUT, ir.TUPLE):
+        for name in function.results:
+            returned = _or(returned, _buffers_differ(first.outputs[name], second.outputs[name]))
     elif function.returns != "none":
         returned = _ne(first.result, second.result)
     differs = _or(differs, _and(_eq(first.code, 0), returned))
@@ -335,6 +348,8 @@ class _Result:
     raised_values: list[Value]
     unroll: int
     overrun_lines: list[int]
+    outputs: dict[str, _Buffer] = field(default_factory=dict)
+    """Every local output by name (`buffer` among them)."""
 
 
 class _Execution:
@@ -360,6 +375,9 @@ class _Execution:
         self.result: Value = 0
         self.raised_values: list[Value] = [0] * max((len(raised.values) for raised in function.raises), default=0)
         self.buffer = _Buffer()
+        self.outputs = {output.name: _Buffer() for output in function.outputs}
+        if function.buffer is not None:
+            self.outputs[function.buffer] = self.buffer
         self.fault: Truth = False
         self.guard: Truth = True
         self.loops: list[list[Truth]] = []
@@ -394,6 +412,7 @@ class _Execution:
             self.raised_values,
             self.unroll,
             self.overrun_lines,
+            self.outputs,
         )
 
     # statements
@@ -411,8 +430,9 @@ class _Execution:
 
     def statement(self, statement: ir.Stmt) -> None:
         if isinstance(statement, ir.Assign):
-            if statement.name == self.function.buffer:
-                self.buffer.length = _ite(self.active, 0, self.buffer.length)
+            if statement.name in self.outputs:
+                output = self.outputs[statement.name]
+                output.length = _ite(self.active, 0, output.length)
                 return
             value = self.settled(statement.value)
             kind = self.function.locals.get(statement.name, ir.INT)
@@ -425,7 +445,8 @@ class _Execution:
             self.store(statement)
         elif isinstance(statement, ir.Append):
             value = self.settled(statement.value)
-            self.append(value if self.function.buffer_kind == ir.LIST else _narrow(value, "uint8"))
+            kind = self.function.output_kind(statement.sequence)
+            self.append(value if kind == ir.LIST else _narrow(value, "uint8"), self.outputs[statement.sequence])
         elif isinstance(statement, ir.If):
             condition = self.settled_truth(statement.condition)
             self.branches([(condition, statement.then), (_not(condition), statement.orelse)])
@@ -466,21 +487,21 @@ class _Execution:
 
     def store(self, statement: ir.Store) -> None:
         cells = self.written.get(statement.sequence)
+        output = self.outputs.get(statement.sequence)
         if cells is None:
-            if statement.sequence != self.function.buffer:
+            if output is None:
                 raise _Unsupported(f"line {statement.line}: a store into `{statement.sequence}`, which is not written")
-            cells = self.buffer.cells
-        length = self.buffer.length if cells is self.buffer.cells else len(cells)
+            cells = output.cells
+        length = output.length if output is not None else len(cells)
         index = self.index(statement.index, length)
         value = self.expr(statement.value)
         self.settle()
-        if cells is not self.buffer.cells or self.function.buffer_kind != ir.LIST:
+        if output is None or self.function.output_kind(statement.sequence) != ir.LIST:
             value = _narrow(value, self.kinds.get(statement.sequence, "uint8"))
         for k in range(len(cells)):
             cells[k] = _ite(_and(self.active, _eq(index, k)), value, cells[k])
 
-    def append(self, value: Value) -> None:
-        buffer = self.buffer
+    def append(self, value: Value, buffer: _Buffer) -> None:
         for k in range(len(buffer.cells)):
             buffer.cells[k] = _ite(_and(self.active, _eq(buffer.length, k)), value, buffer.cells[k])
         buffer.cells.append(_ite(_and(self.active, _eq(buffer.length, len(buffer.cells))), value, 0))
@@ -577,8 +598,8 @@ class _Execution:
         self.leave_where(fault)
 
     def cells(self, name: str) -> tuple[list[Value], Value]:
-        if name == self.function.buffer:
-            return self.buffer.cells, self.buffer.length
+        if name in self.outputs:
+            return self.outputs[name].cells, self.outputs[name].length
         cells = self.written.get(name, self.fixed.get(name))
         if cells is None:
             raise _Unsupported(f"`{name}` is not a sequence the check knows")

@@ -57,6 +57,8 @@ def _equal(first: object, second: object) -> bool:
         return False
     if isinstance(first, np.ndarray):
         return first.dtype == second.dtype and np.array_equal(first, second)  # type: ignore[union-attr]
+    if isinstance(first, tuple | list):  # element by element: a bytearray inside is not equal to bytes
+        return len(first) == len(second) and all(map(_equal, first, second))  # type: ignore[arg-type]
     return first == second
 
 

@@ -25,6 +25,10 @@ INTS, TEXT, LIST = "ints", "text", "list"
 function grows with `append` and returns, a module's constant `bytes` or tuple of ints (a small table), a list or tuple of
 ints argument (read only, passed as `int64`), a `str` argument (read as its code points, passed as UTF-32), and
 the local list of ints the function grows with `append` and returns."""
+TUPLE = "tuple"
+"""What a function returns when it returns a tuple of its local outputs (`Function.results`, in order)."""
+OUTPUT = "output"
+"""What a function returns when it returns one of its local outputs other than `buffer` (`Function.results[0]`)."""
 STRS = "strs"
 """A list of `str` argument (read only), passed as one `uint32` buffer: the count of strings, then each string's
 start and the last one's end (positions in that buffer), then the strings' code points. A `str` of it is read only
@@ -264,6 +268,20 @@ class Function:
     buffer_kind: str = BUFFER
     flags: tuple[str, ...] = ()
     """The int parameters that have a bool default: read only as conditions, so a call passes a bool or an int."""
+    outputs: tuple[Sequence, ...] = ()
+    """The local outputs beside `buffer`, each a `bytearray()` (`BUFFER`) or a list of ints (`LIST`) created empty and
+    grown with `append`, each its own buffer in C; `Assign(name, ...)` of one empties it, as of `buffer`."""
+    results: tuple[str, ...] = ()
+    """The outputs a function returning `TUPLE` or `OUTPUT` gives back, in order."""
+
+    @property
+    def output_names(self) -> frozenset[str]:
+        """Every local output: `buffer` and the others, which no statement assigns a value (only empties)."""
+        return frozenset([*([self.buffer] if self.buffer is not None else []), *(output.name for output in self.outputs)])
+
+    def output_kind(self, name: str) -> str:
+        """A local output's kind: `BUFFER` (bytes) or `LIST` (ints)."""
+        return self.buffer_kind if name == self.buffer else next(o.kind for o in self.outputs if o.name == name)
 
 
 TABLE_DTYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}

@@ -178,6 +178,8 @@ def lower_function(
         tables={name: value for name, value in lowering.constants.items() if name in lowering.used and name in lowering.tables()},
         buffer_kind=lowering.sequences[lowering.buffer].kind if lowering.buffer else ir.BUFFER,
         flags=tuple(name for name in names if types[name] == BOOL),
+        outputs=tuple(lowering.sequences[name] for name in lowering.outputs),
+        results=lowering.results or (),
     )
     if attributes is None:
         return lowered
@@ -244,6 +246,14 @@ def local_names(function: Node) -> set[str]:
             targets = target.named_children if target is not None and target.type == "pattern_list" else [target]
             names.update(text(name) for name in targets if name is not None and name.type == "identifier")
     return names
+
+
+def _created_empty(right: Node, kind: str) -> bool:
+    """Whether `right` is `bytearray()` (for a `BUFFER`) or `[]` (for a `LIST`)."""
+    if kind == ir.LIST:
+        return right.type == "list" and not right.named_children
+    function = right.child_by_field_name("function") if right.type == "call" else None
+    return function is not None and text(function) == "bytearray" and not right.child_by_field_name("arguments").named_children
 
 
 def planned_buffer(function: Node) -> str | None:
@@ -323,6 +333,10 @@ class _Lowering:
         self.locals: dict[str, str] = {n: ir.INT if t == BOOL else t for n, t in types.items() if isinstance(t, str)}
         self.written: set[str] = set()
         self.buffer: str | None = None
+        self.outputs: list[str] = []
+        """The local outputs created after `buffer`: each a `bytearray()` or a list of ints, grown with `append`."""
+        self.results: tuple[str, ...] | None = None
+        """The outputs a `return` of one output beside `buffer`, or of a tuple of outputs, gives back."""
         self.returns: str | None = None
         self.raises: list[ir.Raise] = []
         self.broken: list[bool] = []
@@ -492,7 +506,7 @@ class _Lowering:
                     return self.extend(self.buffer, arguments[0], assigned), assigned
             if method == "append":
                 owner = text(callee.child_by_field_name("object"))
-                if owner != self.buffer:
+                if owner != self.buffer and owner not in self.outputs:
                     raise refuse(node, f"`{owner}.append`: only a local `bytearray()` or list `[]` the function returns is grown")
                 self.ready(callee, owner, assigned)
                 arguments = node.child_by_field_name("arguments").named_children
@@ -500,6 +514,8 @@ class _Lowering:
                     raise refuse(node, "`append` takes one value")
                 if owner == self.text:
                     return self.append_character(owner, arguments[0], assigned), assigned
+                if text(arguments[0]) in self.outputs or text(arguments[0]) == self.buffer:
+                    raise refuse(node, f"`{text(node)[:60]}`: an output appended to another (a list of lists) is not modelled")
                 value = self.integer(arguments[0], assigned)
                 if self.sequences[owner].kind == ir.LIST:
                     value = self.as_int(value, arguments[0])  # a list keeps a NumPy scalar as one
@@ -613,6 +629,11 @@ class _Lowering:
         if left.type != "identifier":
             raise refuse(left, f"`{text(left)}`: only a name or one element is assigned")
         name = text(left)
+        if operator is None and name in self.outputs and _created_empty(right, self.sequences[name].kind):
+            return ir.Assign(name, ir.Const(0, line), line)  # a new empty one: nothing else holds the old one
+        if name in self.outputs:
+            empty = "bytearray()" if self.sequences[name].kind == ir.BUFFER else "[]"
+            raise refuse(left, f"`{name}` is a local output: only `{name}.append(...)` and `{name} = {empty}` again are modelled")
         if name in self.sequences and not (name == self.planned == self.buffer and operator is None):
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         if operator is not None:
@@ -658,9 +679,14 @@ class _Lowering:
         empty = sized or right.type == "list" or not right.child_by_field_name("arguments").named_children
         if self.buffer == text(left) == self.planned and kind == ir.BUFFER and empty:  # a `return b""` came first
             return ir.Assign(self.buffer, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
+        name = text(left)
+        if self.buffer is not None and empty and name not in self.sequences:
+            if self.special(name):
+                joined = next(n for n in (name, self.buffer) if n in self.join_names | self.text_names)
+                raise refuse(right, f"`{joined}` is joined: a list joined with `join` is modelled as the only output")
+            return self.new_output(left, kind)
         if self.buffer is not None or not empty:
             raise refuse(right, "only one output, a `bytearray()` or a list `[]` created empty, is modelled")
-        name = text(left)
         if name in self.locals:
             raise refuse(left, f"`{name}` is already an integer")
         if kind == ir.LIST and name in self.join_names:
@@ -670,6 +696,22 @@ class _Lowering:
         self.buffer = name
         self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
         return ir.Assign(name, ir.Const(0, left.start_point[0] + 1), left.start_point[0] + 1)
+
+    def special(self, name: str) -> bool:
+        """Whether a list is joined (`b"".join`, `"".join`) or the function's first output is: those are modelled
+        as the only output."""
+        joins = self.join_names | self.text_names
+        return name in joins or self.buffer in joins or self.buffer == self.joined or self.buffer == self.text
+
+    def new_output(self, left: Node, kind: str) -> ir.Assign:
+        """A local output beside `buffer`: its own buffer, grown with `append`, read by index and length, returned
+        alone or in a tuple of outputs."""
+        name, line = text(left), left.start_point[0] + 1
+        if name in self.locals or name in self.string_lists or name in self.views or name in self.flags:
+            raise refuse(left, f"`{name}` holds another type elsewhere; keep one type per name")
+        self.outputs.append(name)
+        self.sequences[name] = ir.Sequence(name, kind, "uint8" if kind == ir.BUFFER else "int64", written=True)
+        return ir.Assign(name, ir.Const(0, line), line)
 
     def inlined_call(self, node: Node | None) -> Node | None:
         """`node` if it is a call of a helper the lowering inlines."""
@@ -1230,9 +1272,11 @@ class _Lowering:
         ):
             self.ready(value, self.buffer, assigned)
             kind, lowered = ir.BYTES, None
-        elif value.type == "identifier" and text(value) == self.buffer:
+        elif value.type == "identifier" and text(value) == self.buffer and not self.outputs:
             self.ready(value, self.buffer, assigned)
             kind, lowered = self.sequences[self.buffer].kind, None
+        elif value.type in ("identifier", "expression_list", "tuple") and self.buffer is not None:
+            kind, lowered = self.returned_outputs(value, assigned), None
         else:
             lowered = self.expression(value, assigned)
             kind = self.value_type(lowered, value)
@@ -1240,6 +1284,25 @@ class _Lowering:
             raise refuse(node, f"returns {_named(kind)} here and {_named(self.returns)} elsewhere; return one kind of value")
         self.returns = kind
         return lowered
+
+    def returned_outputs(self, value: Node, assigned: frozenset[str]) -> str:
+        """`return out`, `return ops, args`: outputs by name (`OUTPUT`, `TUPLE`), the same ones at every `return`."""
+        names = [value] if value.type == "identifier" else value.named_children
+        outputs = {self.buffer, *self.outputs}
+        for name in names:
+            if name.type != "identifier" or text(name) not in outputs:
+                raise refuse(name, f"`{text(name)[:60]}`: a tuple of the local outputs (`bytearray()`, lists of ints) is returned")
+            if self.special(text(name)):
+                raise refuse(name, f"`{text(name)}` is joined: return its join alone")
+            self.ready(name, text(name), assigned)
+        results = tuple(text(name) for name in names)
+        if len(set(results)) != len(results):
+            raise refuse(value, f"`{text(value)[:60]}` returns one output twice: return each once")
+        if self.results not in (None, results):
+            elsewhere = ", ".join(self.results)
+            raise refuse(value, f"returns `{text(value)[:60]}` here and `{elsewhere}` elsewhere: return the same outputs")
+        self.results = results
+        return ir.OUTPUT if value.type == "identifier" else ir.TUPLE
 
     def raise_statement(self, node: Node, assigned: frozenset[str]) -> ir.Raise:
         exception = node.named_children[0] if node.named_children else None
@@ -1343,7 +1406,7 @@ class _Lowering:
         if name in self.tables() and name not in self.sequences:
             self.sequences[name] = ir.Sequence(name, ir.TABLE, "uint8" if isinstance(self.constants[name], bytes) else "int64")
         self.used.add(name)
-        if name == self.buffer and name not in assigned:
+        if (name == self.buffer or name in self.outputs) and name not in assigned:
             raise refuse(node, f"`{name}` may be used before `{name} = bytearray()` runs; create it first")
 
     def tables(self) -> set[str]:

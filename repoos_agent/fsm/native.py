@@ -89,7 +89,8 @@ class FsmNative:
         arguments: list[type] = []
         for parameter in function.parameters:
             arguments += [ctypes.c_void_p, ctypes.c_int64] if isinstance(parameter, ir.Sequence) else [ctypes.c_int64]
-        self._entry.argtypes = [*arguments, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Buffer), ctypes.c_void_p]
+        buffers = [ctypes.POINTER(_Buffer)] * len(function.outputs)
+        self._entry.argtypes = [*arguments, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Buffer), ctypes.c_void_p, *buffers]
         self._values = max((len(raised.values) for raised in function.raises), default=0)
         self._release = getattr(handle, RELEASE)
         self._release.argtypes = [ctypes.c_void_p]
@@ -112,12 +113,20 @@ class FsmNative:
             (value, _copy(value)) for parameter, value in zip(self.function.parameters, args, strict=True) if _written(parameter)
         ]
         result, buffer, values = ctypes.c_int64(0), _Buffer(None, 0, 0), (ctypes.c_int64 * max(self._values, 1))()
+        others = [_Buffer(None, 0, 0) for _ in self.function.outputs]
         try:
-            code = self._entry(*arguments, ctypes.byref(result), ctypes.byref(buffer), ctypes.addressof(values))
+            code = self._entry(
+                *arguments, ctypes.byref(result), ctypes.byref(buffer), ctypes.addressof(values), *map(ctypes.byref, others)
+            )
             output = self._output(buffer)
+            if self.function.results:
+                grown = dict(zip([output.name for output in self.function.outputs], others, strict=True))
+                outputs = {name: self._output(grown[name], self.function.output_kind(name)) for name in grown}
+                outputs[self.function.buffer] = output  # type: ignore[index]
         finally:
-            if buffer.data:
-                self._release(buffer.data)
+            for each in (buffer, *others):
+                if each.data:
+                    self._release(each.data)
         if code == ORIGINAL:
             for value, copy in kept:
                 value[:] = copy  # type: ignore[index]
@@ -126,11 +135,15 @@ class FsmNative:
             raised = self.function.raises[code - 1]
             shown = [chr(value) if character else value for value, character in zip(values, raised.characters, strict=False)]
             raise self._exception(raised)(*((raised.message.format(*shown),) if raised.message else ()))
+        if self.function.returns == ir.OUTPUT:
+            return outputs[self.function.results[0]]
+        if self.function.returns == ir.TUPLE:
+            return tuple(outputs[name] for name in self.function.results)
         return self._returned(result.value, output)
 
-    def _output(self, buffer: _Buffer) -> bytearray | list[int]:
-        """The local output the C code grew: a bytearray's bytes, or a list's ints."""
-        if self.function.buffer_kind == ir.LIST:
+    def _output(self, buffer: _Buffer, kind: str | None = None) -> bytearray | list[int]:
+        """A local output the C code grew (`buffer`'s unless `kind` says): a bytearray's bytes, or a list's ints."""
+        if (kind or self.function.buffer_kind) == ir.LIST:
             if not buffer.len:
                 return []
             return np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,)).tolist()

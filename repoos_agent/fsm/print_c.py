@@ -188,7 +188,8 @@ class _Printer:
                 parameters.append(f"int64_t py_{parameter}")
                 arguments.append(f"py_{parameter}")
         outputs = ["int64_t *rp_result", "rp_buffer *rp_out", "int64_t *rp_raised"]
-        arguments += ["rp_result", "rp_out", "rp_raised"]
+        outputs += [f"rp_buffer *rp_out_{output.name}" for output in self.function.outputs]
+        arguments += ["rp_result", "rp_out", "rp_raised", *(f"rp_out_{output.name}" for output in self.function.outputs)]
         # the outputs are the caller's own locals, apart from every argument and each other
         body = ["jmp_buf *rp_leave", *parameters, *(output.replace(" *", " *restrict ") for output in outputs)]
         names = {p for p in self.function.parameters if isinstance(p, str)}
@@ -223,8 +224,8 @@ class _Printer:
     def statement(self, statement: ir.Stmt, depth: int) -> list[str]:
         pad = "    " * depth
         if isinstance(statement, ir.Assign):
-            if statement.name == self.function.buffer:
-                return [f"{pad}rp_out->len = 0;"]
+            if statement.name in self.function.output_names:
+                return [f"{pad}{self.sequence(statement.name)[1]} = 0;"]
             value = self.expr(statement.value)
             if statement.name in self.guarded:
                 guard = GUARDS[self.within_guard.get(id(statement), (False, False))]
@@ -233,13 +234,14 @@ class _Printer:
         if isinstance(statement, ir.Store):
             data, length = self.sequence(statement.sequence)
             kind = ir.DTYPES[self.sequences[statement.sequence].dtype] if statement.sequence in self.sequences else "uint8_t"
-            if statement.sequence == self.function.buffer and self.function.buffer_kind == ir.LIST:
+            if statement.sequence in self.function.output_names and self.function.output_kind(statement.sequence) == ir.LIST:
                 kind = "int64_t"
             index = self.index(statement, statement.index, length)
             return [f"{pad}{data}[{index}] = ({kind})({self.expr(statement.value)});"]
         if isinstance(statement, ir.Append):
-            append = "rp_append_int" if self.function.buffer_kind == ir.LIST else "rp_append"
-            return [f"{pad}{append}(rp_leave, rp_out, {self.expr(statement.value)});"]
+            append = "rp_append_int" if self.function.output_kind(statement.sequence) == ir.LIST else "rp_append"
+            out = "rp_out" if statement.sequence == self.function.buffer else f"rp_out_{statement.sequence}"
+            return [f"{pad}{append}(rp_leave, {out}, {self.expr(statement.value)});"]
         if isinstance(statement, ir.If):
             lines = [f"{pad}if ({self.expr(statement.condition)}) {{", *self.block(statement.then, depth + 1)]
             if statement.orelse:
@@ -310,6 +312,9 @@ class _Printer:
         """A sequence's data and length in C."""
         if name == self.function.buffer:
             return "((int64_t *)rp_out->data)" if self.function.buffer_kind == ir.LIST else "rp_out->data", "rp_out->len"
+        if name in self.function.output_names:
+            out = f"rp_out_{name}"
+            return f"((int64_t *){out}->data)" if self.function.output_kind(name) == ir.LIST else f"{out}->data", f"{out}->len"
         return f"py_{name}", f"py_{name}_len"
 
     def index(self, node: ir.Load | ir.Store, index: ir.Expr, length: str) -> str:

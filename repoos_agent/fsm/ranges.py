@@ -118,6 +118,7 @@ class _Analysis:
         if function.buffer is not None:
             dtype = "int64" if function.buffer_kind == ir.LIST else "uint8"
             self.sequences[function.buffer] = ir.Sequence(function.buffer, function.buffer_kind, dtype)
+        self.sequences.update({output.name: output for output in function.outputs})
         self.checking = True
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
@@ -155,7 +156,7 @@ class _Analysis:
             if table is not None:
                 return Interval(len(ir.entries(table)), len(ir.entries(table)))
             # the local output's length is not a bound: `out = bytearray()` empties it
-            return Interval(0, LENGTH, () if expr.sequence == self.function.buffer else ((expr.sequence, 0),))
+            return Interval(0, LENGTH, () if expr.sequence in self.function.output_names else ((expr.sequence, 0),))
         if isinstance(expr, ir.Load):
             self.indexed(expr, expr.sequence, self.value(expr.index, state))
             return self.element(expr.sequence)
@@ -331,7 +332,7 @@ class _Analysis:
 
     def statement(self, statement: ir.Stmt, state: State) -> State | None:
         if isinstance(statement, ir.Assign):
-            if statement.name == self.function.buffer:
+            if statement.name in self.function.output_names:
                 return state
             value = self.value(statement.value, state)
             if self.function.locals[statement.name] != ir.INT:

@@ -70,7 +70,7 @@ def _assignments(function: ir.Function, block: Block) -> dict[str, ir.Expr] | No
     """Each local a block assigns and its value, where the block is nothing but one assignment per local."""
     found: dict[str, ir.Expr] = {}
     for statement in block:
-        if not isinstance(statement, ir.Assign) or statement.name == function.buffer or statement.name in found:
+        if not isinstance(statement, ir.Assign) or statement.name in function.output_names or statement.name in found:
             return None
         found[statement.name] = statement.value
     return found

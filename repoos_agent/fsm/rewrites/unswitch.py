@@ -50,6 +50,6 @@ def _invariant(function: ir.Function, loop: ir.While | ir.ForRange | ir.ForEach,
     for part in subexpressions(condition):
         if isinstance(part, ir.Load | ir.BytesBelow) or (isinstance(part, ir.Binary) and part.op in ("//", "%")):
             return False
-        if isinstance(part, ir.Length) and (part.sequence in grown or part.sequence == function.buffer):
+        if isinstance(part, ir.Length) and (part.sequence in grown or part.sequence in function.output_names):
             return False
     return not isinstance(condition, ir.Const) and not reads(condition) & changed
