@@ -25,6 +25,7 @@ import z3
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.ranges import HIGH, LOW, check_widths, loop_head
+from repoos_agent.fsm.rewrites.statements import block_reads, increment, map_statements, walk
 
 PROVED, REFUTED, NOT_APPLICABLE = "proved", "refuted", "not-applicable"
 ENUMERATE_AT_MOST = 1 << 28
@@ -84,7 +85,8 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     except FsmRefusal as reason:
         return Proof(NOT_APPLICABLE, "none", 0, str(reason))
     except _NotAStep as reason:
-        return _local(baseline, variant, str(reason))
+        skipped = _fast_path(baseline, variant)
+        return skipped if skipped is not None else _local(baseline, variant, str(reason))
     head = loop_head(baseline, loop)
     dead = _counters(baseline.body + variant.body) - _read(baseline.body + variant.body)
     methods, cases = [], 0
@@ -123,6 +125,154 @@ def _local(baseline: ir.Function, variant: ir.Function, why_not_a_fold: str) -> 
     except _NotAStep as reason:
         return Proof(NOT_APPLICABLE, "none", 0, f"{why_not_a_fold}; nor does it change only straight-line statements ({reason})")
     return Proof(PROVED, "z3 on the changed statements", cases, f"{len(regions)} changed part(s) agree from every 64-bit state")
+
+
+def _fast_path(baseline: ir.Function, variant: ir.Function) -> Proof | None:
+    """A cursor loop given a skip at its top (`ascii-fast-path`): None where the variant has none. The variant minus
+    the skip must be the baseline; then one pass of the loop's body on each byte below the skip's bound, from any
+    state, must only add one to the cursor and to the counters the skip adds `w` to (other locals it sets being
+    assigned again before any read), and take no other effect. By induction over the `w` bytes the skip steps over
+    (each present, as the word test ensures, and the loop bound is the sequence's length), the skip leaves the state
+    `w` passes of the loop would."""
+    found: list[tuple[ir.While, ir.If]] = []
+
+    def strip(statement: ir.Stmt) -> tuple[ir.Stmt, ...]:
+        if isinstance(statement, ir.While) and statement.body and _skip(statement.body[0]) is not None:
+            found.append((statement, statement.body[0]))  # type: ignore[arg-type]
+            return (replace(statement, body=statement.body[1:]),)
+        return (statement,)
+
+    stripped = replace(variant, body=map_statements(variant.body, strip))
+    if not found:
+        return None
+    try:
+        if len(found) != 1:
+            raise _NotAStep("the variant has more than one skip")
+        if _unlined(stripped) != _unlined(baseline):
+            raise _NotAStep("the variant minus its skip is not the baseline")
+        check_widths(baseline)
+        check_widths(variant)
+        loop, skip = found[0]
+        sequence, cursor, count, bound, counters = _skip(skip)  # type: ignore[misc]
+        plain = replace(loop, body=loop.body[1:])
+        _cursor_loop(stripped, plain, sequence, cursor)
+        outside = block_reads(map_statements(stripped.body, lambda s: () if _unlined(s) == _unlined(plain) else (s,)))
+        for byte in range(bound):
+            _one_pass(stripped, plain, outside, {cursor, *counters}, byte, cursor)
+    except (_NotAStep, FsmRefusal) as reason:
+        return Proof(NOT_APPLICABLE, "fast path", 0, f"the skip is not proved: {reason}")
+    return Proof(
+        PROVED,
+        f"fast path: one pass on each byte below {bound} checked, skip by induction",
+        bound,
+        f"one pass on each byte below {bound} adds one to {', '.join(sorted({cursor, *counters}))} only; "
+        f"the skip of {count} such bytes is {count} passes",
+    )
+
+
+def _skip(statement: ir.Stmt) -> tuple[str, str, int, int, tuple[str, ...]] | None:
+    """The sequence, cursor, width, bound and counters of `if BytesBelow(...): while BytesBelow(...): i += w ...;
+    continue`, or None where the statement is not such a skip."""
+    if not (isinstance(statement, ir.If) and isinstance(statement.condition, ir.BytesBelow) and not statement.orelse):
+        return None
+    test = statement.condition
+    if not (isinstance(test.index, ir.Local) and len(statement.then) == 2 and isinstance(statement.then[1], ir.Continue)):
+        return None
+    loop = statement.then[0]
+    if not (isinstance(loop, ir.While) and _unlined(loop.condition) == _unlined(test)):
+        return None
+    names = [s.name for s in loop.body if isinstance(s, ir.Assign)]
+    steps = [increment(name, test.count, 0) for name in names]
+    if len(names) != len(loop.body) or len(set(names)) != len(names) or _unlined(loop.body) != tuple(steps):
+        return None
+    cursor = test.index.name
+    if cursor not in names:
+        return None
+    return test.sequence, cursor, test.count, test.bound, tuple(name for name in names if name != cursor)
+
+
+def _cursor_loop(function: ir.Function, loop: ir.While, sequence: str, cursor: str) -> None:
+    """`_NotAStep` unless `loop` is `while cursor < len(sequence)` (or `< n`, `n` only ever that length) over a byte
+    argument: then each byte the word test found is one the loop would reach."""
+    kinds = {p.name: p.kind for p in function.parameters if isinstance(p, ir.Sequence)}
+    if kinds.get(sequence) not in (ir.BYTES, ir.BYTEARRAY):
+        raise _NotAStep(f"line {loop.line}: `{sequence}` is not a bytes or bytearray argument")
+    test = loop.condition
+    if not (isinstance(test, ir.Compare) and test.op == "<" and _unlined(test.left) == ir.Local(cursor, ir.INT, 0)):
+        raise _NotAStep(f"line {loop.line}: the loop's test is not `{cursor} < len({sequence})`")
+    length = ir.Length(sequence, 0)
+    bound = _unlined(test.right)
+    if bound == length:
+        return
+    name = bound.name if isinstance(bound, ir.Local) else None
+    values = [s.value for s in walk(function.body) if isinstance(s, ir.Assign) and s.name == name]
+    counters = {s.variable for s in walk(function.body) if isinstance(s, ir.ForRange | ir.ForEach)}
+    if (
+        not isinstance(bound, ir.Local)
+        or bound.name in function.parameters
+        or bound.name in counters
+        or not values
+        or any(_unlined(v) != length for v in values)
+    ):
+        raise _NotAStep(f"line {loop.line}: the loop's bound is not `len({sequence})`")
+
+
+def _one_pass(function: ir.Function, loop: ir.While, outside: set[str], counters: set[str], byte: int, cursor: str) -> None:
+    """`_NotAStep` unless one pass of `loop`'s body with `byte` at the cursor, from any state (Z3 bit-vectors), adds
+    one to each of `counters` and to nothing else, leaves every other local unchanged but those it assigns before
+    any read (and `outside`, what the function reads elsewhere, does not read), and ends or continues without any
+    other effect."""
+    evaluator = _Evaluator(
+        lambda value: z3.BitVecVal(value, 64),
+        z3.If,
+        lambda entries, index: _mux(entries, index),
+        {"and": z3.And, "or": z3.Or, "not": z3.Not},
+    )
+    evaluator.tables = {name: tuple(ir.entries(table)) for name, table in function.tables.items()}
+    names = sorted(_read(loop.body) | _assigned(loop.body) | counters)
+    before = {name: z3.BitVec(name, 64) for name in names}
+    evaluator.elements, evaluator.index = (z3.BitVecVal(byte, 64),), cursor
+    after = dict(before)
+    _pass(evaluator, loop.body, after, cursor, byte)
+    for name in names:
+        change = z3.simplify(after[name] - before[name])  # type: ignore[operator]
+        wanted = 1 if name in counters else 0
+        if z3.is_bv_value(change) and change.as_long() == wanted:
+            continue
+        if name in counters or name in outside or not _set_before_read(loop.body, name):
+            raise _NotAStep(f"line {loop.line}: a pass on byte {byte} does not leave `{name}` at {name}{' + 1' * wanted}")
+
+
+def _pass(evaluator: _Evaluator, body: tuple[ir.Stmt, ...], env: dict, cursor: str, byte: int) -> bool:
+    """Runs the pass on `env` in place, deciding each test from the byte alone; whether it reached a `continue`
+    (else the block's end). Any other statement on its path is an effect the skip would not take."""
+    for statement in body:
+        if isinstance(statement, ir.Assign):
+            env[statement.name] = evaluator.value(statement.value, env)
+            if statement.name == cursor:
+                evaluator.index = None  # a read at the cursor from here on is another byte
+        elif isinstance(statement, ir.If):
+            taken = z3.simplify(evaluator.condition(statement.condition, env))  # type: ignore[arg-type]
+            if not (z3.is_true(taken) or z3.is_false(taken)):
+                raise _NotAStep(f"line {statement.line}: on byte {byte} the test depends on more than the byte")
+            if _pass(evaluator, statement.then if z3.is_true(taken) else statement.orelse, env, cursor, byte):
+                return True
+        elif isinstance(statement, ir.Continue):
+            return True
+        else:
+            raise _NotAStep(f"line {statement.line}: on byte {byte} the pass reaches a {type(statement).__name__}")
+    return False
+
+
+def _set_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
+    """Whether a top-level statement of the loop body assigns `name` before anything in the body reads it: its value
+    at the loop's head is never seen."""
+    for statement in body:
+        if isinstance(statement, ir.Assign) and statement.name == name:
+            return name not in _read((statement.value,))  # type: ignore[arg-type]
+        if name in _read((statement,)):
+            return False
+    return False
 
 
 COMPOUND = {ir.If: ("then", "orelse"), ir.While: ("body",), ir.ForRange: ("body",), ir.ForEach: ("body",)}
