@@ -66,13 +66,15 @@ class _NotAStep(Exception):
 @dataclass(frozen=True)
 class _Obligation:
     """`elements` baseline steps (each the fold's body with its variable bound to the next element) against one run
-    of `variant` (which reads element `j` as `sequence[index + j]`)."""
+    of `variant` (which reads element `j` as `sequence[index + j]`, or `sequence[c + d]` after `c = index + e`, with
+    `j = d + e`, where `c` is one of `cursors`)."""
 
     elements: int
     baseline: tuple[ir.Stmt, ...]
     variable: str
     variant: tuple[ir.Stmt, ...]
     index: str | None
+    cursors: frozenset[str] = frozenset()
 
 
 def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
@@ -363,7 +365,71 @@ def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEac
         return loop, [_Obligation(1, loop.body, loop.variable, middle[0].body, None)]
     if loop.variable in _read(baseline.body[:position] + rest):
         raise _NotAStep(f"line {loop.line}: `{loop.variable}` is read outside the loop, and the variant's loops do not set it")
-    return loop, _sliced(loop, middle, baseline)
+    unrolled = _unrolled(loop, middle, baseline)
+    return loop, unrolled if unrolled is not None else _sliced(loop, middle, baseline)
+
+
+def _unrolled(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation] | None:
+    """`unroll(n)` of the fold loop (`k = 0`, n elements per pass of a main loop, then a remainder loop of one), or
+    of slicing's chunk loop (`k` from the chunks' start, n chunks per pass, the remaining chunks one at a time, then
+    slicing's own loop of one): what each loop must agree with, or None where the loops have neither shape. The
+    main loop's body is checked against as many baseline steps as it reads elements; the remainder loops' steps
+    against one element's or one chunk's (the fold loop, or slicing's chunks, rebuilt from the remainder)."""
+    if len(middle) == 3 and isinstance(middle[0], ir.Assign) and _unlined(middle[0].value) == ir.Const(0, 0):
+        k, stop, step, start = middle[0].name, ir.Length(loop.sequence, 0), 1, 1
+    elif len(middle) == 5 and all(isinstance(s, ir.Assign) for s in middle[:2]) and isinstance(middle[4], ir.ForRange):
+        k, stop, step, start = middle[0].name, ir.Local(middle[1].name, ir.INT, 0), None, 2  # type: ignore[union-attr]
+    else:
+        return None
+    main, remainder = middle[start : start + 2]
+    if not (isinstance(main, ir.While) and isinstance(remainder, ir.While) and main.body and len(remainder.body) >= 2):
+        return None
+    if step is None:  # slicing's chunks: the remainder binds the chunk loop's variable, then steps by the chunk
+        head, advance = remainder.body[:2]
+        if not (isinstance(head, ir.Assign) and isinstance(advance, ir.Assign) and _unlined(head.value) == ir.Local(k, ir.INT, 0)):
+            return None
+        step, variable = _step_of(advance, k), head.name
+    else:
+        advance, variable = remainder.body[1], None
+        step = (
+            _step_of(advance, k)
+            if _unlined(remainder.body[0]) == ir.Assign(loop.variable, ir.Load(loop.sequence, ir.Local(k, ir.INT, 0), ir.INT, 0), 0)
+            else None
+        )
+    if step is None or step < 1:
+        return None
+    passes = _step_of(main.body[-1], k)
+    n = passes // step if passes is not None and passes % step == 0 else None
+    at = ir.Local(k, ir.INT, 0)
+    last = ir.Binary("+", at, ir.Const((n - 1) * step, 0), 0) if n is not None else at
+    shapes = [
+        (_unlined(main.condition), ir.Logical("and", ir.Compare("<", at, stop, 0), ir.Compare("<", last, stop, 0), 0)),
+        (_unlined(remainder.condition), ir.Compare("<", at, stop, 0)),
+    ]
+    copies, body = main.body[:-1], remainder.body[2:]
+    fresh = {k} if variable is None else {k, middle[1].name}  # type: ignore[union-attr]
+    if n is None or n < 2 or any(got != want for got, want in shapes) or fresh & set(baseline.locals):
+        raise _NotAStep(f"line {loop.line}: the variant's loops are not unroll's main loop of n passes and its remainder")
+    if k in _assigned(copies + body) or (variable is not None and middle[1].name in _assigned(copies + body)):  # type: ignore[union-attr]
+        raise _NotAStep(f"line {loop.line}: the unrolled body assigns its own counter")
+    if variable is None:
+        return [
+            _Obligation(n, loop.body, loop.variable, copies, k),
+            _Obligation(1, loop.body, loop.variable, body, None),
+        ]
+    chunks = ir.ForRange(variable, middle[0].value, middle[1].value, step, body, loop.line)  # type: ignore[union-attr]
+    sliced = _sliced(loop, (chunks, middle[4]), baseline)
+    return [_Obligation(n * step, loop.body, loop.variable, copies, k, frozenset({variable})), *sliced]
+
+
+def _step_of(statement: ir.Stmt, counter: str) -> int | None:
+    """`c` where the statement is `counter = counter + c`."""
+    if not (isinstance(statement, ir.Assign) and statement.name == counter and isinstance(statement.value, ir.Binary)):
+        return None
+    value = _unlined(statement.value)
+    if value.op == "+" and value.left == ir.Local(counter, ir.INT, 0) and isinstance(value.right, ir.Const):
+        return value.right.value
+    return None
 
 
 def _sliced(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation]:
@@ -393,7 +459,8 @@ def _sliced(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function
 def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str, bytes | tuple[int, ...] | ir.Table]) -> Proof:
     """Enumerate the obligation's domain if it is small, else prove it with Z3."""
     bodies = obligation.baseline + obligation.variant
-    state = sorted((_read(bodies) | _assigned(bodies)) - dead - {obligation.variable, obligation.index})
+    positions = {obligation.variable, obligation.index, *obligation.cursors}
+    state = sorted((_read(bodies) | _assigned(bodies)) - dead - positions)
     bounds = {}
     for name in state:
         known = head.get(name)
@@ -401,7 +468,7 @@ def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str
     cases = 256**obligation.elements
     for lo, hi in bounds.values():
         cases *= hi - lo + 1
-    outputs = sorted(_assigned(bodies) - dead - {obligation.variable, obligation.index})
+    outputs = sorted(_assigned(bodies) - dead - positions)
     if cases <= ENUMERATE_AT_MOST:
         return _enumerate(obligation, bounds, outputs, tables, cases)
     found = _sampled(obligation, bounds, outputs, tables)
@@ -430,10 +497,16 @@ class _Evaluator:
         self.tables: dict[str, tuple[int, ...]] = {}
         self.elements: tuple[object, ...] = ()
         self.index: str | None = None
+        self.cursors: frozenset[str] = frozenset()
+        self.offsets: dict[str, int] = {}
 
     def run(self, statements: tuple[ir.Stmt, ...], env: dict[str, object]) -> dict[str, object]:
         for statement in statements:
-            if isinstance(statement, ir.Assign):
+            at = self.position(statement.value) if isinstance(statement, ir.Assign) and statement.name in self.cursors else None
+            if isinstance(statement, ir.Assign) and at is not None:
+                self.offsets[statement.name] = at
+            elif isinstance(statement, ir.Assign):
+                self.offsets.pop(statement.name, None)
                 env = {**env, statement.name: self.value(statement.value, env)}
             elif isinstance(statement, ir.If):
                 condition = self.condition(statement.condition, env)
@@ -482,22 +555,27 @@ class _Evaluator:
             return -operand if expr.op == "-" else ~operand  # type: ignore[operator]
         if isinstance(expr, ir.Load) and expr.sequence in self.tables:
             return self.lookup(self.tables[expr.sequence], self.value(expr.index, env))
-        if isinstance(expr, ir.Load) and self.index is not None:
-            index = _unlined(expr.index)
-            for offset, element in enumerate(self.elements):
-                at = ir.Local(self.index, ir.INT, 0)
-                if index == (at if offset == 0 else ir.Binary("+", at, ir.Const(offset, 0), 0)):
-                    return element
+        if isinstance(expr, ir.Load) and self.position(expr.index) in range(len(self.elements)):
+            return self.elements[self.position(expr.index)]  # type: ignore[index]
         raise _NotAStep(f"line {expr.line}: `{type(expr).__name__}` in the step is not modelled by the step check")
+
+    def position(self, expr: ir.Expr) -> int | None:
+        """Which element `expr` indexes: `index`, a cursor set from it, either plus a constant; None otherwise."""
+        if isinstance(expr, ir.Binary) and expr.op == "+" and isinstance(expr.right, ir.Const):
+            base = self.position(expr.left)
+            return None if base is None else base + expr.right.value
+        if isinstance(expr, ir.Local) and self.index is not None and expr.name == self.index:
+            return 0
+        return self.offsets.get(expr.name) if isinstance(expr, ir.Local) else None
 
     def both(self, obligation: _Obligation, env: dict[str, object], elements: tuple[object, ...]) -> tuple[dict, dict]:
         """The state after the baseline's steps (one per element) and after the variant's one run."""
         base = env
         for element in elements:
             base = self.run(obligation.baseline, {**base, obligation.variable: element})
-        self.elements, self.index = elements, obligation.index
+        self.elements, self.index, self.cursors, self.offsets = elements, obligation.index, obligation.cursors, {}
         variant = self.run(obligation.variant, {**env, obligation.variable: elements[0]} if obligation.index is None else env)
-        self.elements, self.index = (), None
+        self.elements, self.index, self.cursors, self.offsets = (), None, frozenset(), {}
         return base, variant
 
 
