@@ -4,7 +4,10 @@ baseline by checking that the two steps agree on every (state, input) pair, befo
 Both functions must be the same outside the fold loop. The variant's loop is either a loop over the same
 elements with another body (one step per element), or slicing's pair of loops: `k` elements at a time from
 index 0 to the last whole chunk, then one at a time to the end, which visits the same elements in the same order;
-there, `k` baseline steps are checked against one variant step, and one against one for the rest.
+there, `k` baseline steps are checked against one variant step, and one against one for the rest. An unrolled
+loop (`unroll(n)` of either) is a main loop of `n` passes and a remainder loop: the main body is checked against
+as many baseline steps as it reads elements, the remainder against one element or chunk. A cursor loop given an
+ASCII fast path is proved apart (`_fast_path`).
 
 The state is every local the steps read or assign (the element and loop counters aside), over the values the
 width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
