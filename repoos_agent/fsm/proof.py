@@ -4,7 +4,10 @@ baseline by checking that the two steps agree on every (state, input) pair, befo
 Both functions must be the same outside the fold loop. The variant's loop is either a loop over the same
 elements with another body (one step per element), or slicing's pair of loops: `k` elements at a time from
 index 0 to the last whole chunk, then one at a time to the end, which visits the same elements in the same order;
-there, `k` baseline steps are checked against one variant step, and one against one for the rest.
+there, `k` baseline steps are checked against one variant step, and one against one for the rest. An unrolled
+loop (`unroll(n)` of either) is a main loop of `n` passes and a remainder loop: the main body is checked against
+as many baseline steps as it reads elements, the remainder against one element or chunk. A cursor loop given an
+ASCII fast path is proved apart (`_fast_path`).
 
 The state is every local the steps read or assign (the element and loop counters aside), over the values the
 width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
@@ -25,6 +28,7 @@ import z3
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.ranges import HIGH, LOW, check_widths, loop_head
+from repoos_agent.fsm.rewrites.statements import block_reads, increment, map_statements, walk
 
 PROVED, REFUTED, NOT_APPLICABLE = "proved", "refuted", "not-applicable"
 ENUMERATE_AT_MOST = 1 << 28
@@ -65,13 +69,15 @@ class _NotAStep(Exception):
 @dataclass(frozen=True)
 class _Obligation:
     """`elements` baseline steps (each the fold's body with its variable bound to the next element) against one run
-    of `variant` (which reads element `j` as `sequence[index + j]`)."""
+    of `variant` (which reads element `j` as `sequence[index + j]`, or `sequence[c + d]` after `c = index + e`, with
+    `j = d + e`, where `c` is one of `cursors`)."""
 
     elements: int
     baseline: tuple[ir.Stmt, ...]
     variable: str
     variant: tuple[ir.Stmt, ...]
     index: str | None
+    cursors: frozenset[str] = frozenset()
 
 
 def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
@@ -84,7 +90,8 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     except FsmRefusal as reason:
         return Proof(NOT_APPLICABLE, "none", 0, str(reason))
     except _NotAStep as reason:
-        return _local(baseline, variant, str(reason))
+        skipped = _fast_path(baseline, variant)
+        return skipped if skipped is not None else _local(baseline, variant, str(reason))
     head = loop_head(baseline, loop)
     dead = _counters(baseline.body + variant.body) - _read(baseline.body + variant.body)
     methods, cases = [], 0
@@ -123,6 +130,154 @@ def _local(baseline: ir.Function, variant: ir.Function, why_not_a_fold: str) -> 
     except _NotAStep as reason:
         return Proof(NOT_APPLICABLE, "none", 0, f"{why_not_a_fold}; nor does it change only straight-line statements ({reason})")
     return Proof(PROVED, "z3 on the changed statements", cases, f"{len(regions)} changed part(s) agree from every 64-bit state")
+
+
+def _fast_path(baseline: ir.Function, variant: ir.Function) -> Proof | None:
+    """A cursor loop given a skip at its top (`ascii-fast-path`): None where the variant has none. The variant minus
+    the skip must be the baseline; then one pass of the loop's body on each byte below the skip's bound, from any
+    state, must only add one to the cursor and to the counters the skip adds `w` to (other locals it sets being
+    assigned again before any read), and take no other effect. By induction over the `w` bytes the skip steps over
+    (each present, as the word test ensures, and the loop bound is the sequence's length), the skip leaves the state
+    `w` passes of the loop would."""
+    found: list[tuple[ir.While, ir.If]] = []
+
+    def strip(statement: ir.Stmt) -> tuple[ir.Stmt, ...]:
+        if isinstance(statement, ir.While) and statement.body and _skip(statement.body[0]) is not None:
+            found.append((statement, statement.body[0]))  # type: ignore[arg-type]
+            return (replace(statement, body=statement.body[1:]),)
+        return (statement,)
+
+    stripped = replace(variant, body=map_statements(variant.body, strip))
+    if not found:
+        return None
+    try:
+        if len(found) != 1:
+            raise _NotAStep("the variant has more than one skip")
+        if _unlined(stripped) != _unlined(baseline):
+            raise _NotAStep("the variant minus its skip is not the baseline")
+        check_widths(baseline)
+        check_widths(variant)
+        loop, skip = found[0]
+        sequence, cursor, count, bound, counters = _skip(skip)  # type: ignore[misc]
+        plain = replace(loop, body=loop.body[1:])
+        _cursor_loop(stripped, plain, sequence, cursor)
+        outside = block_reads(map_statements(stripped.body, lambda s: () if _unlined(s) == _unlined(plain) else (s,)))
+        for byte in range(bound):
+            _one_pass(stripped, plain, outside, {cursor, *counters}, byte, cursor)
+    except (_NotAStep, FsmRefusal) as reason:
+        return Proof(NOT_APPLICABLE, "fast path", 0, f"the skip is not proved: {reason}")
+    return Proof(
+        PROVED,
+        f"fast path: one pass on each byte below {bound} checked, skip by induction",
+        bound,
+        f"one pass on each byte below {bound} adds one to {', '.join(sorted({cursor, *counters}))} only; "
+        f"the skip of {count} such bytes is {count} passes",
+    )
+
+
+def _skip(statement: ir.Stmt) -> tuple[str, str, int, int, tuple[str, ...]] | None:
+    """The sequence, cursor, width, bound and counters of `if BytesBelow(...): while BytesBelow(...): i += w ...;
+    continue`, or None where the statement is not such a skip."""
+    if not (isinstance(statement, ir.If) and isinstance(statement.condition, ir.BytesBelow) and not statement.orelse):
+        return None
+    test = statement.condition
+    if not (isinstance(test.index, ir.Local) and len(statement.then) == 2 and isinstance(statement.then[1], ir.Continue)):
+        return None
+    loop = statement.then[0]
+    if not (isinstance(loop, ir.While) and _unlined(loop.condition) == _unlined(test)):
+        return None
+    names = [s.name for s in loop.body if isinstance(s, ir.Assign)]
+    steps = [increment(name, test.count, 0) for name in names]
+    if len(names) != len(loop.body) or len(set(names)) != len(names) or _unlined(loop.body) != tuple(steps):
+        return None
+    cursor = test.index.name
+    if cursor not in names:
+        return None
+    return test.sequence, cursor, test.count, test.bound, tuple(name for name in names if name != cursor)
+
+
+def _cursor_loop(function: ir.Function, loop: ir.While, sequence: str, cursor: str) -> None:
+    """`_NotAStep` unless `loop` is `while cursor < len(sequence)` (or `< n`, `n` only ever that length) over a byte
+    argument: then each byte the word test found is one the loop would reach."""
+    kinds = {p.name: p.kind for p in function.parameters if isinstance(p, ir.Sequence)}
+    if kinds.get(sequence) not in (ir.BYTES, ir.BYTEARRAY):
+        raise _NotAStep(f"line {loop.line}: `{sequence}` is not a bytes or bytearray argument")
+    test = loop.condition
+    if not (isinstance(test, ir.Compare) and test.op == "<" and _unlined(test.left) == ir.Local(cursor, ir.INT, 0)):
+        raise _NotAStep(f"line {loop.line}: the loop's test is not `{cursor} < len({sequence})`")
+    length = ir.Length(sequence, 0)
+    bound = _unlined(test.right)
+    if bound == length:
+        return
+    name = bound.name if isinstance(bound, ir.Local) else None
+    values = [s.value for s in walk(function.body) if isinstance(s, ir.Assign) and s.name == name]
+    counters = {s.variable for s in walk(function.body) if isinstance(s, ir.ForRange | ir.ForEach)}
+    if (
+        not isinstance(bound, ir.Local)
+        or bound.name in function.parameters
+        or bound.name in counters
+        or not values
+        or any(_unlined(v) != length for v in values)
+    ):
+        raise _NotAStep(f"line {loop.line}: the loop's bound is not `len({sequence})`")
+
+
+def _one_pass(function: ir.Function, loop: ir.While, outside: set[str], counters: set[str], byte: int, cursor: str) -> None:
+    """`_NotAStep` unless one pass of `loop`'s body with `byte` at the cursor, from any state (Z3 bit-vectors), adds
+    one to each of `counters` and to nothing else, leaves every other local unchanged but those it assigns before
+    any read (and `outside`, what the function reads elsewhere, does not read), and ends or continues without any
+    other effect."""
+    evaluator = _Evaluator(
+        lambda value: z3.BitVecVal(value, 64),
+        z3.If,
+        lambda entries, index: _mux(entries, index),
+        {"and": z3.And, "or": z3.Or, "not": z3.Not},
+    )
+    evaluator.tables = {name: tuple(ir.entries(table)) for name, table in function.tables.items()}
+    names = sorted(_read(loop.body) | _assigned(loop.body) | counters)
+    before = {name: z3.BitVec(name, 64) for name in names}
+    evaluator.elements, evaluator.index = (z3.BitVecVal(byte, 64),), cursor
+    after = dict(before)
+    _pass(evaluator, loop.body, after, cursor, byte)
+    for name in names:
+        change = z3.simplify(after[name] - before[name])  # type: ignore[operator]
+        wanted = 1 if name in counters else 0
+        if z3.is_bv_value(change) and change.as_long() == wanted:
+            continue
+        if name in counters or name in outside or not _set_before_read(loop.body, name):
+            raise _NotAStep(f"line {loop.line}: a pass on byte {byte} does not leave `{name}` at {name}{' + 1' * wanted}")
+
+
+def _pass(evaluator: _Evaluator, body: tuple[ir.Stmt, ...], env: dict, cursor: str, byte: int) -> bool:
+    """Runs the pass on `env` in place, deciding each test from the byte alone; whether it reached a `continue`
+    (else the block's end). Any other statement on its path is an effect the skip would not take."""
+    for statement in body:
+        if isinstance(statement, ir.Assign):
+            env[statement.name] = evaluator.value(statement.value, env)
+            if statement.name == cursor:
+                evaluator.index = None  # a read at the cursor from here on is another byte
+        elif isinstance(statement, ir.If):
+            taken = z3.simplify(evaluator.condition(statement.condition, env))  # type: ignore[arg-type]
+            if not (z3.is_true(taken) or z3.is_false(taken)):
+                raise _NotAStep(f"line {statement.line}: on byte {byte} the test depends on more than the byte")
+            if _pass(evaluator, statement.then if z3.is_true(taken) else statement.orelse, env, cursor, byte):
+                return True
+        elif isinstance(statement, ir.Continue):
+            return True
+        else:
+            raise _NotAStep(f"line {statement.line}: on byte {byte} the pass reaches a {type(statement).__name__}")
+    return False
+
+
+def _set_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
+    """Whether a top-level statement of the loop body assigns `name` before anything in the body reads it: its value
+    at the loop's head is never seen."""
+    for statement in body:
+        if isinstance(statement, ir.Assign) and statement.name == name:
+            return name not in _read((statement.value,))  # type: ignore[arg-type]
+        if name in _read((statement,)):
+            return False
+    return False
 
 
 COMPOUND = {ir.If: ("then", "orelse"), ir.While: ("body",), ir.ForRange: ("body",), ir.ForEach: ("body",)}
@@ -213,7 +368,71 @@ def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEac
         return loop, [_Obligation(1, loop.body, loop.variable, middle[0].body, None)]
     if loop.variable in _read(baseline.body[:position] + rest):
         raise _NotAStep(f"line {loop.line}: `{loop.variable}` is read outside the loop, and the variant's loops do not set it")
-    return loop, _sliced(loop, middle, baseline)
+    unrolled = _unrolled(loop, middle, baseline)
+    return loop, unrolled if unrolled is not None else _sliced(loop, middle, baseline)
+
+
+def _unrolled(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation] | None:
+    """`unroll(n)` of the fold loop (`k = 0`, n elements per pass of a main loop, then a remainder loop of one), or
+    of slicing's chunk loop (`k` from the chunks' start, n chunks per pass, the remaining chunks one at a time, then
+    slicing's own loop of one): what each loop must agree with, or None where the loops have neither shape. The
+    main loop's body is checked against as many baseline steps as it reads elements; the remainder loops' steps
+    against one element's or one chunk's (the fold loop, or slicing's chunks, rebuilt from the remainder)."""
+    if len(middle) == 3 and isinstance(middle[0], ir.Assign) and _unlined(middle[0].value) == ir.Const(0, 0):
+        k, stop, step, start = middle[0].name, ir.Length(loop.sequence, 0), 1, 1
+    elif len(middle) == 5 and all(isinstance(s, ir.Assign) for s in middle[:2]) and isinstance(middle[4], ir.ForRange):
+        k, stop, step, start = middle[0].name, ir.Local(middle[1].name, ir.INT, 0), None, 2  # type: ignore[union-attr]
+    else:
+        return None
+    main, remainder = middle[start : start + 2]
+    if not (isinstance(main, ir.While) and isinstance(remainder, ir.While) and main.body and len(remainder.body) >= 2):
+        return None
+    if step is None:  # slicing's chunks: the remainder binds the chunk loop's variable, then steps by the chunk
+        head, advance = remainder.body[:2]
+        if not (isinstance(head, ir.Assign) and isinstance(advance, ir.Assign) and _unlined(head.value) == ir.Local(k, ir.INT, 0)):
+            return None
+        step, variable = _step_of(advance, k), head.name
+    else:
+        advance, variable = remainder.body[1], None
+        step = (
+            _step_of(advance, k)
+            if _unlined(remainder.body[0]) == ir.Assign(loop.variable, ir.Load(loop.sequence, ir.Local(k, ir.INT, 0), ir.INT, 0), 0)
+            else None
+        )
+    if step is None or step < 1:
+        return None
+    passes = _step_of(main.body[-1], k)
+    n = passes // step if passes is not None and passes % step == 0 else None
+    at = ir.Local(k, ir.INT, 0)
+    last = ir.Binary("+", at, ir.Const((n - 1) * step, 0), 0) if n is not None else at
+    shapes = [
+        (_unlined(main.condition), ir.Logical("and", ir.Compare("<", at, stop, 0), ir.Compare("<", last, stop, 0), 0)),
+        (_unlined(remainder.condition), ir.Compare("<", at, stop, 0)),
+    ]
+    copies, body = main.body[:-1], remainder.body[2:]
+    fresh = {k} if variable is None else {k, middle[1].name}  # type: ignore[union-attr]
+    if n is None or n < 2 or any(got != want for got, want in shapes) or fresh & set(baseline.locals):
+        raise _NotAStep(f"line {loop.line}: the variant's loops are not unroll's main loop of n passes and its remainder")
+    if k in _assigned(copies + body) or (variable is not None and middle[1].name in _assigned(copies + body)):  # type: ignore[union-attr]
+        raise _NotAStep(f"line {loop.line}: the unrolled body assigns its own counter")
+    if variable is None:
+        return [
+            _Obligation(n, loop.body, loop.variable, copies, k),
+            _Obligation(1, loop.body, loop.variable, body, None),
+        ]
+    chunks = ir.ForRange(variable, middle[0].value, middle[1].value, step, body, loop.line)  # type: ignore[union-attr]
+    sliced = _sliced(loop, (chunks, middle[4]), baseline)
+    return [_Obligation(n * step, loop.body, loop.variable, copies, k, frozenset({variable})), *sliced]
+
+
+def _step_of(statement: ir.Stmt, counter: str) -> int | None:
+    """`c` where the statement is `counter = counter + c`."""
+    if not (isinstance(statement, ir.Assign) and statement.name == counter and isinstance(statement.value, ir.Binary)):
+        return None
+    value = _unlined(statement.value)
+    if value.op == "+" and value.left == ir.Local(counter, ir.INT, 0) and isinstance(value.right, ir.Const):
+        return value.right.value
+    return None
 
 
 def _sliced(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation]:
@@ -243,7 +462,8 @@ def _sliced(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function
 def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str, bytes | tuple[int, ...] | ir.Table]) -> Proof:
     """Enumerate the obligation's domain if it is small, else prove it with Z3."""
     bodies = obligation.baseline + obligation.variant
-    state = sorted((_read(bodies) | _assigned(bodies)) - dead - {obligation.variable, obligation.index})
+    positions = {obligation.variable, obligation.index, *obligation.cursors}
+    state = sorted((_read(bodies) | _assigned(bodies)) - dead - positions)
     bounds = {}
     for name in state:
         known = head.get(name)
@@ -251,7 +471,7 @@ def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str
     cases = 256**obligation.elements
     for lo, hi in bounds.values():
         cases *= hi - lo + 1
-    outputs = sorted(_assigned(bodies) - dead - {obligation.variable, obligation.index})
+    outputs = sorted(_assigned(bodies) - dead - positions)
     if cases <= ENUMERATE_AT_MOST:
         return _enumerate(obligation, bounds, outputs, tables, cases)
     found = _sampled(obligation, bounds, outputs, tables)
@@ -280,10 +500,16 @@ class _Evaluator:
         self.tables: dict[str, tuple[int, ...]] = {}
         self.elements: tuple[object, ...] = ()
         self.index: str | None = None
+        self.cursors: frozenset[str] = frozenset()
+        self.offsets: dict[str, int] = {}
 
     def run(self, statements: tuple[ir.Stmt, ...], env: dict[str, object]) -> dict[str, object]:
         for statement in statements:
-            if isinstance(statement, ir.Assign):
+            at = self.position(statement.value) if isinstance(statement, ir.Assign) and statement.name in self.cursors else None
+            if isinstance(statement, ir.Assign) and at is not None:
+                self.offsets[statement.name] = at
+            elif isinstance(statement, ir.Assign):
+                self.offsets.pop(statement.name, None)
                 env = {**env, statement.name: self.value(statement.value, env)}
             elif isinstance(statement, ir.If):
                 condition = self.condition(statement.condition, env)
@@ -332,22 +558,27 @@ class _Evaluator:
             return -operand if expr.op == "-" else ~operand  # type: ignore[operator]
         if isinstance(expr, ir.Load) and expr.sequence in self.tables:
             return self.lookup(self.tables[expr.sequence], self.value(expr.index, env))
-        if isinstance(expr, ir.Load) and self.index is not None:
-            index = _unlined(expr.index)
-            for offset, element in enumerate(self.elements):
-                at = ir.Local(self.index, ir.INT, 0)
-                if index == (at if offset == 0 else ir.Binary("+", at, ir.Const(offset, 0), 0)):
-                    return element
+        if isinstance(expr, ir.Load) and self.position(expr.index) in range(len(self.elements)):
+            return self.elements[self.position(expr.index)]  # type: ignore[index]
         raise _NotAStep(f"line {expr.line}: `{type(expr).__name__}` in the step is not modelled by the step check")
+
+    def position(self, expr: ir.Expr) -> int | None:
+        """Which element `expr` indexes: `index`, a cursor set from it, either plus a constant; None otherwise."""
+        if isinstance(expr, ir.Binary) and expr.op == "+" and isinstance(expr.right, ir.Const):
+            base = self.position(expr.left)
+            return None if base is None else base + expr.right.value
+        if isinstance(expr, ir.Local) and self.index is not None and expr.name == self.index:
+            return 0
+        return self.offsets.get(expr.name) if isinstance(expr, ir.Local) else None
 
     def both(self, obligation: _Obligation, env: dict[str, object], elements: tuple[object, ...]) -> tuple[dict, dict]:
         """The state after the baseline's steps (one per element) and after the variant's one run."""
         base = env
         for element in elements:
             base = self.run(obligation.baseline, {**base, obligation.variable: element})
-        self.elements, self.index = elements, obligation.index
+        self.elements, self.index, self.cursors, self.offsets = elements, obligation.index, obligation.cursors, {}
         variant = self.run(obligation.variant, {**env, obligation.variable: elements[0]} if obligation.index is None else env)
-        self.elements, self.index = (), None
+        self.elements, self.index, self.cursors, self.offsets = (), None, frozenset(), {}
         return base, variant
 
 
