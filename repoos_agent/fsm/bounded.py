@@ -85,6 +85,8 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         (name, variant.output_kind(name)) for name in variant.results
     ]:
         return Bounded(NOT_APPLICABLE, -1, reason="the variant returns other outputs than the baseline")
+    if baseline.tuples != variant.tuples:
+        return Bounded(NOT_APPLICABLE, -1, reason="the variant builds other tuples than the baseline")
     unmodelled = _unmodelled(baseline.body) or _unmodelled(variant.body)
     if unmodelled is not None:
         return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
@@ -220,6 +222,8 @@ class _Shown:
         self.raises = {key: raised for raised, key in keys.items()}
         self.returns = function.returns
         self.results = [(name, function.output_kind(name)) for name in function.results]
+        self.buffer = function.buffer
+        self.tuples = function.tuples
 
     def value(self, value: Value) -> int:
         return _signed(self.model.eval(_bv(value), model_completion=True).as_long())
@@ -232,13 +236,22 @@ class _Shown:
             shown = [chr(value) if character else value for value, character in zip(values, characters, strict=False)]
             return f"raises {exception}" + (f": {message.format(*shown)}" if message else "")
         if self.returns in OUTPUTS:
-            return f"returns {self.output(result.buffer, self.returns)!r}"
+            return f"returns {self.output(result.buffer, self.returns, self.buffer)!r}"
         if self.returns in (ir.OUTPUT, ir.TUPLE):
-            return f"returns {[self.output(result.outputs[name], kind) for name, kind in self.results]!r}"
+            return f"returns {[self.output(result.outputs[name], kind, name) for name, kind in self.results]!r}"
         return "returns None" if self.returns == "none" else f"returns {self.value(result.result)}"
 
-    def output(self, buffer: _Buffer, kind: str) -> list[int] | bytearray:
+    def output(self, buffer: _Buffer, kind: str, name: str | None) -> list[int] | bytearray | list[tuple[int | str, ...]]:
         cells = [self.value(cell) for cell in buffer.cells[: self.value(buffer.length)]]
+        shape = self.tuples.get(name)  # type: ignore[arg-type]
+        if shape is not None:  # a list of tuples is flat in the model as in C: shown as the tuples it holds
+            return [
+                tuple(
+                    chr(cell) if element == ir.CHAR and 0 <= cell <= 0x10FFFF else cell
+                    for cell, element in zip(cells[start:], shape, strict=False)
+                )
+                for start in range(0, len(cells), len(shape))
+            ]
         return cells if kind == ir.LIST else bytearray(cell & 0xFF for cell in cells)
 
     def difference(self, first: _Result, second: _Result) -> str:

@@ -8,7 +8,7 @@ indexes, is stored or converted with `int(...)`: its own wrap-around rules are n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 INT = "int"
 """A Python int: unbounded in the source, 64 bits in C where the analysis proves it fits."""
@@ -273,6 +273,10 @@ class Function:
     grown with `append`, each its own buffer in C; `Assign(name, ...)` of one empties it, as of `buffer`."""
     results: tuple[str, ...] = ()
     """The outputs a function returning `TUPLE` or `OUTPUT` gives back, in order."""
+    tuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The `LIST` outputs grown with tuples (`out.append((c, i, j))`): each one's element kinds by position (`INT`
+    or `CHAR`). Such a list is flat in C, one `Append` per element in order, and is built into tuples on the way
+    back; it is only appended to, emptied and returned, so its flat length is always a multiple of the arity."""
 
     @property
     def output_names(self) -> frozenset[str]:

@@ -180,10 +180,57 @@ def lower_function(
         flags=tuple(name for name in names if types[name] == BOOL),
         outputs=tuple(lowering.sequences[name] for name in lowering.outputs),
         results=lowering.results or (),
+        tuples=dict(lowering.tuples),
     )
+    _only_grown(lowered)
     if attributes is None:
         return lowered
     return _renamed(lowered, {name: name.replace(".", "__") for name in [*lowering.sequences, *held]})  # type: ignore[return-value]
+
+
+def _only_grown(function: ir.Function) -> None:
+    """A list of tuples is flat in C: only appended to, emptied and returned, never read, so that its flat length
+    stays a multiple of its arity."""
+    if not function.tuples:
+        return
+    if function.buffer in function.tuples and function.returns not in (ir.LIST, ir.OUTPUT, ir.TUPLE, "none"):
+        raise FsmRefusal(_first_return(function.body), f"`{function.buffer}` holds tuples: it is returned as it is")
+    read = _reading(function.body, frozenset(function.tuples))
+    if read is not None:
+        raise FsmRefusal(
+            read.line,
+            f"`{read.sequence}` holds tuples: only `{read.sequence}.append((...))`, emptying and returning it are modelled",
+        )
+
+
+def _reading(value: object, names: frozenset[str]) -> ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow | None:
+    """The first node that reads or writes one of `names` other than by `Append`."""
+    if isinstance(value, tuple):
+        return next((found for item in value if (found := _reading(item, names)) is not None), None)
+    if not is_dataclass(value):
+        return None
+    if isinstance(value, ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow) and value.sequence in names:
+        return value
+    return next((found for part in fields(value) if (found := _reading(getattr(value, part.name), names)) is not None), None)
+
+
+def _first_return(body: tuple[ir.Stmt, ...]) -> int:
+    found = _returns_in(body)
+    return found.line if found is not None else 0
+
+
+def _returns_in(value: object) -> ir.Return | None:
+    if isinstance(value, ir.Return):
+        return value
+    if isinstance(value, tuple):
+        return next((found for item in value if (found := _returns_in(item)) is not None), None)
+    if is_dataclass(value) and not isinstance(value, ir.Function):
+        return next((found for part in fields(value) if (found := _returns_in(getattr(value, part.name))) is not None), None)
+    return None
+
+
+def _shape(kinds: tuple[str, ...]) -> str:
+    return "(" + ", ".join("a character" if kind == ir.CHAR else "an int" for kind in kinds) + ")"
 
 
 def _written_back(body: tuple[ir.Stmt, ...], changed: list[str], end: bool) -> tuple[ir.Stmt, ...]:
@@ -335,6 +382,10 @@ class _Lowering:
         self.buffer: str | None = None
         self.outputs: list[str] = []
         """The local outputs created after `buffer`: each a `bytearray()` or a list of ints, grown with `append`."""
+        self.tuples: dict[str, tuple[str, ...]] = {}
+        """The lists grown with tuples, and each one's element kinds by position."""
+        self.plain: set[str] = set()
+        """The outputs grown with single values."""
         self.results: tuple[str, ...] | None = None
         """The outputs a `return` of one output beside `buffer`, or of a tuple of outputs, gives back."""
         self.returns: str | None = None
@@ -516,6 +567,11 @@ class _Lowering:
                     return self.append_character(owner, arguments[0], assigned), assigned
                 if text(arguments[0]) in self.outputs or text(arguments[0]) == self.buffer:
                     raise refuse(node, f"`{text(node)[:60]}`: an output appended to another (a list of lists) is not modelled")
+                if arguments[0].type == "tuple":
+                    return self.append_tuple(owner, arguments[0], assigned), assigned
+                if owner in self.tuples:
+                    raise refuse(node, f"`{text(node)[:60]}`: `{owner}` holds tuples elsewhere; append one kind of value")
+                self.plain.add(owner)
                 value = self.integer(arguments[0], assigned)
                 if self.sequences[owner].kind == ir.LIST:
                     value = self.as_int(value, arguments[0])  # a list keeps a NumPy scalar as one
@@ -525,6 +581,38 @@ class _Lowering:
                     value = ir.Load(identity, ir.Select(negative, ir.Const(256, line), value, line), ir.INT, line)
                 return [ir.Append(owner, value, line)], assigned
         raise refuse(node, f"`{text(node)[:60]}`: only assignments, `append` and control flow are modelled as statements")
+
+    def append_tuple(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`out.append((c, i, j))` onto a list: each element appended to the flat list in order, with the same kind
+        (an int or a character) at each position at every append, so the call builds the tuples back exactly."""
+        line = argument.start_point[0] + 1
+        if self.sequences[owner].kind != ir.LIST:
+            raise refuse(argument, f"`{owner}` is a `bytearray`: a tuple is appended only to a list")
+        if owner in self.plain:
+            raise refuse(argument, f"`{text(argument)[:60]}`: `{owner}` holds ints elsewhere; append one kind of value")
+        values, kinds = [], []
+        for element in argument.named_children:
+            character = _character(element)
+            if character is not None:
+                values.append(ir.Const(ord(character), line))
+                kinds.append(ir.CHAR)
+                continue
+            value = self.expression(element, assigned)
+            kind = self.value_type(value, element)
+            if kind != ir.CHAR:
+                value, kind = self.as_int(value, element), ir.INT
+            values.append(value)
+            kinds.append(kind)
+        shape = tuple(kinds)
+        if not shape:
+            raise refuse(argument, "`()`: an empty tuple is not modelled")
+        if self.tuples.setdefault(owner, shape) != shape:
+            raise refuse(
+                argument,
+                f"`{text(argument)[:60]}` is a tuple of {_shape(shape)} here and of {_shape(self.tuples[owner])} "
+                f"elsewhere: the tuples of `{owner}` have one shape",
+            )
+        return [ir.Append(owner, value, line) for value in values]
 
     def append_character(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`chars.append(c)` or `chars.append(chr(x))` onto a list joined with `"".join`: its code point appended;

@@ -118,10 +118,10 @@ class FsmNative:
             code = self._entry(
                 *arguments, ctypes.byref(result), ctypes.byref(buffer), ctypes.addressof(values), *map(ctypes.byref, others)
             )
-            output = self._output(buffer)
+            output = self._output(buffer, self.function.buffer_kind, self.function.buffer)
             if self.function.results:
                 grown = dict(zip([output.name for output in self.function.outputs], others, strict=True))
-                outputs = {name: self._output(grown[name], self.function.output_kind(name)) for name in grown}
+                outputs = {name: self._output(grown[name], self.function.output_kind(name), name) for name in grown}
                 outputs[self.function.buffer] = output  # type: ignore[index]
         finally:
             for each in (buffer, *others):
@@ -141,13 +141,24 @@ class FsmNative:
             return tuple(outputs[name] for name in self.function.results)
         return self._returned(result.value, output)
 
-    def _output(self, buffer: _Buffer, kind: str | None = None) -> bytearray | list[int]:
-        """A local output the C code grew (`buffer`'s unless `kind` says): a bytearray's bytes, or a list's ints."""
-        if (kind or self.function.buffer_kind) == ir.LIST:
-            if not buffer.len:
-                return []
-            return np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,)).tolist()
-        return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+    def _output(self, buffer: _Buffer, kind: str, name: str | None) -> bytearray | list[int] | list[tuple[int | str, ...]]:
+        """A local output the C code grew: a bytearray's bytes, a list's ints, or a list of tuples built from its
+        flat elements (a character's code point made a `str` again)."""
+        if kind != ir.LIST:
+            return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+        flat = (
+            np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,)).tolist()
+            if buffer.len
+            else []
+        )
+        shape = self.function.tuples.get(name)  # type: ignore[arg-type]
+        if shape is None:
+            return flat
+        columns = [
+            list(map(chr, flat[position :: len(shape)])) if element == ir.CHAR else flat[position :: len(shape)]
+            for position, element in enumerate(shape)
+        ]
+        return list(zip(*columns, strict=True))
 
     def _arguments(self, args: tuple[object, ...], kept_alive: list[object]) -> list[object] | None:
         """The C arguments for `args`, or None when the build does not take them (then the original runs)."""
