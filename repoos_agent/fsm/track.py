@@ -15,7 +15,7 @@ import argparse
 import ast
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -346,12 +346,20 @@ def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., ob
     return swap_winner(function, record)
 
 
+def baseline(function: Callable[..., object], values: Mapping[str, object]) -> Callable[..., object]:
+    """`@accelerate` without a stored FsmKernel: `function` built for its first call's types (the runtime loads then)."""
+    from repoos_agent.fsm.swap import baseline as build_baseline
+
+    return build_baseline(function, values)
+
+
 TRACK = Track(
     name="fsm",
     claim_refused=claim,
     check=check,
     contract=FsmKernel,
     swap=swap,
+    baseline=baseline,
     optimize=optimize,
     evaluate=evaluate,
     benches=benches,
