@@ -7,17 +7,25 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import repoos_agent
+from repoos_agent import cli
 from repoos_agent.fsm.compare import difference, outcome
+from repoos_agent.fsm.native import FsmNative, lower_for
+from repoos_agent.fsm.proposals import parse_proposal
+from repoos_agent.fsm.rewrites.registry import apply_steps
+from repoos_agent.fsm.swap import function_node
 from repoos_agent.runtime.swap import SwapFallbackWarning
 from tests.conftest import ROOT
 from tests.fixtures import fsm_functions
 
+CRC32 = ROOT / "kernels/fsm/crc32.py"
+FIXTURE = ROOT / "tests/fixtures/fsm_functions.py"
 EDGES = (b"", b"\x00", b"\xff", b"\xff" * 300, b"a,b;c\n")
 CLASSIFY = """import repoos_agent
 
@@ -93,3 +101,46 @@ def test_a_refused_function_runs_as_python_with_one_warning(tmp_path: Path):
         f"`classify` runs as Python: no native build: {path}:11: `classify` is not modelled by the fsm track: "
         "a float: only integer arithmetic is modelled"
     ]
+
+
+def _crc32_build(proposal: str | None) -> str:
+    """The C the track compiles for `crc32` on bytes (the variant `proposal` names, if any)."""
+    lowered = lower_for(function_node(CRC32, "crc32"), {"data": b""})
+    function = apply_steps(lowered, parse_proposal(proposal)).function if proposal else lowered
+    return FsmNative(function, zlib_crc32).source
+
+
+def zlib_crc32(data: bytes, crc: int = 0) -> int:
+    return zlib.crc32(data, crc)
+
+
+@pytest.mark.parametrize("proposal", [None, "slicing(k=8)"])
+def test_repoos_show_prints_the_c_the_fsm_track_builds(proposal: str | None, capsys):
+    assert cli.main(["show", "fsm:crc32", *([proposal] if proposal else [])]) == 0
+    printed = capsys.readouterr().out
+    assert printed == _crc32_build(proposal)
+    assert ("crc_table8" in printed) == (proposal is not None)
+
+
+def test_repoos_show_types_a_files_function_by_its_args(capsys):
+    assert cli.main(["show", f"{FIXTURE}:adler32", "--arg", "data=bytes[64]"]) == 0
+    printed = capsys.readouterr().out
+    node = function_node(FIXTURE, "adler32")
+    assert printed == FsmNative(lower_for(node, {"data": b""}), fsm_functions.adler32).source
+    assert cli.main(["show", f"{FIXTURE}:adler32"]) == 2
+    assert "needs inputs for: data; give them as --arg data=bytes[64]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("proposal", "error"),
+    [
+        ("slicing(k=7)", "proposal `slicing(k=7)`: column 9: `k=7`: `slicing`'s `k` is one of 8, 4"),
+        ("unroll(n=4) then nope", "proposal `unroll(n=4) then nope`: column 18: `nope`: no such rewrite; the rewrites are "),
+        ("jump-table", "proposal `jump-table`: jump-table: no `if`/`elif` ladder comparing one local with 3 or more"),
+    ],
+)
+def test_repoos_show_names_a_bad_proposal_in_one_line(proposal: str, error: str, capsys):
+    assert cli.main(["show", "fsm:crc32", proposal]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"repoos: error: {error}") and captured.err.count("\n") == 1
