@@ -16,7 +16,7 @@ folder with a `track.py` holding its `TRACK`, and one line in `REGISTERED`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,9 @@ class Track:
     claim_refused: Callable[[Node, str], str | None] | None = None
     """Why a function the loop model refused belongs to this track, or None: asked after the loop model, by a track
     for what no loop nest holds (the fsm track's state machines), so that it never takes a function the loop model can."""
+    show: Callable[[argparse.Namespace], int] | None = None
+    """`repoos show` on a function of this track's: prints the code it builds for the types `--arg` gives (the
+    variant the schedule argument names, in the track's own language), returns the exit code."""
     check: Callable[[argparse.Namespace], int] | None = None
     """`repoos check` on a function of this track's: builds it, compares it with the Python original on the
     inputs `--arg` gives, prints the outcome, returns the exit code."""
@@ -91,6 +94,9 @@ class Track:
     """The store record that swaps one of its functions in (`repoos run`)."""
     swap: Callable[[Callable[..., object], Any], Callable[..., object]] | None = None
     """The function on its verified path, guarded by its store record (itself when the record does not hold)."""
+    baseline: Callable[[Callable[..., object], Mapping[str, object]], Callable[..., object]] | None = None
+    """`@accelerate` on a function of this track's with no store record: the function built in source order for the
+    first call's `values` (its parameters by name, defaults filled in), or a located `RepoosError` saying why not."""
     recheck: Callable[[Callable[..., object]], None] | None = None
     """Once the module that defines a swapped function has run: what the swap checks then (an endpoint's routes)."""
     option: TrackOption | None = None

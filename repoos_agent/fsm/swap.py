@@ -5,19 +5,22 @@ was raced with, applies the steps and compiles, so what runs is what the engine 
 now. A record whose source hash no longer matches the function, or whose steps no longer apply, is not used: the
 function runs as Python, with one warning that says why. A call the build cannot take (other argument types, an
 index out of range, an int past 64 bits) runs the original, as `FsmNative` does for every call.
+
+Without a record, `@accelerate` builds the baseline: the function lowered for its first call's types, in source
+order. A function the track refuses for those types runs as Python, with one warning naming the line and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tree_sitter import Node
 
 from repoos_agent.errors import RepoosError, SourceError
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.lower import lower_function
-from repoos_agent.fsm.native import FsmNative
+from repoos_agent.fsm.lower import FsmRefusal, lower_function
+from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.proposals import parse_proposal
 from repoos_agent.fsm.rewrites.registry import apply_steps
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
@@ -91,3 +94,17 @@ def swap(python: Callable[..., object], record: FsmKernel) -> SwappedFunction:
         unswapped.fall_back(f"its FsmKernel cannot be used: {error}")
         return unswapped
     return FsmSwapped(python, native, f"FsmKernel `{record.steps or 'baseline'}`")
+
+
+def baseline(python: Callable[..., object], values: Mapping[str, object]) -> SwappedFunction:
+    """`python` built in source order for arguments typed as `values` (a call's, by parameter name), or the
+    track's refusal at its file and line."""
+    identity = live_identity(python)
+    if identity is None:
+        raise RepoosError(f"the source of `{getattr(python, '__qualname__', python)}` cannot be found")
+    path, name = identity[0].rsplit(":", 1)
+    try:
+        native = FsmNative(lower_for(function_node(path, name), values), python)
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", Path(path)) from None
+    return FsmSwapped(python, native, "fsm baseline build (source order)")

@@ -15,7 +15,7 @@ import argparse
 import ast
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +35,10 @@ from repoos_agent.fsm.lower import (
     parameter_names,
 )
 from repoos_agent.fsm.native import FsmNative, lower_for
+from repoos_agent.fsm.print_c import print_c
+from repoos_agent.fsm.proposals import ProposalError, parse_proposal
 from repoos_agent.fsm.ranges import check_widths
+from repoos_agent.fsm.rewrites.registry import NotApplicable, apply_steps
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 from repoos_agent.inputs import ArgSpec, InputError, dimension, parse_arg_spec, random_value
@@ -236,6 +239,30 @@ def check(args: argparse.Namespace) -> int:
     return 0 if problem is None else 1
 
 
+def show(args: argparse.Namespace) -> int:
+    """`repoos show FILE.py:f --arg data=bytes[64]` (or `fsm:crc32`): the C the track builds for the inputs' types,
+    of the baseline or, given a proposal (`slicing(k=8)`), of that variant; it builds and runs nothing."""
+    if args.mlir:
+        raise RepoosError(f"{args.target}: the fsm track prints C only; leave out --mlir")
+    path, name, function, _, arguments = read_target(args.target, args.arg, args.size)
+    try:
+        lowered = lower_for(function, dict(zip(parameter_names(function), arguments, strict=False)))
+        shown = lowered if args.schedule is None else _variant(lowered, args.schedule)
+        print(print_c(shown, check_widths(shown)), end="")
+    except FsmRefusal as refusal:
+        raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+    return 0
+
+
+def _variant(function: ir.Function, proposal: str) -> ir.Function:
+    """`function` rewritten by `proposal`, or why not, naming the proposal: the token and column where it does not
+    parse, the rewrite and the reason where it does not apply."""
+    try:
+        return apply_steps(function, parse_proposal(proposal)).function
+    except (ProposalError, NotApplicable) as error:
+        raise RepoosError(f"proposal `{proposal}`: {error}") from None
+
+
 def target_inputs(args: argparse.Namespace) -> tuple[Path, str, Node, Callable[..., object], list[object]]:
     """The file, name, syntax tree and Python original of `args.target` (`FILE.py:f`, or a bundled kernel such as
     `fsm:crc32`), and the call's arguments: `--arg`'s for a file's function, `init`'s at `--size` for a kernel."""
@@ -346,12 +373,21 @@ def swap(function: Callable[..., object], record: FsmKernel) -> Callable[..., ob
     return swap_winner(function, record)
 
 
+def baseline(function: Callable[..., object], values: Mapping[str, object]) -> Callable[..., object]:
+    """`@accelerate` without a stored FsmKernel: `function` built for its first call's types (the runtime loads then)."""
+    from repoos_agent.fsm.swap import baseline as build_baseline
+
+    return build_baseline(function, values)
+
+
 TRACK = Track(
     name="fsm",
     claim_refused=claim,
+    show=show,
     check=check,
     contract=FsmKernel,
     swap=swap,
+    baseline=baseline,
     optimize=optimize,
     evaluate=evaluate,
     benches=benches,

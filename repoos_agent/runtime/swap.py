@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from repoos_agent.backends.build import build_baseline
-from repoos_agent.errors import RepoosError
+from repoos_agent.errors import NotAnalyzableError, RepoosError
 from repoos_agent.ingest import load_kernel
 from repoos_agent.ingest.ranks import CallShapes
 from repoos_agent.model.signature import Signature
@@ -26,7 +26,7 @@ from repoos_agent.runtime.plan import CallPlan, KernelInterface
 from repoos_agent.store import GraphStore, VerifiedKernel, live_identity, missing_store, open_store, store_location
 from repoos_agent.store.graph import StoreError
 from repoos_agent.target import ORIGINAL
-from repoos_agent.tracks import registered_tracks, swapping_track
+from repoos_agent.tracks import named_track, registered_tracks, swapping_track
 
 
 class SwapFallbackWarning(RuntimeWarning):
@@ -211,7 +211,8 @@ def _in_store(reason: str, store: str) -> str:
 
 
 class Accelerated:
-    """`@accelerate`: the VerifiedKernel when there is one, else the baseline built for the first call's types."""
+    """`@accelerate`: the VerifiedKernel (or another track's record) when there is one, else the baseline built for
+    the first call's types: the loop track's, or that of the track ingest sends the function to instead."""
 
     def __init__(self, python: Callable[..., object], graph: str | None = None) -> None:
         functools.update_wrapper(self, python)
@@ -263,7 +264,13 @@ class Accelerated:
         if identity is None:
             raise RepoosError(f"the source of `{self.__qualname__}` cannot be found")
         path, name = identity[0].rsplit(":", 1)
-        kernel = load_kernel(path, name, CallShapes.of_values(values))
+        try:
+            kernel = load_kernel(path, name, CallShapes.of_values(values))
+        except NotAnalyzableError as refused:
+            track = named_track(refused.track)
+            if track is None or track.baseline is None:
+                raise
+            return track.baseline(self.python, values)  # type: ignore[return-value]
         signature = Signature.of_values(kernel, values)
         native = build_baseline(kernel, signature)
         plan = CallPlan(self.python, KernelInterface.of_kernel(kernel, signature), native)
