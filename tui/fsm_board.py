@@ -6,12 +6,12 @@ the leaderboard, the finish event and `repoos optimize` agree; the crowned one i
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from repoos_agent.agent.events import Event
 from repoos_agent.measure.timing import Timing
-from tui.event_log import EventLog
+from tui.track_board import TrackBoard
 
 BASELINE = "baseline"
 
@@ -31,55 +31,38 @@ class Contender:
 
 
 @dataclass
-class FsmBoard(EventLog):
+class FsmBoard(TrackBoard):
     """One arena run: the target, every proposal with its verdict, the race so far, and the crowned one."""
 
-    target: str = ""
+    KERNEL: ClassVar[str] = "FsmKernel"
+
     proposed: int = 0
     contenders: dict[str, Contender] = field(default_factory=lambda: {BASELINE: Contender(BASELINE, BASELINE)})
     turns: int = 0
-    finished: Event | None = None
-    stored: str | None = None
-    started: float | None = None
-    last_time: float | None = None
 
-    def apply(self, event: Event) -> str:
-        """Fold one event in; returns the line the event log shows for it."""
-        self.last_time = event.time
-        detail = event.detail
+    def fold(self, event: Event) -> str | None:
+        """Fold a proposal, a verdict or a race turn in; the track's start line; None for the other events."""
         if event.kind == "run_started":
-            self.target, self.proposed, self.started = str(detail.get("target", "")), int(detail.get("proposals") or 0), event.time
-            return self._logged(event, f"run {event.run} started: {self.target}, {self.proposed} proposals")
+            self.proposed = int(event.detail.get("proposals") or 0)
+            return f"run {event.run} started: {self.target}, {self.proposed} proposals"
         if event.kind == "proposal":
             label = str(event.schedule)
             self.contenders.setdefault(label, Contender(label))
-            return self._logged(event, f"proposed {label}" + (f" ({event.feedback})" if event.feedback else ""))
+            return f"proposed {label}" + (f" ({event.feedback})" if event.feedback else "")
         if event.kind == "verification":
             label = str(event.schedule)
             contender = self.contenders.setdefault(label, Contender(label))
-            contender.verdict, contender.reason = str(detail.get("verdict")), event.feedback or ""
-            return self._logged(event, f"{label}: {contender.verdict}: {contender.reason}")
+            contender.verdict, contender.reason = str(event.detail.get("verdict")), event.feedback or ""
+            return f"{label}: {contender.verdict}: {contender.reason}"
         if event.kind == "race_sample":
             self.turns = event.turn or self.turns
             for label, seconds in event.times.items():
                 self.contenders.setdefault(label, Contender(label, "qualified")).samples.append(seconds)
-            return self._logged(
-                event, f"race turn {event.turn}: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in event.times.items())
-            )
-        if event.kind == "run_finished":
-            self.finished = event
-            if self.failure:
-                return self._logged(event, f"run failed: {self.failure}")
-            return self._logged(event, f"run finished: crowned {self.crowned}")
-        if event.kind == "contract_stored":
-            self.stored = str(detail.get("function", ""))
-            return self._logged(event, f"stored as the FsmKernel of {self.stored}")
-        return self._logged(event, event.kind)
+            return f"race turn {event.turn}: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in event.times.items())
+        return None
 
-    @property
-    def failure(self) -> str | None:
-        failed = self.finished.detail.get("failed") if self.finished is not None else None
-        return str(failed) if failed else None
+    def outcome(self) -> str:
+        return f"crowned {self.crowned}"
 
     @property
     def crowned(self) -> str | None:
@@ -94,9 +77,3 @@ class FsmBoard(EventLog):
     def over_baseline(self, contender: Contender) -> float | None:
         baseline, timing = self.contenders[BASELINE].timing, contender.timing
         return baseline.median_s / timing.median_s if baseline and timing and timing.median_s > 0 else None
-
-    def elapsed(self, live: bool) -> float:
-        if self.started is None:
-            return 0.0
-        end = time.time() if live and self.finished is None else (self.last_time or self.started)
-        return max(0.0, end - self.started)

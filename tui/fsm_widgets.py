@@ -2,41 +2,41 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
-from textual.widgets import DataTable, Static
 
 from tui.fsm_board import FsmBoard
+from tui.track_widgets import FiguresTable, TrackStatus
 
-COLUMNS = (("", 1), ("variant", 34), ("verdict", 12), ("median", 11), ("spread", 7), ("x base", 7), ("why", 60))
 VERDICT_STYLES = {"baseline": "bold", "qualified": "green", "wrong": "bold red", "malformed": "red", "unproven": "yellow"}
 
 
-class FsmStatus(Static):
+class FsmStatus(TrackStatus):
     """Target and whether the run goes on; proposals, race turns and elapsed time."""
 
-    def show(self, board: FsmBoard, state: str, live: bool) -> None:
-        first = Text()
-        first.append(board.target or "…", style="bold")
-        first.append(" │ ")
-        first.append(state, style="bold green" if state == "running" else "bold yellow")
-        second = Text(f"{board.proposed} proposals │ race turn {board.turns} │ {board.elapsed(live):.1f} s")
+    def summary(self, board: FsmBoard, live: bool) -> Text:  # type: ignore[override]
         if board.failure:
-            second = Text(f"the run failed: {board.failure}", style="bold red")
-        elif board.crowned is not None:
+            return Text(f"the run failed: {board.failure}", style="bold red")
+        second = Text(f"{board.proposed} proposals │ race turn {board.turns} │ {board.elapsed(live):.1f} s")
+        if board.crowned is not None:
             second.append(f" │ crowned {board.crowned}", style="bold green")
-        self.update(Text("\n").join([first, second]))
+        return second
 
 
-class Leaderboard(DataTable):
+class Leaderboard(FiguresTable):
     """Every proposal, the racers fastest first: verdict, median, spread and speedup as the samples arrive; the
     crowned one marked."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="none", show_cursor=False, **kwargs)  # type: ignore[arg-type]
-
-    def on_mount(self) -> None:
-        for label, width in COLUMNS:
-            self.add_column(label, width=width, key=label or "mark")
+    COLUMNS: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("", 1),
+        ("variant", 34),
+        ("verdict", 12),
+        ("median", 11),
+        ("spread", 7),
+        ("x base", 7),
+        ("why", 60),
+    )
 
     def show(self, board: FsmBoard) -> None:
         self.clear()

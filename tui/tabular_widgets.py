@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from tui.tabular_board import PATHS, TabularBoard, milliseconds
+from tui.track_widgets import FiguresTable, TrackStatus
 
-RACE_COLUMNS = (("path", 10), ("median", 10), ("spread", 7), ("samples", 8), ("latest", 10))
 
-
-class TabularStatus(Static):
+class TabularStatus(TrackStatus):
     """Endpoint and whether the run goes on; samples so far, elapsed, the database (its password masked)."""
 
-    def show(self, board: TabularBoard, state: str, live: bool) -> None:
-        first = Text()
-        first.append(board.target or "…", style="bold")
-        first.append(" │ ")
-        first.append(state, style="bold green" if state == "running" else "bold yellow")
-        second = Text(f"{board.sampled}/{board.repeats} samples │ {board.elapsed(live):.1f} s │ {board.database}")
-        self.update(Text("\n").join([first, second]))
+    def summary(self, board: TabularBoard, live: bool) -> Text:  # type: ignore[override]
+        return Text(f"{board.sampled}/{board.repeats} samples │ {board.elapsed(live):.1f} s │ {board.database}")
 
 
 class QueryPane(Static):
@@ -41,15 +37,10 @@ class QueryPane(Static):
         self.update(text)
 
 
-class RaceTable(DataTable):
+class RaceTable(FiguresTable):
     """The ORM and the fast path, raced alternately on one session: median, spread and samples as they arrive."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="none", show_cursor=False, **kwargs)  # type: ignore[arg-type]
-
-    def on_mount(self) -> None:
-        for label, width in RACE_COLUMNS:
-            self.add_column(label, width=width, key=label)
+    COLUMNS: ClassVar[tuple[tuple[str, int], ...]] = (("path", 10), ("median", 10), ("spread", 7), ("samples", 8), ("latest", 10))
 
     def show(self, board: TabularBoard) -> None:
         self.clear()
