@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from repoos_agent.mcp.fsm_tools import INSTRUCTIONS as FSM_INSTRUCTIONS
 from repoos_agent.mcp.server import INSTRUCTIONS
 from repoos_agent.mcp.tabular_tools import INSTRUCTIONS as TABULAR_INSTRUCTIONS
 from repoos_agent.store import SQLiteStore, TabularKernel
@@ -190,7 +191,10 @@ async def test_ingest_shows_the_query_and_the_instructions_name_the_tool(mcp: Co
     revenue = functions["get_revenue"]
     assert revenue["track"] == "tabular" and revenue["target"] == f"{APP}:get_revenue"
     assert revenue["reason"] == "an ORM query on `db`: query(...) .filter() .all(); values from min_cancelled"
-    assert "optimize_endpoint" in mcp.instructions and mcp.instructions == f"{INSTRUCTIONS}\n{TABULAR_INSTRUCTIONS}"
+    assert (
+        "optimize_endpoint" in mcp.instructions
+        and mcp.instructions == f"{INSTRUCTIONS}\n{TABULAR_INSTRUCTIONS}\n{FSM_INSTRUCTIONS}"
+    )
 
 
 async def test_the_password_never_reaches_the_server_log(mcp: Connection, server, server_log):

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.text import Text
 
+from repoos_agent.fsm.arena import BASELINE, QUALIFIED
 from tui.fsm_board import FsmBoard
 from tui.track_widgets import FiguresTable, TrackStatus
 
@@ -50,6 +51,6 @@ class Leaderboard(FiguresTable):
                 Text(f"{timing.median_s * 1e3:.4f} ms" if timing else "-", justify="right"),
                 f"±{timing.spread:.0%}" if timing else "",
                 Text(f"{speedup:.2f}x" if speedup else "", justify="right"),
-                "" if contender.verdict in ("baseline", "qualified") else contender.reason,
+                "" if contender.verdict in (BASELINE, QUALIFIED) else contender.reason,
                 key=contender.label,
             )
