@@ -342,7 +342,7 @@ def benches(script: str, function: str, graph: str | None) -> bool:
 
     if _has_fsm_kernel(script, function, graph):
         return True
-    reports = ingest_file(script, bundled_ranks(script))  # a bundled NumPy kernel is modelled with its ranks, as ever
+    reports = ingest_file(script, bundled_ranks(script), only=function)  # a bundled NumPy kernel: with its ranks, as ever
     return any(report.name == function and report.track == "fsm" for report in reports)
 
 

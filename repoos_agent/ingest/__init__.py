@@ -49,8 +49,11 @@ def ingest_source(
     path: str,
     ranks: Mapping[str, Mapping[str, int]] | None = None,
     given: Mapping[str, int] | None = None,
+    only: str | None = None,
 ) -> list[FunctionReport]:
-    """Every top-level function in `source`, classified and, where affine, modelled.
+    """Every top-level function in `source`, classified and, where affine, modelled; with `only`, that one alone
+    (its report is the same: the others are still its helpers, but a module of many functions is not modelled
+    whole to load one).
 
     `ranks` maps a function's name to its array arguments' ranks, when a call's values are known; `given` are
     ranks by parameter name for every function that has such a parameter (`repoos ingest FILE --arg x=f64[n]`).
@@ -62,6 +65,8 @@ def ingest_source(
     _check_given(given or {}, module_functions.values(), path)
     for function in functions(tree):
         name = text(function.child_by_field_name("name"))
+        if only is not None and name != only:
+            continue
         helpers = {other: node for other, node in module_functions.items() if other != name}
         line = function.start_point[0] + 1
         claim = claimed(function, path)
@@ -92,15 +97,18 @@ def _check_given(given: Mapping[str, int], defined, path: str) -> None:
 
 
 def ingest_file(
-    path: str | Path, ranks: Mapping[str, Mapping[str, int]] | None = None, given: Mapping[str, int] | None = None
+    path: str | Path,
+    ranks: Mapping[str, Mapping[str, int]] | None = None,
+    given: Mapping[str, int] | None = None,
+    only: str | None = None,
 ) -> list[FunctionReport]:
-    return ingest_source(read_source(path), str(path), ranks, given)
+    return ingest_source(read_source(path), str(path), ranks, given, only)
 
 
 def load_kernel(path: str | Path, function: str, ranks: Mapping[str, int] | None = None) -> Kernel:
     """The model of `function` in `path`, with its array arguments' `ranks` (`CallShapes` when a call's values are
     known: the axes that are 1 there are modelled as 1); raises with the diagnostics when it has none."""
-    for report in ingest_file(path, {function: ranks} if ranks else None):
+    for report in ingest_file(path, {function: ranks} if ranks else None, only=function):
         if report.name == function:
             if report.kernel is None:
                 first = report.diagnostics[0] if report.diagnostics else None
