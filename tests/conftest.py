@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,37 @@ def private_graph_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def repoos_command() -> list[str]:
     """The installed CLI, run as a user would, through the interpreter running the tests."""
     return [sys.executable, "-m", "repoos_agent"]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A command's end as its caller sees it, whether it ran in a process of its own or in the test's."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def repoos(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
+    """The CLI's `main` run in the test's process, from the checkout, with `env` set for the call: what a command
+    prints and its exit code, without the second of interpreter start and imports a process of its own costs. What
+    only a process shows (the installed entry point, no traceback, a compiler chosen by `CC`) keeps `repoos_command`."""
+    from repoos_agent.cli import main
+
+    def run(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Ran:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exit:  # argparse's usage errors and --help end the process it would have had
+            code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 @pytest.fixture(scope="session")

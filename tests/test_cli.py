@@ -21,8 +21,8 @@ def run(command: list[str], *args: str, env: dict[str, str] | None = None) -> su
     )
 
 
-def test_check_bundled_kernel_reports_json_fields(repoos_command):
-    result = run(repoos_command, "check", "gemm", "--size", "MINI", "--json")
+def test_check_bundled_kernel_reports_json_fields(repoos):
+    result = repoos("check", "gemm", "--size", "MINI", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["target"] == "gemm" and report["size"] == "MINI"
@@ -33,8 +33,8 @@ def test_check_bundled_kernel_reports_json_fields(repoos_command):
 
 
 @pytest.mark.slow  # end to end: the slow set runs it
-def test_check_large_compares_on_a_smaller_size_and_says_so(repoos_command):
-    result = run(repoos_command, "check", "gemm", "--size", "LARGE", "--json")
+def test_check_large_compares_on_a_smaller_size_and_says_so(repoos):
+    result = repoos("check", "gemm", "--size", "LARGE", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["size"] == "LARGE" and report["compare_size"] in ("MINI", "SMALL", "MEDIUM")
@@ -42,30 +42,30 @@ def test_check_large_compares_on_a_smaller_size_and_says_so(repoos_command):
     assert report["native_s"] > report["native_compare_s"]
 
 
-def test_check_user_kernel_with_arg_specs(repoos_command):
+def test_check_user_kernel_with_arg_specs(repoos):
     target = f"{EXAMPLES / 'user_kernels.py'}:row_norms"
-    result = run(repoos_command, "check", target, "--arg", "A=f64[64,48]", "--arg", "norms=f64[64]", "--json")
+    result = repoos("check", target, "--arg", "A=f64[64,48]", "--arg", "norms=f64[64]", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["correct"] is True
 
 
-def test_check_leaves_an_argument_the_user_left_out_to_its_default(repoos_command):
+def test_check_leaves_an_argument_the_user_left_out_to_its_default(repoos):
     target = f"{ROOT / 'tests' / 'fixtures' / 'default_arguments.py'}:softened"
-    result = run(repoos_command, "check", target, "--arg", "x=f64[64]", "--json")
+    result = repoos("check", target, "--arg", "x=f64[64]", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["correct"] is True
 
 
-def test_check_records_a_file_whose_other_functions_read_sizes_of_arrays_of_unknown_rank(repoos_command, tmp_path):
+def test_check_records_a_file_whose_other_functions_read_sizes_of_arrays_of_unknown_rank(repoos, tmp_path):
     source = tmp_path / "app.py"
     source.write_text("def scaled(x):\n    n = x.shape[0]\n    return x * n\n\n\ndef doubled(x):\n    return x * 2.0\n")
-    result = run(repoos_command, "check", f"{source}:doubled", "--arg", "x=f64[100]", "--json")
+    result = repoos("check", f"{source}:doubled", "--arg", "x=f64[100]", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["correct"] is True
 
 
-def test_ingest_json_lists_functions_with_diagnostics(repoos_command):
-    result = run(repoos_command, "ingest", str(EXAMPLES / "not_affine.py"), "--json")
+def test_ingest_json_lists_functions_with_diagnostics(repoos):
+    result = repoos("ingest", str(EXAMPLES / "not_affine.py"), "--json")
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     bucket = rows["bucket"]
@@ -80,8 +80,8 @@ def test_ingest_json_lists_functions_with_diagnostics(repoos_command):
     assert rows["adults"]["track"] == "tabular"
 
 
-def test_ingest_json_of_an_affine_kernel(repoos_command):
-    result = run(repoos_command, "ingest", "kernels/polybench/gemm.py", "--json")
+def test_ingest_json_of_an_affine_kernel(repoos):
+    result = repoos("ingest", "kernels/polybench/gemm.py", "--json")
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["init"]["analyzable"] is False  # NumPy set-up code is reported, not modelled
     row = rows["gemm"]
@@ -91,19 +91,19 @@ def test_ingest_json_of_an_affine_kernel(repoos_command):
 
 
 @pytest.mark.slow  # end to end: the slow set runs it
-def test_ingest_and_analyze_take_the_inputs_check_takes_and_model_with_their_ranks(repoos_command):
+def test_ingest_and_analyze_take_the_inputs_check_takes_and_model_with_their_ranks(repoos):
     """NumPy code leaves its ranks unsaid: `ingest` alone says the inputs' shapes are needed; with the `--arg`
     that `check` takes, `ingest` and `analyze` model the function as `check` does."""
     layer = str(EXAMPLES / "numpy_layer.py")
-    alone = {row["name"]: row for row in json.loads(run(repoos_command, "ingest", layer, "--json").stdout)}
+    alone = {row["name"]: row for row in json.loads(repoos("ingest", layer, "--json").stdout)}
     assert alone["layer"]["analyzable"] is False
     assert alone["layer"]["reason"].startswith("the rank of array `x` is not known: give the inputs' shapes (`--arg x=f64[64]`")
     specs = ["--arg", "x=f64[12,5]", "--arg", "w=f64[5,3]", "--arg", "b=f64[3]"]
-    given = run(repoos_command, "ingest", layer, *specs, "--json")
+    given = repoos("ingest", layer, *specs, "--json")
     assert given.returncode == 0, given.stderr
     row = {row["name"]: row for row in json.loads(given.stdout)}["layer"]
     assert row["analyzable"] is True and row["loops"], row["reason"]
-    analysis = run(repoos_command, "analyze", f"{layer}:layer", *specs, "--json")
+    analysis = repoos("analyze", f"{layer}:layer", *specs, "--json")
     assert analysis.returncode == 0, analysis.stderr
     assert json.loads(analysis.stdout)["kernel"] == "layer"
 
@@ -126,16 +126,16 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err == "repoos: error: no version: the repoos-agent package is not installed\n"
 
 
-def test_kernels_lists_polybench_and_the_numpy_programs(repoos_command):
-    result = run(repoos_command, "kernels", "--json")
+def test_kernels_lists_polybench_and_the_numpy_programs(repoos):
+    result = repoos("kernels", "--json")
     names = {k["name"] for k in json.loads(result.stdout)}
     assert len(names) == 30 + 66 + 2 + 6 + 11
     assert {"jacobi-2d", "floyd-warshall", "2mm", "numpy:softmax", "numpy:attention", "sparse:spmv", "graphs:pagerank"} <= names
     assert {"fsm:crc32", "fsm:utf8-validate", "fsm:brainfuck"} <= names
 
 
-def test_kernels_table_labels_every_size_class_and_parameter(repoos_command):
-    result = run(repoos_command, "kernels")
+def test_kernels_table_labels_every_size_class_and_parameter(repoos):
+    result = repoos("kernels")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["kernel", "parameter", "MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"]
@@ -199,10 +199,10 @@ def test_the_installed_command_exits_non_zero_with_one_line_on_bad_input(repoos_
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_syntax_error_in_file_is_reported_with_place(repoos_command, tmp_path):
+def test_syntax_error_in_file_is_reported_with_place(repoos, tmp_path):
     source = tmp_path / "broken.py"
     source.write_text("def f(A):\n    for i in range(3)\n        A[i] = 1\n")
-    result = run(repoos_command, "ingest", str(source))
+    result = repoos("ingest", str(source))
     assert result.returncode != 0
     assert f"{source}:2:" in result.stderr and "syntax error" in result.stderr
     assert "Traceback" not in result.stderr
@@ -222,8 +222,8 @@ def test_compiler_failure_is_one_clear_error(repoos_command, tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_check_schedule_reports_verdict_and_measurement(repoos_command):
-    result = run(repoos_command, "check", "gemm", "parallelize(i)", "--size", "MINI", "--json")
+def test_check_schedule_reports_verdict_and_measurement(repoos):
+    result = repoos("check", "gemm", "parallelize(i)", "--size", "MINI", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["verdict"] == "legal" and report["legal"] is True and report["correct"] is True
@@ -231,8 +231,8 @@ def test_check_schedule_reports_verdict_and_measurement(repoos_command):
     assert report["spread"] >= 0 and "i" in report["parallel_loops"] and report["violations"] == []
 
 
-def test_check_illegal_schedule_lists_violations_and_exits_nonzero(repoos_command):
-    result = run(repoos_command, "check", "gemm", "parallelize(k)", "--json")
+def test_check_illegal_schedule_lists_violations_and_exits_nonzero(repoos):
+    result = repoos("check", "gemm", "parallelize(k)", "--json")
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["verdict"] == "illegal" and report["legal"] is False and report["speedup"] is None
@@ -250,13 +250,13 @@ def test_check_illegal_schedule_lists_violations_and_exits_nonzero(repoos_comman
     assert report["violations"][0]["example"] in report["feedback"]
 
 
-def test_check_garbage_schedule_is_an_invalid_verdict_without_traceback(repoos_command):
-    result = run(repoos_command, "check", "gemm", "}}{{ not a schedule", "--no-measure")
+def test_check_garbage_schedule_is_an_invalid_verdict_without_traceback(repoos):
+    result = repoos("check", "gemm", "}}{{ not a schedule", "--no-measure")
     assert result.returncode == 1 and "invalid" in result.stdout and "Traceback" not in result.stderr
 
 
-def test_analyze_json_marks_parallel_loops(repoos_command):
-    result = run(repoos_command, "analyze", "jacobi-2d", "--json")
+def test_analyze_json_marks_parallel_loops(repoos):
+    result = repoos("analyze", "jacobi-2d", "--json")
     assert result.returncode == 0, result.stderr
     analysis = json.loads(result.stdout)
     loops = {loop["name"]: loop for loop in analysis["loops"]}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from repoos_agent.check import check_baseline
 from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.target import resolve_target
 
-from .conftest import ROOT, marked_slow
+from .conftest import marked_slow
 from .test_bundled_kernels import POLYBENCH
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -36,23 +35,15 @@ def test_mlir_build_of_each_benchmark_schedule_matches_the_baseline(name):
     assert evaluation.verdict == "legal" and evaluation.correct, evaluation.feedback
 
 
-def test_show_mlir_prints_a_parallel_module(repoos_command):
-    result = subprocess.run(
-        [*repoos_command, "show", "gemm", "parallelize(i)", "--mlir"], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
+def test_show_mlir_prints_a_parallel_module(repoos):
+    result = repoos("show", "gemm", "parallelize(i)", "--mlir")
     assert result.returncode == 0, result.stderr
     assert "func.func @repoos_mlir_kernel" in result.stdout and "scf.parallel" in result.stdout
     assert "memref<?x?xf64> {llvm.noalias}" in result.stdout
 
 
-def test_check_with_mlir_compiler_reports_json(repoos_command):
-    result = subprocess.run(
-        [*repoos_command, "check", "jacobi-2d", "parallelize(S0.i)", "--compiler", "mlir", "--size", "MINI", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+def test_check_with_mlir_compiler_reports_json(repoos):
+    result = repoos("check", "jacobi-2d", "parallelize(S0.i)", "--compiler", "mlir", "--size", "MINI", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["verdict"] == "legal" and report["correct"] is True and report["verified"] == "true"

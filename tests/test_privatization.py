@@ -3,7 +3,6 @@ scalars that carry a value between iterations, or out of the loop, keep the loop
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 
 import pytest
@@ -40,8 +39,9 @@ def test_analyze_reports_deriche_row_loops_parallel_with_their_scalars_private()
     assert loops["S29.i"].parallelizable and loops["S29.i"].private == ()
 
 
-def test_cli_analyze_says_which_scalars_are_private(repoos_command):
-    result = subprocess.run([*repoos_command, "analyze", "symm"], capture_output=True, text=True, check=True)
+def test_cli_analyze_says_which_scalars_are_private(repoos):
+    result = repoos("analyze", "symm")
+    assert result.returncode == 0, result.stderr
     assert "j: parallel with temp2 private" in result.stdout
 
 

@@ -102,43 +102,36 @@ def test_a_store_whose_creator_died_before_its_schema_is_opened_as_new(tmp_path:
         store.close()
 
 
-def test_an_unreachable_neo4j_server_is_one_clear_warning_and_the_result_is_kept(repoos_command, tmp_path: Path):
-    result = subprocess.run(
-        [*repoos_command, "ingest", str(GEMM), "--graph", "bolt://127.0.0.1:9"], capture_output=True, text=True, cwd=tmp_path
-    )
+def test_an_unreachable_neo4j_server_is_one_clear_warning_and_the_result_is_kept(repoos, tmp_path: Path):
+    result = repoos("ingest", str(GEMM), "--graph", "bolt://127.0.0.1:9", cwd=tmp_path)
     assert result.returncode == 3  # the ingest itself is done and printed; only its record is missing
     assert result.stderr.startswith("repoos: warning: not recorded in the graph store: cannot reach the Neo4j server at bolt")
     assert "Traceback" not in result.stderr and "gemm" in result.stdout
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_cli_commands_record_in_the_working_directory_when_no_store_is_found(repoos_command, tmp_path: Path):
+def test_cli_commands_record_in_the_working_directory_when_no_store_is_found(repoos, tmp_path: Path):
     """ingest, check with a schedule, and optimize write to a new .repoos/graph.sqlite in the working directory
     when there is none above the kernel's file or the working directory."""
     kernel, work = tmp_path / "lib" / "gemm.py", tmp_path / "work"
     kernel.parent.mkdir()
     work.mkdir()
     shutil.copy(GEMM, kernel)
-    env = {**os.environ, "REPOOS_GRAPH": ""}
+    env = {"REPOOS_GRAPH": ""}
     args = [
         f"--arg={spec}"
         for spec in ("ni=20", "nj=25", "nk=30", "alpha=1.5", "beta=1.2", "C=f64[ni,nj]", "A=f64[ni,nk]", "B=f64[nk,nj]")
     ]
-    subprocess.run([*repoos_command, "ingest", str(kernel)], check=True, capture_output=True, cwd=work, env=env)
-    subprocess.run(
-        [*repoos_command, "check", f"{kernel}:gemm", "parallelize(i)", "--no-measure", *args],
-        check=True, capture_output=True, cwd=work, env=env,
-    )  # fmt: skip
+    assert repoos("ingest", str(kernel), cwd=work, env=env).returncode == 0
+    assert repoos("check", f"{kernel}:gemm", "parallelize(i)", "--no-measure", *args, cwd=work, env=env).returncode == 0
     store = SQLiteStore(work / ".repoos" / "graph.sqlite")
     gemm = store.get(Function, function_key(kernel, "gemm"))
     assert gemm is not None and gemm.baseline_c
     assert [(s.text, s.verdict, s.verified) for s in store.related(gemm, "TRIED", Schedule)] == [
         ("parallelize(i)", "legal", "true")
     ]
-    optimized = subprocess.run(
-        [*repoos_command, "optimize", f"{kernel}:gemm", *args, "--iters", "1", "--candidates", "2", "--json"],
-        check=True, capture_output=True, text=True, cwd=work, env=env,
-    )  # fmt: skip
+    optimized = repoos("optimize", f"{kernel}:gemm", *args, "--iters", "1", "--candidates", "2", "--json", cwd=work, env=env)
+    assert optimized.returncode == 0, optimized.stderr
     assert json.loads(optimized.stdout)["verified_kernel"] == gemm.key
     contract = store.get(VerifiedKernel, gemm.key)
     assert contract.source_hash == gemm.source_hash and Path(contract.library).exists()
@@ -146,7 +139,7 @@ def test_cli_commands_record_in_the_working_directory_when_no_store_is_found(rep
     assert not (kernel.parent / ".repoos").exists()
 
 
-def test_cli_commands_record_in_the_project_store_found_above(repoos_command, tmp_path: Path):
+def test_cli_commands_record_in_the_project_store_found_above(repoos, tmp_path: Path):
     """Run from a subdirectory, on a kernel elsewhere in the project: the store at the project's root gets the record,
     the same store `repoos_agent.swap` of that kernel reads, wherever its program is started."""
     project = tmp_path.resolve() / "project"
@@ -155,8 +148,7 @@ def test_cli_commands_record_in_the_project_store_found_above(repoos_command, tm
     work.mkdir(parents=True)
     shutil.copy(GEMM, kernel)
     SQLiteStore(project / ".repoos" / "graph.sqlite").close()
-    subprocess.run([*repoos_command, "ingest", str(kernel)], check=True, capture_output=True, cwd=work,
-                   env={**os.environ, "REPOOS_GRAPH": ""})  # fmt: skip
+    assert repoos("ingest", str(kernel), cwd=work, env={"REPOOS_GRAPH": ""}).returncode == 0
     store = SQLiteStore(project / ".repoos" / "graph.sqlite")
     assert store.get(Function, function_key(kernel, "gemm")) is not None
     assert not (work / ".repoos").exists() and not (kernel.parent / ".repoos").exists()

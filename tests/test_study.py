@@ -119,10 +119,8 @@ def test_a_missing_compiler_is_reported_not_faked():
         (["--out", "/proc/version/study"], "--out /proc/version/study: Not a directory"),
     ],
 )
-def test_eval_bad_input_is_one_line_and_exit_2(repoos_command, tmp_path, arguments, message):
-    result = subprocess.run(
-        [*repoos_command, "eval", "--out", str(tmp_path), *arguments], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
+def test_eval_bad_input_is_one_line_and_exit_2(repoos, tmp_path, arguments, message):
+    result = repoos("eval", "--out", str(tmp_path), *arguments)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 

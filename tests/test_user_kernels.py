@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES
 
 USER = EXAMPLES / "user_kernels.py"
 NOT_AFFINE = EXAMPLES / "not_affine.py"
@@ -55,16 +54,13 @@ def test_every_user_kernel_is_affine():
     ("function", "loop", "compiler"),
     [("scaled_copy", "i", "c"), ("column_sums", "j", "c"), pytest.param("column_sums", "j", "mlir", marks=pytest.mark.slow)],
 )
-def test_sizes_read_in_the_loop_bounds_build_and_equal_python(repoos_command, function, loop, compiler):
+def test_sizes_read_in_the_loop_bounds_build_and_equal_python(repoos, function, loop, compiler):
     """`range(len(x))` and `range(A.shape[0])` with no `n = ...` line: once every build was a compile error.
     The baseline equals the Python original, and the parallel schedule equals the baseline."""
     target = f"{USER}:{function}"
     args = [word for spec in CASES[function] for word in ("--arg", spec)]
     for schedule in ([], [f"parallelize({loop})"]):
-        result = subprocess.run(
-            [*repoos_command, "check", target, *schedule, *args, "--compiler", compiler, "--json"],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
+        result = repoos("check", target, *schedule, *args, "--compiler", compiler, "--json")
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
         assert report["correct"] is True, report
