@@ -13,6 +13,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "kernels" / "examples"
 
+# The suite starts hundreds of Python processes (CLI runs, timed workers, peers, servers), each importing the
+# engine. An environment that never writes bytecode (PYTHONDONTWRITEBYTECODE) makes every one of them compile the
+# engine from source again; the suite writes it once, to the `__pycache__` folders git ignores.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 
 def marked_slow(names: Iterable[str], slow: Collection[str]) -> list:
     """`names` as parametrize values, those in `slow` marked for the slow set, so a sweep keeps its other cases by default."""
