@@ -166,7 +166,6 @@ def test_refused_at_the_line_with_the_reason(name: str, fragment: str, reason: s
 
 
 KERNEL_REFUSALS = {
-    "csv_split": ("    field = []", "`field` is joined: a list joined with `join` is modelled as the only output"),
     "json_tokens": (
         "end = _string_end(text, i)",
         "`_string_end` returns from inside a loop; only a helper that returns after its loops is inlined",

@@ -29,6 +29,7 @@ import z3
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
+from repoos_agent.fsm.nested import rebuild
 from repoos_agent.fsm.ranges import ARGUMENT, GUARD, check_widths
 
 PROVED, COUNTEREXAMPLE, NOT_APPLICABLE = "proved", "counterexample", "not applicable"
@@ -87,6 +88,8 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         return Bounded(NOT_APPLICABLE, -1, reason="the variant returns other outputs than the baseline")
     if baseline.tuples != variant.tuples:
         return Bounded(NOT_APPLICABLE, -1, reason="the variant builds other tuples than the baseline")
+    if baseline.nested != variant.nested:
+        return Bounded(NOT_APPLICABLE, -1, reason="the variant builds other nested lists than the baseline")
     unmodelled = _unmodelled(baseline.body) or _unmodelled(variant.body)
     if unmodelled is not None:
         return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
@@ -224,6 +227,7 @@ class _Shown:
         self.results = [(name, function.output_kind(name)) for name in function.results]
         self.buffer = function.buffer
         self.tuples = function.tuples
+        self.nested = function.nested
 
     def value(self, value: Value) -> int:
         return _signed(self.model.eval(_bv(value), model_completion=True).as_long())
@@ -237,6 +241,10 @@ class _Shown:
             return f"raises {exception}" + (f": {message.format(*shown)}" if message else "")
         if self.returns in OUTPUTS:
             return f"returns {self.output(result.buffer, self.returns, self.buffer)!r}"
+        if self.returns == ir.NESTED:
+            streams = [self.output(result.outputs[name], ir.LIST, name) for name in self.nested]
+            characters = "".join(chr(point) if 0 <= point <= 0x10FFFF else "?" for point in streams[-1])  # type: ignore[arg-type]
+            return f"returns {rebuild(characters, streams[:-1])!r}"  # type: ignore[arg-type]
         if self.returns in (ir.OUTPUT, ir.TUPLE):
             return f"returns {[self.output(result.outputs[name], kind, name) for name, kind in self.results]!r}"
         return "returns None" if self.returns == "none" else f"returns {self.value(result.result)}"
@@ -260,6 +268,8 @@ class _Shown:
         mine, theirs = self.outcome(first), self.outcome(second)
         if mine != theirs:
             return f"the baseline {mine}, the variant {theirs}"
+        if self.returns == ir.NESTED:
+            return f"the streams the nested lists are built from differ (the lists themselves agree: {mine})"
         return "an argument the function writes differs after the call"
 
 
@@ -273,6 +283,9 @@ def _differs(first: _Result, second: _Result, function: ir.Function) -> Truth:
         returned = _buffers_differ(first.buffer, second.buffer)
     elif function.returns in (ir.OUTPUT, ir.TUPLE):
         for name in function.results:
+            returned = _or(returned, _buffers_differ(first.outputs[name], second.outputs[name]))
+    elif function.returns == ir.NESTED:  # the same streams build the same lists (stricter than the lists alike)
+        for name in function.nested:
             returned = _or(returned, _buffers_differ(first.outputs[name], second.outputs[name]))
     elif function.returns != "none":
         returned = _ne(first.result, second.result)

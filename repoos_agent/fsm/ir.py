@@ -29,6 +29,9 @@ TUPLE = "tuple"
 """What a function returns when it returns a tuple of its local outputs (`Function.results`, in order)."""
 OUTPUT = "output"
 """What a function returns when it returns one of its local outputs other than `buffer` (`Function.results[0]`)."""
+NESTED = "nested"
+"""What a function returns when it returns nested lists of strings (`Function.nested`), built back from flat streams
+on the way back (`fsm/nested.py`)."""
 STRS = "strs"
 """A list of `str` argument (read only), passed as one `uint32` buffer: the count of strings, then each string's
 start and the last one's end (positions in that buffer), then the strings' code points. A `str` of it is read only
@@ -277,6 +280,10 @@ class Function:
     """The `LIST` outputs grown with tuples (`out.append((c, i, j))`): each one's element kinds by position (`INT`
     or `CHAR`). Such a list is flat in C, one `Append` per element in order, and is built into tuples on the way
     back; it is only appended to, emptied and returned, so its flat length is always a multiple of the arity."""
+    nested: tuple[str, ...] = ()
+    """For a function returning `NESTED`: its nested lists, the returned one first and the list of characters last,
+    each a `LIST` output holding one flat stream: code points for the last, pairs of positions in the next one's
+    stream for the others (`fsm/nested.py`)."""
 
     @property
     def output_names(self) -> frozenset[str]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
-from pathlib import Path
 
 from tree_sitter import Node
 
-from repoos_agent.errors import NotAnalyzableError
 from repoos_agent.fsm import ir
+from repoos_agent.fsm.nested import Nest, find_nest, mark, sealed_reuse
+from repoos_agent.fsm.refusal import FsmRefusal, refuse
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import parse_source, text
 
@@ -70,23 +70,6 @@ NOT_MODELLED = {
     "await": "`await` is not modelled",
     "yield": "a generator is not modelled",
 }
-
-
-class FsmRefusal(NotAnalyzableError):
-    """What the fsm track cannot model, at its line: `line N: reason`."""
-
-    def __init__(self, line: int, reason: str, path: Path | None = None) -> None:
-        super().__init__(f"{path}:{line}: {reason}" if path else f"line {line}: {reason}", "fsm")
-        self.line = line
-        self.reason = reason
-        self.path = path
-
-    def __reduce__(self) -> tuple[type, tuple[int, str, Path | None]]:
-        return FsmRefusal, (self.line, self.reason, self.path)  # a worker's refusal crosses back whole
-
-
-def refuse(node: Node, reason: str) -> FsmRefusal:
-    return FsmRefusal(node.start_point[0] + 1, reason)
 
 
 def parameter_names(function: Node) -> list[str]:
@@ -153,6 +136,8 @@ def lower_function(
     lowering.constants = {name: value for name, value in module_constants(function).items() if name not in local_names(function)}
     lowering.join_names = joined_names(function)
     lowering.text_names = joined_names(function, "")
+    if (nest := find_nest(function, names)) is not None:
+        lowering.nested(nest)
     lowering.planned = planned_buffer(function)
     lowering.helpers = module_functions(function)
     lowering.outer_names = local_names(function)
@@ -181,8 +166,10 @@ def lower_function(
         outputs=tuple(lowering.sequences[name] for name in lowering.outputs),
         results=lowering.results or (),
         tuples=dict(lowering.tuples),
+        nested=nest.chain if nest is not None else (),
     )
     _only_grown(lowered)
+    sealed_reuse(lowered)
     if attributes is None:
         return lowered
     return _renamed(lowered, {name: name.replace(".", "__") for name in [*lowering.sequences, *held]})  # type: ignore[return-value]
@@ -416,6 +403,18 @@ class _Lowering:
         self.inlining: list[_Inlined] = []
         self.inlined = 0
         self.outermost: Node | None = None
+        self.nest: Nest | None = None
+        """The nested lists of strings the function returns (`fsm/nested.py`), if any."""
+
+    def nested(self, nest: Nest) -> None:
+        """The nested output's lists: each a `LIST` output holding its flat stream, the returned one `buffer`; the
+        mark where each other one starts a local."""
+        self.nest = nest
+        self.text_names -= set(nest.chain)
+        self.buffer = nest.root
+        self.outputs += nest.chain[1:]
+        self.sequences.update({name: ir.Sequence(name, ir.LIST, "int64", written=True) for name in nest.chain})
+        self.locals.update({mark(name): ir.INT for name in nest.chain[1:]})
 
     def state_of(self, function: Node, attributes: Mapping[str, ir.Sequence | str]) -> None:
         """A method's attributes: each int one an int parameter `self.NAME` (stored into the state array `self.` at
@@ -543,6 +542,8 @@ class _Lowering:
         if node.type == "call":
             callee = node.child_by_field_name("function")
             method = text(callee.child_by_field_name("attribute")) if callee.type == "attribute" else None
+            if method is not None and self.nest is not None and text(callee.child_by_field_name("object")) in self.nest.chain:
+                return self.nested_append(node, method, assigned), assigned
             if method in ("append", "extend") and text(callee.child_by_field_name("object")) == self.buffer:
                 arguments = node.child_by_field_name("arguments").named_children
                 if len(arguments) != 1:
@@ -581,6 +582,17 @@ class _Lowering:
                     value = ir.Load(identity, ir.Select(negative, ir.Const(256, line), value, line), ir.INT, line)
                 return [ir.Append(owner, value, line)], assigned
         raise refuse(node, f"`{text(node)[:60]}`: only assignments, `append` and control flow are modelled as statements")
+
+    def nested_append(self, node: Node, method: str, assigned: frozenset[str]) -> list[ir.Stmt]:
+        """`append` onto a list of the nested output: a character onto its list of characters, else an element."""
+        owner = text(node.child_by_field_name("function").child_by_field_name("object"))
+        arguments = node.child_by_field_name("arguments").named_children
+        if method != "append" or len(arguments) != 1:
+            raise refuse(node, f"`{text(node)[:60]}`: only `{owner}.append(...)` of one value is modelled on `{owner}`")
+        if owner != self.nest.characters:  # type: ignore[union-attr]
+            return self.nest.element(owner, arguments[0], assigned)  # type: ignore[union-attr]
+        self.nest.ready(node, owner, assigned)  # type: ignore[union-attr]
+        return self.append_character(owner, arguments[0], assigned)
 
     def append_tuple(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`out.append((c, i, j))` onto a list: each element appended to the flat list in order, with the same kind
@@ -717,6 +729,8 @@ class _Lowering:
         if left.type != "identifier":
             raise refuse(left, f"`{text(left)}`: only a name or one element is assigned")
         name = text(left)
+        if self.nest is not None and name in self.nest.chain:
+            return self.nest.bound(left, right, operator)
         if operator is None and name in self.outputs and _created_empty(right, self.sequences[name].kind):
             return ir.Assign(name, ir.Const(0, line), line)  # a new empty one: nothing else holds the old one
         if name in self.outputs:
@@ -1340,6 +1354,8 @@ class _Lowering:
     def returned(self, value: Node | None, node: Node, assigned: frozenset[str] = frozenset()) -> ir.Expr | None:
         if value is None:
             kind, lowered = "none", None
+        elif self.nest is not None and value.type == "identifier" and text(value) in self.nest.chain:
+            kind, lowered = self.nest.returned(value, assigned), None
         elif self.joined is not None and value.type == "call" and _is_bytes_join(value.child_by_field_name("function")):
             joined = value.child_by_field_name("arguments").named_children
             if [text(argument) for argument in joined] != [self.joined]:
@@ -1486,7 +1502,14 @@ class _Lowering:
 
     def readied(self, node: Node, name: str, assigned: frozenset[str], joining: bool) -> None:
         """The output `bytearray()` is used only where it was created on every path before; a table is emitted
-        where it is read; a list joined with `b"".join` is only appended to and joined (`joining`)."""
+        where it is read; a list joined with `b"".join` is only appended to and joined (`joining`); a list of the
+        nested output only as `nested.py` models it."""
+        if self.nest is not None and name in self.nest.chain:
+            raise refuse(
+                node,
+                f"`{name}` is a list of the nested output `{self.nest.root}`: only `append`, `{name} = []` and "
+                f"`return {self.nest.root}` are modelled",
+            )
         if name == self.joined and self.joined is not None and not joining:
             raise refuse(
                 node, f'`{name}` is joined with `b"".join`: only `{name}.append(...)` of byte strings and the join are modelled'

@@ -22,6 +22,7 @@ from repoos_agent.backends.library import load_library
 from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import BOOL, FsmRefusal, lower_function, parameter_defaults, parameter_names
+from repoos_agent.fsm.nested import rebuild
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
 
@@ -119,6 +120,9 @@ class FsmNative:
                 *arguments, ctypes.byref(result), ctypes.byref(buffer), ctypes.addressof(values), *map(ctypes.byref, others)
             )
             output = self._output(buffer, self.function.buffer_kind, self.function.buffer)
+            if self.function.nested:
+                grown = dict(zip([output.name for output in self.function.outputs], others, strict=True))
+                nested = _rebuilt(self.function.nested, {self.function.buffer: buffer, **grown})  # type: ignore[dict-item]
             if self.function.results:
                 grown = dict(zip([output.name for output in self.function.outputs], others, strict=True))
                 outputs = {name: self._output(grown[name], self.function.output_kind(name), name) for name in grown}
@@ -135,6 +139,8 @@ class FsmNative:
             raised = self.function.raises[code - 1]
             shown = [chr(value) if character else value for value, character in zip(values, raised.characters, strict=False)]
             raise self._exception(raised)(*((raised.message.format(*shown),) if raised.message else ()))
+        if self.function.returns == ir.NESTED:
+            return nested
         if self.function.returns == ir.OUTPUT:
             return outputs[self.function.results[0]]
         if self.function.returns == ir.TUPLE:
@@ -249,6 +255,18 @@ def _packed_strings(value: list[object]) -> np.ndarray | None:
     packed[2 : 2 + count] = 2 + count + np.cumsum(np.fromiter(map(len, value), dtype=np.int64, count=count))  # type: ignore[arg-type]
     packed[2 + count :] = points
     return packed
+
+
+def _rebuilt(chain: tuple[str, ...], buffers: Mapping[str, _Buffer]) -> list:
+    """The nested lists from the streams the C code grew (`fsm/nested.py`): the characters decoded at once."""
+
+    def ints(buffer: _Buffer) -> np.ndarray:
+        if not buffer.len:
+            return np.zeros(0, dtype=np.int64)
+        return np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,))
+
+    characters = ints(buffers[chain[-1]]).astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+    return rebuild(characters, [ints(buffers[name]).tolist() for name in chain[:-1]])
 
 
 def _written(parameter: ir.Sequence | str) -> bool:

@@ -339,7 +339,7 @@ def _z3_region(base: tuple[ir.Stmt, ...], variant: tuple[ir.Stmt, ...], tables: 
 
 def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEach, list[_Obligation]]:
     """The baseline's fold loop and what the variant must agree with it on; `_NotAStep` where the shapes differ."""
-    for part in ("name", "parameters", "buffer", "returns", "raises", "outputs", "results", "tuples"):
+    for part in ("name", "parameters", "buffer", "returns", "raises", "outputs", "results", "tuples", "nested"):
         if getattr(baseline, part) != getattr(variant, part):
             raise _NotAStep(f"the variant changes the function's {part}")
     if any(variant.tables.get(name) != table for name, table in baseline.tables.items()):
