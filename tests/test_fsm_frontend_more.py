@@ -187,11 +187,6 @@ def test_helpers_inlined_nested_module_level_tuple_nonlocal_and_raising():
             "`twice(len(data))`: a helper is inlined where its call is a statement, an assignment's whole value or a "
             "`return`'s; assign it to a name first",
         ),
-        (
-            "find_in_loop",
-            "return first_zero()",
-            "`first_zero` returns from inside a loop; only a helper that returns after its loops is inlined",
-        ),
     ],
 )
 def test_helpers_that_cannot_be_inlined_are_refused_at_their_line(name, fragment, reason):

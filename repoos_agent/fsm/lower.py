@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from tree_sitter import Node
 
 from repoos_agent.fsm import ir
+from repoos_agent.fsm.inline_returns import has_return_in_loop, returns_out_of_loops
 from repoos_agent.fsm.nested import Nest, find_nest, mark, sealed_reuse
 from repoos_agent.fsm.refusal import FsmRefusal, refuse
 from repoos_agent.ingest.classify import walk
@@ -896,9 +897,11 @@ class _Lowering:
         self.inlining.append(frame)
         lowered, end = self.block(body, assigned | bound)
         self.inlining.pop()
+        if has_return_in_loop(lowered):
+            lowered = returns_out_of_loops(lowered, self.temporary(line))
         if end is not None and frame.kinds:
             raise refuse(call, f"`{name}` returns a value on some paths and None at its end; return one kind of value")
-        statements += _tails(list(lowered), call)
+        statements += _tails(list(lowered))
         return statements, frame.results(line)
 
     def call_arguments(self, call: Node, parameters: list[str], defaults: Mapping[str, object]) -> dict[str, Node | int]:
@@ -2025,24 +2028,19 @@ class _Inlined:
         return found
 
 
-def _tails(statements: list[ir.Stmt], call: Node) -> list[ir.Stmt]:
+def _tails(statements: list[ir.Stmt]) -> list[ir.Stmt]:
     """An inlined body without its `return`s: what follows an `if` that returns on one side moves into the other
-    side (into both where neither returns on every path), so each `return` ends its path."""
+    side (into both where neither returns on every path), so each `return` ends its path. A `return` inside a loop
+    is not among them: `inline_returns` has turned it into leaving the loops first."""
     out: list[ir.Stmt] = []
     for position, statement in enumerate(statements):
         if isinstance(statement, ir.Return):
             return out
         rest = statements[position + 1 :]
         if isinstance(statement, ir.If) and _returns(statement):
-            then = _tails([*statement.then, *rest], call)
-            orelse = _tails([*statement.orelse, *rest], call)
+            then = _tails([*statement.then, *rest])
+            orelse = _tails([*statement.orelse, *rest])
             return [*out, ir.If(statement.condition, tuple(then), tuple(orelse), statement.line)]
-        if _returns(statement):
-            raise refuse(
-                call,
-                f"`{text(call.child_by_field_name('function'))}` returns from inside a loop; only a helper that returns "
-                "after its loops is inlined",
-            )
         out.append(statement)
     return out
 
