@@ -86,7 +86,7 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         (name, variant.output_kind(name)) for name in variant.results
     ]:
         return Bounded(NOT_APPLICABLE, -1, reason="the variant returns other outputs than the baseline")
-    if baseline.tuples != variant.tuples:
+    if (baseline.tuples, baseline.strings) != (variant.tuples, variant.strings):
         return Bounded(NOT_APPLICABLE, -1, reason="the variant builds other tuples than the baseline")
     if baseline.nested != variant.nested:
         return Bounded(NOT_APPLICABLE, -1, reason="the variant builds other nested lists than the baseline")
@@ -228,6 +228,7 @@ class _Shown:
         self.buffer = function.buffer
         self.tuples = function.tuples
         self.nested = function.nested
+        self.strings = function.strings
 
     def value(self, value: Value) -> int:
         return _signed(self.model.eval(_bv(value), model_completion=True).as_long())
@@ -254,10 +255,7 @@ class _Shown:
         shape = self.tuples.get(name)  # type: ignore[arg-type]
         if shape is not None:  # a list of tuples is flat in the model as in C: shown as the tuples it holds
             return [
-                tuple(
-                    chr(cell) if element == ir.CHAR and 0 <= cell <= 0x10FFFF else cell
-                    for cell, element in zip(cells[start:], shape, strict=False)
-                )
+                tuple(ir.tuple_element(cell, element, self.strings) for cell, element in zip(cells[start:], shape, strict=False))
                 for start in range(0, len(cells), len(shape))
             ]
         return cells if kind == ir.LIST else bytearray(cell & 0xFF for cell in cells)

@@ -32,6 +32,8 @@ OUTPUT = "output"
 NESTED = "nested"
 """What a function returns when it returns nested lists of strings (`Function.nested`), built back from flat streams
 on the way back (`fsm/nested.py`)."""
+STR = "str"
+"""A tuple element that is a `str`: a character (its code point) or one of `Function.strings` (-1 - its position)."""
 STRS = "strs"
 """A list of `str` argument (read only), passed as one `uint32` buffer: the count of strings, then each string's
 start and the last one's end (positions in that buffer), then the strings' code points. A `str` of it is read only
@@ -277,13 +279,15 @@ class Function:
     results: tuple[str, ...] = ()
     """The outputs a function returning `TUPLE` or `OUTPUT` gives back, in order."""
     tuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """The `LIST` outputs grown with tuples (`out.append((c, i, j))`): each one's element kinds by position (`INT`
-    or `CHAR`). Such a list is flat in C, one `Append` per element in order, and is built into tuples on the way
+    """The `LIST` outputs grown with tuples (`out.append((c, i, j))`): each one's element kinds by position (`INT`,
+    `CHAR` or `STR`). Such a list is flat in C, one `Append` per element in order, and is built into tuples on the way
     back; it is only appended to, emptied and returned, so its flat length is always a multiple of the arity."""
     nested: tuple[str, ...] = ()
     """For a function returning `NESTED`: its nested lists, the returned one first and the list of characters last,
     each a `LIST` output holding one flat stream: code points for the last, pairs of positions in the next one's
     stream for the others (`fsm/nested.py`)."""
+    strings: tuple[str, ...] = ()
+    """The module's `str` constants a `STR` tuple element may be, by position (`lower`'s `str_values`)."""
 
     @property
     def output_names(self) -> frozenset[str]:
@@ -309,3 +313,12 @@ class Table:
 def entries(table: bytes | tuple[int, ...] | Table) -> bytes | tuple[int, ...]:
     """A constant table's entries, whichever kind it is."""
     return table.entries if isinstance(table, Table) else table
+
+
+def tuple_element(cell: int, kind: str, strings: tuple[str, ...]) -> int | str:
+    """A flat list's cell as the tuple element it stands for (`Function.tuples`): an int, a character, or a `STR`'s
+    character or constant. A cell outside what `kind` holds (a model's value on a path the code never takes) is
+    shown as the int it is."""
+    if kind == STR and -len(strings) <= cell < 0:
+        return strings[-1 - cell]
+    return chr(cell) if kind in (CHAR, STR) and 0 <= cell <= 0x10FFFF else cell

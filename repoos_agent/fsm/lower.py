@@ -17,6 +17,7 @@ from repoos_agent.fsm import ir
 from repoos_agent.fsm.inline_returns import has_return_in_loop, returns_out_of_loops
 from repoos_agent.fsm.nested import Nest, find_nest, mark, sealed_reuse
 from repoos_agent.fsm.refusal import FsmRefusal, refuse
+from repoos_agent.fsm.str_values import StrValues, formatted, merged_shape
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import parse_source, text
 
@@ -143,6 +144,7 @@ def lower_function(
     lowering.helpers = module_functions(function)
     lowering.outer_names = local_names(function)
     lowering.outermost = function
+    lowering.texts = StrValues.of(function)
     body, end = lowering.block(function.child_by_field_name("body"), frozenset(names) | held)
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
@@ -168,6 +170,7 @@ def lower_function(
         results=lowering.results or (),
         tuples=dict(lowering.tuples),
         nested=nest.chain if nest is not None else (),
+        strings=lowering.texts.values if any(ir.STR in shape for shape in lowering.tuples.values()) else (),
     )
     _only_grown(lowered)
     sealed_reuse(lowered)
@@ -218,7 +221,8 @@ def _returns_in(value: object) -> ir.Return | None:
 
 
 def _shape(kinds: tuple[str, ...]) -> str:
-    return "(" + ", ".join("a character" if kind == ir.CHAR else "an int" for kind in kinds) + ")"
+    named = {ir.CHAR: "a character", ir.STR: "a str", ir.INT: "an int"}
+    return "(" + ", ".join(named[kind] for kind in kinds) + ")"
 
 
 def _written_back(body: tuple[ir.Stmt, ...], changed: list[str], end: bool) -> tuple[ir.Stmt, ...]:
@@ -404,6 +408,8 @@ class _Lowering:
         self.inlining: list[_Inlined] = []
         self.inlined = 0
         self.outermost: Node | None = None
+        self.texts = StrValues()
+        """The module's `str` constants used as values, and the locals holding one (`str_values`)."""
         self.nest: Nest | None = None
         """The nested lists of strings the function returns (`fsm/nested.py`), if any."""
 
@@ -502,7 +508,7 @@ class _Lowering:
                 return self.sliced_return(value, node, assigned), None
             return [ir.Return(self.returned(value, node, assigned), line)], None
         if kind == "raise_statement":
-            return [self.raise_statement(node, assigned)], None
+            return self.texts.raised(self, node, assigned) or [self.raise_statement(node, assigned)], None
         raise refuse(node, NOT_MODELLED.get(kind, f"`{kind.replace('_', ' ')}` is not modelled"))
 
     def expression_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
@@ -610,6 +616,10 @@ class _Lowering:
                 values.append(ir.Const(ord(character), line))
                 kinds.append(ir.CHAR)
                 continue
+            if (string := self.texts.element(self, element, assigned)) is not None:
+                values.append(string)
+                kinds.append(ir.STR)
+                continue
             value = self.expression(element, assigned)
             kind = self.value_type(value, element)
             if kind != ir.CHAR:
@@ -619,12 +629,14 @@ class _Lowering:
         shape = tuple(kinds)
         if not shape:
             raise refuse(argument, "`()`: an empty tuple is not modelled")
-        if self.tuples.setdefault(owner, shape) != shape:
+        merged = merged_shape(self.tuples.get(owner, shape), shape)
+        if merged is None:
             raise refuse(
                 argument,
                 f"`{text(argument)[:60]}` is a tuple of {_shape(shape)} here and of {_shape(self.tuples[owner])} "
                 f"elsewhere: the tuples of `{owner}` have one shape",
             )
+        self.tuples[owner] = merged
         return [ir.Append(owner, value, line) for value in values]
 
     def append_character(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
@@ -709,6 +721,8 @@ class _Lowering:
 
     def assign(self, left: Node, right: Node, operator: str | None, assigned: frozenset[str]) -> ir.Stmt:
         line = left.start_point[0] + 1
+        if (held_str := self.texts.assign(self, left, right, operator, assigned)) is not None:
+            return held_str
         if left.type == "subscript":
             name = text(left.child_by_field_name("value"))
             sequence = self.writable(left, name)
@@ -769,6 +783,7 @@ class _Lowering:
     def bind(self, left: Node, value: ir.Expr, right: Node) -> ir.Assign:
         """`name = value`, keeping one type per name."""
         name = text(left)
+        self.texts.refuse_read(left)
         if name in self.sequences or name in self.string_lists:
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         if name in self.views:
@@ -1411,7 +1426,8 @@ class _Lowering:
         self.results = results
         return ir.OUTPUT if value.type == "identifier" else ir.TUPLE
 
-    def raise_statement(self, node: Node, assigned: frozenset[str]) -> ir.Raise:
+    def raise_statement(self, node: Node, assigned: frozenset[str], fixed: Mapping[str, str] | None = None) -> ir.Raise:
+        """`raise E(message)`; `fixed` gives the `str` constant each local it names holds on this path."""
         exception = node.named_children[0] if node.named_children else None
         if exception is None or len(node.named_children) > 1:
             raise refuse(node, "a bare `raise` or `raise ... from ...` is not modelled")
@@ -1421,7 +1437,7 @@ class _Lowering:
             if len(arguments) > 1 or (arguments and arguments[0].type not in ("string", "concatenated_string")):
                 raise refuse(node, "a raised exception's message must be one string (an f-string of ints is modelled)")
             if arguments:
-                message, values = self.message(arguments[0], assigned)
+                message, values = self.message(arguments[0], assigned, fixed or {})
             exception = exception.child_by_field_name("function")
         if exception.type != "identifier":
             raise refuse(node, f"`raise {text(exception)}`: raise an exception class by its name")
@@ -1431,9 +1447,10 @@ class _Lowering:
         self.raises.append(raised)
         return raised
 
-    def message(self, node: Node, assigned: frozenset[str]) -> tuple[str, list[ir.Expr]]:
+    def message(self, node: Node, assigned: frozenset[str], fixed: Mapping[str, str]) -> tuple[str, list[ir.Expr]]:
         """A raised message as a `str.format` template and the values of its interpolations, each an int or a
-        character (formatted by Python itself, so `{i:04x}` and `{c!r}` read as the f-string does)."""
+        character (formatted by Python itself, so `{i:04x}` and `{c!r}` read as the f-string does), or a local
+        `fixed` gives the `str` constant of (formatted here)."""
         parsed = ast.parse(f"({text(node)})", mode="eval").body
         parts = parsed.values if isinstance(parsed, ast.JoinedStr) else [parsed]
         fields = sorted((child for child in walk(node) if child.type == "interpolation"), key=lambda child: child.start_byte)
@@ -1454,6 +1471,10 @@ class _Lowering:
             if "{" in spec or "}" in spec:
                 raise refuse(field, f"`{text(field)}`: a format spec with braces is not modelled")
             expression = field.named_children[0]
+            if text(expression) in fixed:
+                shown = formatted(fixed[text(expression)], part.conversion, spec)
+                template.append(shown.replace("{", "{{").replace("}", "}}"))
+                continue
             value = self.expression(expression, assigned)
             if expression_type(value) != ir.CHAR:
                 value = self.as_int(self.integer(expression, assigned), expression)
@@ -1529,6 +1550,7 @@ class _Lowering:
 
     def name_value(self, node: Node, assigned: frozenset[str], flag: bool = False) -> ir.Expr:
         name = text(node)
+        self.texts.refuse_read(node)
         if name in self.flags and not flag:
             raise refuse(node, f"`{name}` holds a bool: it is modelled only as a condition (as a number Python shows `True`)")
         if name in self.sequences or name in self.tables():
@@ -1650,6 +1672,8 @@ class _Lowering:
             return ir.Const(int(self.instance_of(arguments[0], arguments[1])), line)
         if name == "len" and len(arguments) == 1 and (text(arguments[0]) in self.views or text(arguments[0]) in self.string_lists):
             return self.length_of(arguments[0], assigned)
+        if name == "len" and len(arguments) == 1 and (length := self.texts.length(self, node, arguments[0], assigned)):
+            return length
         if name == "len" and len(arguments) == 1:
             measured = text(arguments[0])
             self.ready(node, measured, assigned)
@@ -1766,7 +1790,7 @@ class _Lowering:
             found = self.membership(operands[0], operands[1], assigned)
             return ir.Not(found, line) if operators == ["not in"] else found
         if operators in (["=="], ["!="]) and any(_slice_of(operand) is not None for operand in operands):
-            equal = self.slice_equals(*operands, assigned)
+            equal = self.texts.slice_equals(self, *operands, assigned) or self.slice_equals(*operands, assigned)
             return ir.Not(equal, line) if operators == ["!="] else equal
         if any(operator not in COMPARISONS for operator in operators):
             raise refuse(node, f"`{text(node)}`: only integer comparisons are modelled (not `in` or `is`)")
@@ -1812,8 +1836,8 @@ class _Lowering:
             and not any(c.type == "interpolation" for c in right.named_children)
         ):
             candidates = [ir.Const(ord(c), line) for c in dict.fromkeys(ast.literal_eval(text(right)))]
-        elif right.type == "identifier" and isinstance(self.constants.get(text(right)), dict):
-            keys = list(self.constants[text(right)])  # type: ignore[union-attr]
+        elif right.type == "identifier" and isinstance(self.constants.get(text(right), self.texts.dicts.get(text(right))), dict):
+            keys = list(self.constants.get(text(right), self.texts.dicts.get(text(right))))  # type: ignore[arg-type]
             if isinstance(keys[0], str) != character:
                 raise refuse(right, f"`{text(left)} in {text(right)}` mixes characters and numbers; compare like with like")
             candidates = [ir.Const(ord(key) if isinstance(key, str) else key, line) for key in keys]

@@ -160,8 +160,11 @@ class FsmNative:
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
         if shape is None:
             return flat
+        strings = self.function.strings
         columns = [
-            list(map(chr, flat[position :: len(shape)])) if element == ir.CHAR else flat[position :: len(shape)]
+            [ir.tuple_element(cell, element, strings) for cell in flat[position :: len(shape)]]
+            if element != ir.INT
+            else flat[position :: len(shape)]
             for position, element in enumerate(shape)
         ]
         return list(zip(*columns, strict=True))
