@@ -166,10 +166,6 @@ def test_refused_at_the_line_with_the_reason(name: str, fragment: str, reason: s
 
 
 KERNEL_REFUSALS = {
-    "json_tokens": (
-        "end = _string_end(text, i)",
-        "`_string_end` returns from inside a loop; only a helper that returns after its loops is inlined",
-    ),
     "brainfuck": (
         "        if char in FOLDED:",
         "`_inl1_char in FOLDED`: only membership in a tuple, a `str` or `bytes` literal, or a module constant, of an int "
