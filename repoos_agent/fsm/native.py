@@ -160,14 +160,16 @@ class FsmNative:
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
         if shape is None:
             return flat
-        strings = self.function.strings
-        columns = [
-            [ir.tuple_element(cell, element, strings) for cell in flat[position :: len(shape)]]
-            if element != ir.INT
-            else flat[position :: len(shape)]
-            for position, element in enumerate(shape)
-        ]
+        columns = [self._column(flat[position :: len(shape)], element) for position, element in enumerate(shape)]
         return list(zip(*columns, strict=True))
+
+    def _column(self, cells: list[int], kind: str) -> list[int] | list[str]:
+        """One position of a list's tuples: its ints, or the `str`s they stand for, each distinct cell decoded once
+        (a tokenizer's kinds are a few values repeated)."""
+        if kind == ir.INT:
+            return cells
+        shown = {cell: ir.tuple_element(cell, kind, self.function.strings) for cell in set(cells)}
+        return list(map(shown.__getitem__, cells))  # type: ignore[arg-type]
 
     def _arguments(self, args: tuple[object, ...], kept_alive: list[object]) -> list[object] | None:
         """The C arguments for `args`, or None when the build does not take them (then the original runs)."""
