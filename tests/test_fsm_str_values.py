@@ -171,6 +171,13 @@ def test_str_constants_by_name_from_a_dict_and_beside_characters_equal_python():
     assert compiled("if x0 (") == [("if", 0, 2), ("word", 3, 4), ("kw", 4, 5), ("(", 6, 7)]
 
 
+def test_a_local_named_as_a_constant_is_the_local():
+    compiled = alone("shadowed", "")
+    for value in ["", "a", "word"]:
+        assert_same(written.shadowed, compiled, value)
+    assert compiled("ab") == [(2, 0), (2, 1)]
+
+
 def test_a_raised_message_shows_the_constant_the_local_holds():
     compiled = alone("expected_closer", "")
     for value in ["", "()", "(]", "[", "{}", "a(b", *("".join(RNG.choices("()[]{}a", k=RNG.randrange(8))) for _ in range(200))]:
@@ -196,6 +203,7 @@ def test_a_raised_message_shows_the_constant_the_local_holds():
             "out.append((i, i))",
             "`(i, i)` is a tuple of (an int, an int) here and of (a str, an int) elsewhere: the tuples of `out` have one shape",
         ),
+        ("chained", ("",), "first = word = WORD", "`word` would hold the `str` constant of `first`: bind it alone"),
         ("slice_with_int", ("", 0), "return text[0:2] == n", "`text[0:2] == n`: a slice of a `str` is compared only with a `str`"),
     ],
 )

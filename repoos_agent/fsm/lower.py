@@ -783,7 +783,7 @@ class _Lowering:
     def bind(self, left: Node, value: ir.Expr, right: Node) -> ir.Assign:
         """`name = value`, keeping one type per name."""
         name = text(left)
-        self.texts.refuse_read(left)
+        self.texts.refuse_bound(left, value)
         if name in self.sequences or name in self.string_lists:
             raise refuse(left, f"`{name}` is an argument sequence; assigning it again is not modelled")
         if name in self.views:

@@ -50,8 +50,10 @@ class StrValues:
     @classmethod
     def of(cls, function: Node) -> StrValues:
         """The `str` constants of `function`'s module used anywhere as values (not only tested against with `in`
-        or searched with `.find`), and its dicts whose values are all such constants or `str` literals."""
+        or searched with `.find`), and its dicts whose values are all such constants or `str` literals. Those
+        `function` has as locals are not read by those names (Python reads the local there)."""
         constants = _lower.module_constants(function)
+        shadowed = _lower.local_names(function)
         strings = {name for name, value in constants.items() if type(value) is str}
         module = function
         while module.parent is not None:
@@ -66,8 +68,10 @@ class StrValues:
                 found.setdefault(value, len(found))
         return cls(
             values=tuple(found),
-            names={name: found[constants[name]] for name in strings if constants[name] in found},  # type: ignore[index]
-            dicts={name: {key: found[value] for key, value in table.items()} for name, table in dicts.items()},
+            names={name: found[constants[name]] for name in strings - shadowed if constants[name] in found},  # type: ignore[index]
+            dicts={
+                name: {key: found[value] for key, value in table.items()} for name, table in dicts.items() if name not in shadowed
+            },
         )
 
     def value(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> ir.Expr | None:
@@ -81,10 +85,10 @@ class StrValues:
                     node, f"`{name}` may be read before it is assigned (Python raises UnboundLocalError); assign it first"
                 )
             return ir.Local(name, ir.INT, line)
-        if node.type == "identifier" and name in self.names and name not in lowering.locals:
+        if node.type == "identifier" and name in self.names:
             return ir.Const(self.names[name], line)
         owner = text(node.child_by_field_name("value")) if node.type == "subscript" else None
-        if owner in self.dicts and owner not in lowering.locals and len(node.children_by_field_name("subscript")) == 1:
+        if owner in self.dicts and len(node.children_by_field_name("subscript")) == 1:
             return lowering.dict_lookup(node.child_by_field_name("subscript"), self.dicts[owner], None, assigned)
         return None
 
@@ -113,6 +117,13 @@ class StrValues:
         """A local holding a `str` constant read where Python has a `str` and the lowering would have an int."""
         if text(node) in self.locals:
             raise _lower.refuse(node, f"`{text(node)}` holds a `str` constant: only {READS} are modelled")
+
+    def refuse_bound(self, left: Node, value: ir.Expr) -> None:
+        """A name bound other than by `assign` (unpacked, chained, a helper's result): neither it nor the value may
+        be a `str` constant's, which only `assign` binds."""
+        self.refuse_read(left)
+        if isinstance(value, ir.Local) and value.name in self.locals:
+            raise _lower.refuse(left, f"`{text(left)}` would hold the `str` constant of `{value.name}`: bind it alone")
 
     def length(self, lowering: _Lowering, node: Node, argument: Node, assigned: frozenset[str]) -> ir.Expr | None:
         """`len(word)`: the constant's length, or read from a table of them by the local's position."""
