@@ -18,6 +18,7 @@ from repoos_agent.fsm.inline_returns import has_return_in_loop, returns_out_of_l
 from repoos_agent.fsm.nested import Nest, find_nest, mark, sealed_reuse
 from repoos_agent.fsm.refusal import FsmRefusal, refuse
 from repoos_agent.fsm.str_values import StrValues, formatted, merged_shape
+from repoos_agent.fsm.syntax import dicts_changed, slice_of
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import parse_source, text
 
@@ -144,7 +145,7 @@ def lower_function(
     lowering.helpers = module_functions(function)
     lowering.outer_names = local_names(function)
     lowering.outermost = function
-    lowering.texts = StrValues.of(function)
+    lowering.texts = StrValues.of(function, module_constants(function), local_names(function))
     body, end = lowering.block(function.child_by_field_name("body"), frozenset(names) | held)
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
@@ -340,23 +341,8 @@ def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int,
             found[text(left)] = value  # a table of ints, each held in 64 bits
         elif type(value) in (int, bytes, str) or (type(value) is dict and _lookup_dict(value)):
             found[text(left)] = value
-    changed = _dicts_changed(module)
+    changed = dicts_changed(module)
     return {name: value for name, value in found.items() if bound[name] == 1 and not (type(value) is dict and name in changed)}
-
-
-def _dicts_changed(module: Node) -> set[str]:
-    """The names the module changes in place: an element assigned or deleted, or a method called other than a
-    read (a dict changed there is not a constant)."""
-    changed = set()
-    for node in walk(module):
-        if node.type == "subscript" and node.parent is not None and node.parent.type in ("assignment", "augmented_assignment"):
-            if node.parent.child_by_field_name("left") == node:
-                changed.add(text(node.child_by_field_name("value")))
-        elif node.type == "subscript" and node.parent is not None and node.parent.type == "delete_statement":
-            changed.add(text(node.child_by_field_name("value")))
-        elif node.type == "attribute" and text(node.child_by_field_name("attribute")) not in ("get", "keys", "values", "items"):
-            changed.add(text(node.child_by_field_name("object")))
-    return changed
 
 
 class _Lowering:
@@ -504,7 +490,7 @@ class _Lowering:
             return [*lowered, ir.Return(results[0], line)], None
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None
-            if value is not None and (_slice_of(value) is not None or _bytes_literal(value) is not None):
+            if value is not None and (slice_of(value) is not None or _bytes_literal(value) is not None):
                 return self.sliced_return(value, node, assigned), None
             return [ir.Return(self.returned(value, node, assigned), line)], None
         if kind == "raise_statement":
@@ -958,7 +944,7 @@ class _Lowering:
         if source.type == "identifier" and (text(source) in self.sequences or text(source) in self.tables()):
             self.ready(source, text(source), assigned)
             name, start, stop = text(source), ir.Const(0, line), ir.Length(text(source), line)
-        elif _slice_of(source) is not None:
+        elif slice_of(source) is not None:
             name, start, stop = self.slice_bounds(source, assigned)
         else:
             raise refuse(source, f"`{text(source)[:60]}`: only a bytes literal, a sequence or a slice of one is appended")
@@ -979,7 +965,7 @@ class _Lowering:
     def slice_bounds(self, node: Node, assigned: frozenset[str]) -> tuple[str, ir.Expr, ir.Expr]:
         """`data[i:j]`'s sequence and its bounds as Python clamps them: a negative bound counts from the end, and
         both are held within `0..len(data)`."""
-        value, lower, upper = _slice_of(node)  # type: ignore[misc]
+        value, lower, upper = slice_of(node)  # type: ignore[misc]
         name, line = text(value), node.start_point[0] + 1
         self.ready(node, name, assigned)
         if value.type != "identifier" or name not in self.sequences:
@@ -1007,7 +993,7 @@ class _Lowering:
         (`bytes` of `bytes`, `bytearray` of a `bytearray`)."""
         line = node.start_point[0] + 1
         literal = _bytes_literal(value) is not None
-        sequence = None if literal else self.sequences.get(text(_slice_of(value)[0]))  # type: ignore[index]
+        sequence = None if literal else self.sequences.get(text(slice_of(value)[0]))  # type: ignore[index]
         if not literal and (
             sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY, ir.TABLE) or sequence.element != ir.INT
         ):
@@ -1110,7 +1096,7 @@ class _Lowering:
             self.broken.pop()
             return [ir.ForRange(name, start, stop, step, body, line)], assigned
         reversed_call = iterable.type == "call" and text(iterable.child_by_field_name("function")) == "reversed"
-        if reversed_call or _slice_of(iterable) is not None:
+        if reversed_call or slice_of(iterable) is not None:
             return self.positions_loop(node, variable, iterable, assigned)
         self.ready(iterable, text(iterable), assigned)
         sequence = self.sequences.get(text(iterable))
@@ -1166,7 +1152,7 @@ class _Lowering:
         as Python's, computed once), the element read at the top of each pass. The sequence is not written in the
         loop, so reading it in place gives what Python's reversed iterator or slice copy gives."""
         line = node.start_point[0] + 1
-        if _slice_of(iterable) is not None:
+        if slice_of(iterable) is not None:
             name, start, stop = self.slice_bounds(iterable, assigned)
             step = 1
         else:
@@ -1789,7 +1775,7 @@ class _Lowering:
         if operators in (["in"], ["not in"]):
             found = self.membership(operands[0], operands[1], assigned)
             return ir.Not(found, line) if operators == ["not in"] else found
-        if operators in (["=="], ["!="]) and any(_slice_of(operand) is not None for operand in operands):
+        if operators in (["=="], ["!="]) and any(slice_of(operand) is not None for operand in operands):
             equal = self.texts.slice_equals(self, *operands, assigned) or self.slice_equals(*operands, assigned)
             return ir.Not(equal, line) if operators == ["!="] else equal
         if any(operator not in COMPARISONS for operator in operators):
@@ -1865,7 +1851,7 @@ class _Lowering:
     def slice_equals(self, first: Node, second: Node, assigned: frozenset[str]) -> ir.Expr:
         """`data[i:j] == b"..."`: the slice's length is the literal's, then each byte equal, left to right (a load
         runs only where the length matched, so it is in range)."""
-        sliced, literal = (first, _bytes_literal(second)) if _slice_of(first) is not None else (second, _bytes_literal(first))
+        sliced, literal = (first, _bytes_literal(second)) if slice_of(first) is not None else (second, _bytes_literal(first))
         if literal is None:
             raise refuse(first.parent, f"`{text(first.parent)[:60]}`: a slice is compared only with a bytes literal")
         name, start, stop = self.slice_bounds(sliced, assigned)
@@ -1968,24 +1954,6 @@ def _bytes_literal(node: Node) -> bytes | None:
         return None
     value = ast.literal_eval(text(node))
     return value if isinstance(value, bytes) else None
-
-
-def _slice_of(node: Node) -> tuple[Node, Node | None, Node | None] | None:
-    """`data[i:j]` as its sequence and its bounds (None where left out); a slice with a step is not one."""
-    if node.type != "subscript" or len(node.children_by_field_name("subscript")) != 1:
-        return None
-    piece = node.child_by_field_name("subscript")
-    if piece.type != "slice":
-        return None
-    bounds: list[Node | None] = [None]
-    for child in piece.children:
-        if child.type == ":":
-            bounds.append(None)
-        else:
-            bounds[-1] = child
-    if len(bounds) > 2 and bounds[2] is not None:
-        raise refuse(node, f"`{text(node)}`: a slice with a step is not modelled")
-    return node.child_by_field_name("value"), bounds[0], bounds[1]
 
 
 def _is_bytes_join(callee: Node | None) -> bool:

@@ -22,17 +22,33 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tree_sitter import Node
 
 from repoos_agent.fsm import ir
-from repoos_agent.fsm import lower as _lower  # lower.py imports this module: its names are read at call time only
+from repoos_agent.fsm.refusal import refuse
+from repoos_agent.fsm.syntax import dicts_changed, slice_of
 from repoos_agent.ingest.classify import walk
 from repoos_agent.ingest.parse import text
 
-if TYPE_CHECKING:
-    from repoos_agent.fsm.lower import _Lowering
+
+class Lowering(Protocol):
+    """What these values ask of the lowering that holds them (`lower.Lowering`), which imports this module."""
+
+    locals: dict[str, str]
+    sequences: dict[str, ir.Sequence]
+    flags: set[str]
+    views: Mapping[str, object]
+
+    def dict_lookup(self, key: Node, table: dict[str | int, int], default: ir.Expr | None, assigned: frozenset[str]) -> ir.Expr: ...
+
+    def lookup_table(self, node: Node, entries: bytes | tuple[int, ...], assigned: frozenset[str]) -> str: ...
+
+    def slice_bounds(self, node: Node, assigned: frozenset[str]) -> tuple[str, ir.Expr, ir.Expr]: ...
+
+    def raise_statement(self, node: Node, assigned: frozenset[str], fixed: Mapping[str, str] | None = None) -> ir.Raise: ...
+
 
 READS = "`len(...)` of it, comparing a slice of a `str` with it, a tuple appended to the output and a raised message"
 
@@ -48,12 +64,11 @@ class StrValues:
     locals: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, function: Node) -> StrValues:
+    def of(cls, function: Node, constants: Mapping[str, object], shadowed: set[str]) -> StrValues:
         """The `str` constants of `function`'s module used anywhere as values (not only tested against with `in`
-        or searched with `.find`), and its dicts whose values are all such constants or `str` literals. Those
-        `function` has as locals are not read by those names (Python reads the local there)."""
-        constants = _lower.module_constants(function)
-        shadowed = _lower.local_names(function)
+        or searched with `.find`), and its dicts whose values are all such constants or `str` literals, from the
+        module's `constants`. Those `function` has as locals, `shadowed`, are not read by those names (Python reads
+        the local there)."""
         strings = {name for name, value in constants.items() if type(value) is str}
         module = function
         while module.parent is not None:
@@ -74,16 +89,14 @@ class StrValues:
             },
         )
 
-    def value(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> ir.Expr | None:
+    def value(self, lowering: Lowering, node: Node, assigned: frozenset[str]) -> ir.Expr | None:
         """The position `node` gives where it is a `str` constant (by name, or a dict of them read at a key) or a
         local holding one; None where it is not."""
         line = node.start_point[0] + 1
         name = text(node)
         if node.type == "identifier" and name in self.locals:
             if name not in assigned:
-                raise _lower.refuse(
-                    node, f"`{name}` may be read before it is assigned (Python raises UnboundLocalError); assign it first"
-                )
+                raise refuse(node, f"`{name}` may be read before it is assigned (Python raises UnboundLocalError); assign it first")
             return ir.Local(name, ir.INT, line)
         if node.type == "identifier" and name in self.names:
             return ir.Const(self.names[name], line)
@@ -92,9 +105,7 @@ class StrValues:
             return lowering.dict_lookup(node.child_by_field_name("subscript"), self.dicts[owner], None, assigned)
         return None
 
-    def assign(
-        self, lowering: _Lowering, left: Node, right: Node, operator: str | None, assigned: frozenset[str]
-    ) -> ir.Stmt | None:
+    def assign(self, lowering: Lowering, left: Node, right: Node, operator: str | None, assigned: frozenset[str]) -> ir.Stmt | None:
         """`word = TRUE` or `word = LITERALS[c]`: the constant's position bound to `word`, which holds one at every
         assignment; None where neither side is such a `str`."""
         if left.type != "identifier":
@@ -103,12 +114,12 @@ class StrValues:
         value = self.value(lowering, right, assigned) if operator is None else None
         if value is None:
             if name in self.locals:
-                raise _lower.refuse(left, f"`{name}` holds a `str` constant elsewhere; keep one type per name")
+                raise refuse(left, f"`{name}` holds a `str` constant elsewhere; keep one type per name")
             return None
         if name in self.locals:
             return ir.Assign(name, value, left.start_point[0] + 1)
         if name in lowering.locals or name in lowering.sequences or name in lowering.flags or name in lowering.views:
-            raise _lower.refuse(left, f"`{name}` holds another type elsewhere and a `str` here; keep one type per name")
+            raise refuse(left, f"`{name}` holds another type elsewhere and a `str` here; keep one type per name")
         lowering.locals[name] = ir.INT
         self.locals.add(name)
         return ir.Assign(name, value, left.start_point[0] + 1)
@@ -116,16 +127,16 @@ class StrValues:
     def refuse_read(self, node: Node) -> None:
         """A local holding a `str` constant read where Python has a `str` and the lowering would have an int."""
         if text(node) in self.locals:
-            raise _lower.refuse(node, f"`{text(node)}` holds a `str` constant: only {READS} are modelled")
+            raise refuse(node, f"`{text(node)}` holds a `str` constant: only {READS} are modelled")
 
     def refuse_bound(self, left: Node, value: ir.Expr) -> None:
         """A name bound other than by `assign` (unpacked, chained, a helper's result): neither it nor the value may
         be a `str` constant's, which only `assign` binds."""
         self.refuse_read(left)
         if isinstance(value, ir.Local) and value.name in self.locals:
-            raise _lower.refuse(left, f"`{text(left)}` would hold the `str` constant of `{value.name}`: bind it alone")
+            raise refuse(left, f"`{text(left)}` would hold the `str` constant of `{value.name}`: bind it alone")
 
-    def length(self, lowering: _Lowering, node: Node, argument: Node, assigned: frozenset[str]) -> ir.Expr | None:
+    def length(self, lowering: Lowering, node: Node, argument: Node, assigned: frozenset[str]) -> ir.Expr | None:
         """`len(word)`: the constant's length, or read from a table of them by the local's position."""
         value = self.value(lowering, argument, assigned)
         if value is None:
@@ -135,7 +146,7 @@ class StrValues:
         table = lowering.lookup_table(node, tuple(len(each) for each in self.values), assigned)
         return ir.Load(table, value, ir.INT, value.line)
 
-    def element(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> ir.Expr | None:
+    def element(self, lowering: Lowering, node: Node, assigned: frozenset[str]) -> ir.Expr | None:
         """A tuple element that is a `str` constant: -1 minus its position (a character is its code point)."""
         value = self.value(lowering, node, assigned)
         if value is None:
@@ -143,19 +154,19 @@ class StrValues:
         line = node.start_point[0] + 1
         return ir.Const(-1 - value.value, line) if isinstance(value, ir.Const) else ir.Binary("-", ir.Const(-1, line), value, line)
 
-    def slice_equals(self, lowering: _Lowering, first: Node, second: Node, assigned: frozenset[str]) -> ir.Expr | None:
+    def slice_equals(self, lowering: Lowering, first: Node, second: Node, assigned: frozenset[str]) -> ir.Expr | None:
         """`text[i:j] == word` (or a `str` constant or literal) on a `str` argument: the slice's length is the
         string's, then each character equal, left to right (each load runs only where the length matched); for a
         local, that for the constant it holds. None where the slice is not of a `str` argument."""
-        sliced, other = (first, second) if _lower._slice_of(first) is not None else (second, first)
-        owner = _lower._slice_of(sliced)[0]  # type: ignore[index]
+        sliced, other = (first, second) if slice_of(first) is not None else (second, first)
+        owner = slice_of(sliced)[0]  # type: ignore[index]
         if owner.type != "identifier" or text(owner) not in lowering.sequences or lowering.sequences[text(owner)].kind != ir.TEXT:
             return None
         line = sliced.start_point[0] + 1
         literal = _str_literal(other)
         value = None if literal is not None else self.value(lowering, other, assigned)
         if literal is None and value is None:
-            raise _lower.refuse(other.parent, f"`{text(other.parent)[:60]}`: a slice of a `str` is compared only with a `str`")
+            raise refuse(other.parent, f"`{text(other.parent)[:60]}`: a slice of a `str` is compared only with a `str`")
         name, start, stop = lowering.slice_bounds(sliced, assigned)
         if literal is not None or isinstance(value, ir.Const):
             return _equals(name, start, stop, literal if literal is not None else self.values[value.value], line)  # type: ignore[union-attr]
@@ -166,7 +177,7 @@ class StrValues:
             result = arm if result is None else ir.Logical("or", result, arm, line)
         return result
 
-    def raised(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> list[ir.Stmt] | None:
+    def raised(self, lowering: Lowering, node: Node, assigned: frozenset[str]) -> list[ir.Stmt] | None:
         """`raise ValueError(f"... {word}")`: one `raise` for each constant `word` may hold, chosen by an `if`
         ladder, its message formatted with that constant; None where no local holding a `str` is interpolated."""
         names = list(
@@ -273,5 +284,5 @@ def _constant_dicts(module: Node, strings: set[str], constants: Mapping[str, obj
         else:
             if len({type(key) for key in table}) == 1:
                 found[name] = table
-    changed = _lower._dicts_changed(module)
+    changed = dicts_changed(module)
     return {name: table for name, table in found.items() if bound[name] == 1 and name not in changed}
