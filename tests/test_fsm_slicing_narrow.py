@@ -158,3 +158,13 @@ def test_a_narrow_slicing_with_a_wrong_entry_never_races(broken_slicing):
         "broken-slicing": ("wrong", False),
     }
     assert result.winner.label != "broken-slicing"
+
+
+def test_a_call_that_leaves_out_the_crc_gets_the_originals_default():
+    baseline, original, _ = CASES["crc16_ccitt"]  # its default, 0xFFFF, is not 0
+    native = FsmNative(apply_steps(baseline, (Step("slicing", {"k": 16}),)).function, original)
+    data = bytes(range(40))
+    assert native(data) == original(data) == original(data, 0xFFFF) != original(data, 0)
+    assert native(data, crc=7) == original(data, crc=7)
+    with pytest.raises(TypeError, match=r"^crc16_ccitt\(\) missing 1 required positional argument: 'data'$"):
+        native()
