@@ -6,8 +6,10 @@ elements with another body (one step per element), or slicing's pair of loops: `
 index 0 to the last whole chunk, then one at a time to the end, which visits the same elements in the same order;
 there, `k` baseline steps are checked against one variant step, and one against one for the rest. An unrolled
 loop (`unroll(n)` of either) is a main loop of `n` passes and a remainder loop: the main body is checked against
-as many baseline steps as it reads elements, the remainder against one element or chunk. A cursor loop given an
-ASCII fast path is proved apart (`_fast_path`).
+as many baseline steps as it reads elements, the remainder against one element or chunk. Such loops may sit in
+the branches of an `if` on the state at the loop's entry (slicing's narrow register): the tested branch is checked
+over the loop head of the baseline run under the same test. A cursor loop given an ASCII fast path is proved apart
+(`_fast_path`).
 
 The state is every local the steps read or assign (the element and loop counters aside), over the values the
 width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
