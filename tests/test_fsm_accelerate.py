@@ -134,7 +134,7 @@ def test_repoos_show_types_a_files_function_by_its_args(capsys):
 @pytest.mark.parametrize(
     ("proposal", "error"),
     [
-        ("slicing(k=7)", "proposal `slicing(k=7)`: column 9: `k=7`: `slicing`'s `k` is one of 8, 4"),
+        ("slicing(k=7)", "proposal `slicing(k=7)`: column 9: `k=7`: `slicing`'s `k` is one of 8, 4, 16"),
         ("unroll(n=4) then nope", "proposal `unroll(n=4) then nope`: column 18: `nope`: no such rewrite; the rewrites are "),
         ("jump-table", "proposal `jump-table`: jump-table: no `if`/`elif` ladder comparing one local with 3 or more"),
     ],

@@ -97,8 +97,15 @@ class FsmNative:
         self._release.argtypes = [ctypes.c_void_p]
         self.library = Path(library)
         self._signature = inspect.signature(original)
+        positional = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self._signature.parameters.values())
+        # each parameter's default (`empty` where none), where all are positional or keyword: a call that leaves out
+        # trailing ones gets them as `bind` gives them, without its cost on every call (as much as a short call's work)
+        self._defaults = tuple(p.default for p in self._signature.parameters.values()) if positional else None
 
     def __call__(self, *args: object, **kwargs: object) -> object:
+        if not kwargs and self._defaults is not None and len(args) < len(self._defaults):
+            missing = self._defaults[len(args) :]
+            args = args if inspect.Parameter.empty in missing else (*args, *missing)
         if kwargs or len(args) != len(self.function.parameters):
             try:
                 bound = self._signature.bind(*args, **kwargs)

@@ -20,6 +20,7 @@ from repoos_agent.fsm.ranges import GUARD, Widths
 
 ENTRY = "rp_fsm"
 RELEASE = "rp_release"
+TABLES = "rp_tables"
 ORIGINAL = -1
 RING = {"+": "+", "-": "-", "*": "*", "<<": "<<"}
 GUARDS = {(False, False): "rp_guard", (True, False): "rp_guard_high", (False, True): "rp_guard_low", (True, True): ""}
@@ -198,7 +199,7 @@ class _Printer:
             for name, kind in self.function.locals.items()
             if name not in names
         ]
-        tables = [_table(name, data) for name, data in self.function.tables.items()]
+        tables = _tables(self.function.tables)
         lines = [
             PRELUDE,
             *tables,
@@ -315,6 +316,8 @@ class _Printer:
         if name in self.function.output_names:
             out = f"rp_out_{name}"
             return f"((int64_t *){out}->data)" if self.function.output_kind(name) == ir.LIST else f"{out}->data", f"{out}->len"
+        if name in self.function.tables:
+            return f"{TABLES}.py_{name}", f"py_{name}_len"
         return f"py_{name}", f"py_{name}_len"
 
     def index(self, node: ir.Load | ir.Store, index: ir.Expr, length: str) -> str:
@@ -402,16 +405,24 @@ def _cannot_fault(expr: ir.Expr) -> bool:
     return False
 
 
-def _table(name: str, table: bytes | tuple[int, ...] | ir.Table) -> str:
-    """A constant table as a `static const` array of its entries' width (a tuple of the source's ints in 64 signed
-    bits), with its length as the loads read it."""
-    if isinstance(table, ir.Table):
-        kind, values = ir.TABLE_DTYPES[table.dtype], [f"UINT64_C({value})" for value in table.entries]
-    elif isinstance(table, bytes):
-        kind, values = "uint8_t", [str(value) for value in table]
-    else:
-        kind, values = "int64_t", [f"INT64_C({value})" if value > -(1 << 63) else "INT64_MIN" for value in table]
-    return (
-        f"static const {kind} py_{name}[{max(len(values), 1)}] = {{{', '.join(values) or '0'}}};\n"
-        f"static const int64_t py_{name}_len = {len(values)};"
-    )
+def _tables(tables: dict[str, bytes | tuple[int, ...] | ir.Table]) -> list[str]:
+    """The constant tables as the members of one `static const` struct, `TABLES`, each an array of its entries'
+    width (a tuple of the source's ints in 64 signed bits), and each one's length as the loads read it.
+
+    One struct, since a shared library reaches a static array through a register holding its address: slicing's
+    sixteen tables, apart, would take sixteen registers and spill them in its loop, where in one struct a load is
+    the struct's one address plus the member's constant offset."""
+    if not tables:
+        return []
+    members, values, lengths = [], [], []
+    for name, table in tables.items():
+        if isinstance(table, ir.Table):
+            kind, entries = ir.TABLE_DTYPES[table.dtype], [f"UINT64_C({value})" for value in table.entries]
+        elif isinstance(table, bytes):
+            kind, entries = "uint8_t", [str(value) for value in table]
+        else:
+            kind, entries = "int64_t", [f"INT64_C({value})" if value > -(1 << 63) else "INT64_MIN" for value in table]
+        members.append(f"    {kind} py_{name}[{max(len(entries), 1)}];")
+        values.append(f"    {{{', '.join(entries) or '0'}}},")
+        lengths.append(f"static const int64_t py_{name}_len = {len(entries)};")
+    return ["static const struct {", *members, f"}} {TABLES} = {{", *values, "};", *lengths]

@@ -6,8 +6,10 @@ elements with another body (one step per element), or slicing's pair of loops: `
 index 0 to the last whole chunk, then one at a time to the end, which visits the same elements in the same order;
 there, `k` baseline steps are checked against one variant step, and one against one for the rest. An unrolled
 loop (`unroll(n)` of either) is a main loop of `n` passes and a remainder loop: the main body is checked against
-as many baseline steps as it reads elements, the remainder against one element or chunk. A cursor loop given an
-ASCII fast path is proved apart (`_fast_path`).
+as many baseline steps as it reads elements, the remainder against one element or chunk. Such loops may sit in
+the branches of an `if` on the state at the loop's entry (slicing's narrow register): the tested branch is checked
+over the loop head of the baseline run under the same test. A cursor loop given an ASCII fast path is proved apart
+(`_fast_path`).
 
 The state is every local the steps read or assign (the element and loop counters aside), over the values the
 width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
@@ -78,6 +80,9 @@ class _Obligation:
     variant: tuple[ir.Stmt, ...]
     index: str | None
     cursors: frozenset[str] = frozenset()
+    guard: ir.Expr | None = None
+    """The test that the variant's loops run under (slicing's `narrow=1`): the state is then the loop head's where
+    the test holds at the loop's entry."""
 
 
 def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
@@ -92,13 +97,13 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     except _NotAStep as reason:
         skipped = _fast_path(baseline, variant)
         return skipped if skipped is not None else _local(baseline, variant, str(reason))
-    head = loop_head(baseline, loop)
     dead = _counters(baseline.body + variant.body) - _read(baseline.body + variant.body)
     methods, cases = [], 0
     for obligation in obligations:
         try:
+            head = loop_head(_guarded(baseline, loop, obligation.guard), loop)
             proof = _check(obligation, head, dead, baseline.tables | variant.tables)
-        except _NotAStep as reason:
+        except (_NotAStep, FsmRefusal) as reason:
             return Proof(NOT_APPLICABLE, "none", 0, str(reason))
         if proof.verdict != PROVED:
             return proof
@@ -337,6 +342,17 @@ def _z3_region(base: tuple[ir.Stmt, ...], variant: tuple[ir.Stmt, ...], tables: 
     )
 
 
+def _guarded(baseline: ir.Function, loop: ir.ForEach, guard: ir.Expr | None) -> ir.Function:
+    """The baseline with its fold loop run only where `guard` holds at its entry: where the width analysis finds
+    the state at that loop's head is where the baseline's step keeps a state that passed the test (a set it maps
+    into itself), which is what a guarded variant's loops must agree with it on."""
+    if guard is None:
+        return baseline
+    position = baseline.body.index(loop)
+    guarded = ir.If(guard, (loop,), (), loop.line)
+    return replace(baseline, body=(*baseline.body[:position], guarded, *baseline.body[position + 1 :]))
+
+
 def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEach, list[_Obligation]]:
     """The baseline's fold loop and what the variant must agree with it on; `_NotAStep` where the shapes differ."""
     for part in ("name", "parameters", "buffer", "returns", "raises", "outputs", "results", "tuples", "nested"):
@@ -359,17 +375,42 @@ def _obligations(baseline: ir.Function, variant: ir.Function) -> tuple[ir.ForEac
     tail = len(variant.body) - len(rest)
     if variant.body[:position] != baseline.body[:position] or tail < position or variant.body[tail:] != rest:
         raise _NotAStep("the variant changes the function outside its fold loop")
-    middle = variant.body[position:tail]
+    return loop, _loops(loop, variant.body[position:tail], baseline, baseline.body[:position] + rest)
+
+
+def _loops(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function, outside: tuple[ir.Stmt, ...]) -> list[_Obligation]:
+    """What the variant's statements in place of the fold loop must agree with it on: a loop over the same
+    elements, unroll's or slicing's loops, or an `if` on the state at the loop's entry (`_is_test`) with such loops
+    in each branch, the first branch's checked where the test holds."""
     if (
         len(middle) == 1
         and isinstance(middle[0], ir.ForEach)
         and (middle[0].variable, middle[0].sequence) == (loop.variable, loop.sequence)
     ):
-        return loop, [_Obligation(1, loop.body, loop.variable, middle[0].body, None)]
-    if loop.variable in _read(baseline.body[:position] + rest):
+        return [_Obligation(1, loop.body, loop.variable, middle[0].body, None)]
+    if len(middle) == 1 and isinstance(middle[0], ir.If) and _is_test(middle[0].condition):
+        test = middle[0]
+        within = _loops(loop, test.then, baseline, outside)
+        if any(obligation.guard is not None for obligation in within):
+            raise _NotAStep(f"line {test.line}: the variant tests the state twice before its loops")
+        return [replace(obligation, guard=test.condition) for obligation in within] + _loops(loop, test.orelse, baseline, outside)
+    if loop.variable in _read(outside):
         raise _NotAStep(f"line {loop.line}: `{loop.variable}` is read outside the loop, and the variant's loops do not set it")
     unrolled = _unrolled(loop, middle, baseline)
-    return loop, unrolled if unrolled is not None else _sliced(loop, middle, baseline)
+    return unrolled if unrolled is not None else _sliced(loop, middle, baseline)
+
+
+def _is_test(condition: ir.Expr) -> bool:
+    """A condition on int locals and constants alone (comparisons joined by `and`, `or`, `not`), which reads no
+    sequence and cannot fail: it only picks which loops run from the same state."""
+    if isinstance(condition, ir.Logical):
+        return _is_test(condition.left) and _is_test(condition.right)
+    if isinstance(condition, ir.Not):
+        return _is_test(condition.operand)
+    return isinstance(condition, ir.Compare) and all(
+        isinstance(side, ir.Const) or (isinstance(side, ir.Local) and side.type == ir.INT)
+        for side in (condition.left, condition.right)
+    )
 
 
 def _unrolled(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function) -> list[_Obligation] | None:
@@ -738,12 +779,14 @@ def _affine_table(entries: tuple[int, ...]) -> bool:
 
 
 def _linearity(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:
-    """Both steps affine by `_Affine`'s rules, and equal on 0 and each unit input: equal on every input."""
-    points = 1 + 64 * len(bounds) + 8 * obligation.elements
+    """Both steps affine by `_Affine`'s rules, and equal on 0 and each unit input: equal on every input. A state
+    bounded to `[0, 2**w - 1]` is the space of its low `w` bits, so its units are those bits alone."""
+    widths = [_low_bits(lo, hi) for lo, hi in bounds.values()] + [8] * obligation.elements
+    points = 1 + sum(widths)
     units: list[np.ndarray] = []
-    for bits in [64] * len(bounds) + [8] * obligation.elements:
+    for n, bits in enumerate(widths):
         unit = np.zeros(points, dtype=np.uint64)
-        first = 1 + sum(64 if n < len(bounds) else 8 for n in range(len(units)))
+        first = 1 + sum(widths[:n])
         unit[first : first + bits] = np.left_shift(np.uint64(1), np.arange(bits, dtype=np.uint64))
         units.append(unit.view(np.int64))
     env = dict(zip(bounds, units, strict=False))
@@ -762,6 +805,11 @@ def _linearity(obligation: _Obligation, bounds: dict, outputs: list[str], tables
             )
             return Proof(REFUTED, "linearity", cases, _refuted(obligation, counterexample), counterexample)
     return Proof(PROVED, "linearity", cases, f"both steps affine over GF(2), equal on 0 and the {points - 1} unit inputs")
+
+
+def _low_bits(lo: int, hi: int) -> int:
+    """`w` where the bounds are exactly `[0, 2**w - 1]` (w below 64), else 64: every state word's bit."""
+    return hi.bit_length() if lo == 0 and hi & (hi + 1) == 0 and hi.bit_length() < 64 else 64
 
 
 def _z3(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:

@@ -19,6 +19,8 @@ from repoos_agent.fsm.rewrites.registry import NotApplicable, rewrite
 
 BITS = 8
 """The bit steps one input byte takes, and so the inner loop's trip count."""
+WORD = 64
+"""The bits C holds a register in: a narrower register is one proven within fewer at the loop."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,22 @@ def byte_table(function: ir.Function) -> ir.Function:
     )
 
 
-@rewrite("slicing", "a bitwise CRC over k bytes at a time through k tables (slicing-by-k), the rest by the byte table", k=(8, 4))
-def slicing(function: ir.Function, k: int = 8) -> ir.Function:
+@rewrite(
+    "slicing",
+    "a bitwise CRC over k bytes at a time through k tables (slicing-by-k), the rest by the byte table; narrow=1: "
+    "a reflected register found within the CRC's width at the loop runs without its upper bytes",
+    k=(8, 4, 16),
+    narrow=(0, 1),
+)
+def slicing(function: ir.Function, k: int = 8, narrow: int = 0) -> ir.Function:
     """A loop over `k` bytes at a time, each `k` steps folded into `k` lookups, then one table lookup per remaining
-    byte. The register's bytes that the next `k` input bytes meet are xored into those bytes' indices."""
+    byte. The register's bytes that the next `k` input bytes meet are xored into those bytes' indices.
+
+    The `crc` a caller passes may be any int, so the loop keeps all 64 bits of a reflected register: its upper
+    bytes are shifted into the indices too. With `narrow=1` a test at the loop's entry, that the register is within
+    the CRC's width (its tables' widest entry, in whole bytes), picks a loop that reads only those bytes, since the
+    step keeps a register within that width there; the 64-bit loop runs otherwise. An MSB-first register is masked
+    by the source, and its loop reads only its width already."""
     found = find_shift_register(function, "slicing")
     loop = found.loop
     sequence = next((p for p in function.parameters if isinstance(p, ir.Sequence) and p.name == loop.sequence), None)
@@ -120,48 +134,88 @@ def slicing(function: ir.Function, k: int = 8) -> ir.Function:
         raise NotApplicable("slicing", f"line {found.inner.line}: a {found.width}-bit register is not whole bytes")
     if loop.variable in _read_names(function.body[: found.position] + function.body[found.position + 1 :]):
         raise NotApplicable("slicing", f"line {loop.line}: `{loop.variable}` is read after the loop")
-    line, register = loop.line, found.register
-    names = [_fresh(function, f"{register}_table{m}") for m in range(1, k + 1)]
+    if narrow and not found.reflected:
+        raise NotApplicable(
+            "slicing",
+            f"line {found.inner.line}: `narrow=1` is for a reflected register: this MSB-first one is masked to its "
+            f"{found.width} bits by the source, and its sliced loop reads only those already",
+        )
+    names = [_fresh(function, f"{found.register}_table{m}") for m in range(1, k + 1)]
     index = _fresh(function, "i")
-    tables = {**function.tables, **{name: found.table(m) for m, name in enumerate(names, 1)}}
-
-    def local(name: str) -> ir.Local:
-        return ir.Local(name, ir.INT, line)
-
-    def const(value: int) -> ir.Const:
-        return ir.Const(value, line)
-
-    def at(offset: int) -> ir.Load:
-        position = local(index) if offset == 0 else ir.Binary("+", local(index), const(offset), line)
-        return ir.Load(loop.sequence, position, ir.INT, line)
-
-    terms: list[ir.Expr] = []
-    for j in range(k):
-        shift = BITS * j if found.reflected else found.width - BITS - BITS * j
-        byte: ir.Expr = at(j)
-        if found.reflected or shift >= 0:
-            byte = ir.Binary("^", ir.Binary(">>", local(register), const(shift), line), byte, line)
-        terms.append(ir.Load(names[k - 1 - j], ir.Binary("&", byte, const(0xFF), line), ir.INT, line))
-    if found.reflected:
-        terms.append(ir.Binary(">>", local(register), const(min(BITS * k, 63)), line))
-    elif BITS * k < found.width:
-        terms.append(ir.Binary("&", ir.Binary("<<", local(register), const(BITS * k), line), const((1 << found.width) - 1), line))
-    folded = terms[0]
-    for term in terms[1:]:
-        folded = ir.Binary("^", folded, term, line)
-    length = ir.Length(loop.sequence, line)
-    whole = ir.Binary("-", length, ir.Binary("%", length, const(k), line), line)
-    entered = ir.Binary("^", local(register), at(0) if found.entry == 0 else ir.Binary("<<", at(0), const(found.entry), line), line)
-    loops = (
-        ir.ForRange(index, const(0), whole, k, (ir.Assign(register, folded, line),), line),
-        ir.ForRange(index, whole, length, 1, (ir.Assign(register, entered, line), _table_step(found, names[0], line)), line),
-    )
+    tables = {name: found.table(m) for m, name in enumerate(names, 1)}
+    sliced = _Sliced(found, names, index, k)
+    loops: tuple[ir.Stmt, ...] = sliced.loops(WORD)
+    if narrow:
+        width = -(-max(max(table.entries) for table in tables.values()).bit_length() // BITS) * BITS
+        if width >= WORD:
+            raise NotApplicable("slicing", f"line {found.inner.line}: `narrow=1`: the tables' entries take {width} bits")
+        line, register = loop.line, ir.Local(found.register, ir.INT, loop.line)
+        within = ir.Logical(
+            "and",
+            ir.Compare(">=", register, ir.Const(0, line), line),
+            ir.Compare("<=", register, ir.Const((1 << width) - 1, line), line),
+            line,
+        )
+        loops = (ir.If(within, sliced.loops(width), loops, line),)
     return replace(
         function,
         locals={**function.locals, index: ir.INT},
         body=(*function.body[: found.position], *loops, *function.body[found.position + 1 :]),
-        tables=tables,
+        tables={**function.tables, **tables},
     )
+
+
+@dataclass(frozen=True)
+class _Sliced:
+    """Slicing's two loops for a found register, its `k` tables' names (one step's table first) and the index."""
+
+    found: ShiftRegister
+    names: list[str]
+    index: str
+    k: int
+
+    def loops(self, width: int) -> tuple[ir.ForRange, ir.ForRange]:
+        """`k` bytes at a time to the last whole chunk, then one at a time, for a register known to be within
+        `width` bits at the loop (`WORD`: any int C holds; a reflected register's bytes past `width` are zero)."""
+        found, k, index, line = self.found, self.k, self.index, self.found.loop.line
+        sequence, register = found.loop.sequence, found.register
+
+        def local(name: str) -> ir.Local:
+            return ir.Local(name, ir.INT, line)
+
+        def const(value: int) -> ir.Const:
+            return ir.Const(value, line)
+
+        def at(offset: int) -> ir.Load:
+            position = local(index) if offset == 0 else ir.Binary("+", local(index), const(offset), line)
+            return ir.Load(sequence, position, ir.INT, line)
+
+        terms: list[ir.Expr] = []
+        for j in range(k):
+            # a reflected register past 64 bits is its sign, which `>> 63` gives as Python's `>> 8 * j` does
+            shift = min(BITS * j, 63) if found.reflected else found.width - BITS - BITS * j
+            byte: ir.Expr = at(j)
+            if (found.reflected and (width == WORD or BITS * j < width)) or (not found.reflected and shift >= 0):
+                byte = ir.Binary("^", ir.Binary(">>", local(register), const(shift), line), byte, line)
+            terms.append(ir.Load(self.names[k - 1 - j], ir.Binary("&", byte, const(0xFF), line), ir.INT, line))
+        if found.reflected and (width == WORD or BITS * k < width):
+            terms.append(ir.Binary(">>", local(register), const(min(BITS * k, 63)), line))
+        elif not found.reflected and BITS * k < found.width:
+            terms.append(
+                ir.Binary("&", ir.Binary("<<", local(register), const(BITS * k), line), const((1 << found.width) - 1), line)
+            )
+        folded = terms[0]
+        for term in terms[1:]:
+            folded = ir.Binary("^", folded, term, line)
+        length = ir.Length(sequence, line)
+        whole = ir.Binary("-", length, ir.Binary("%", length, const(k), line), line)
+        entry = at(0) if found.entry == 0 else ir.Binary("<<", at(0), const(found.entry or 0), line)
+        entered = ir.Binary("^", local(register), entry, line)
+        step = _table_step(found, self.names[0], line)
+        return (
+            ir.ForRange(index, const(0), whole, k, (ir.Assign(register, folded, line),), line),
+            ir.ForRange(index, whole, length, 1, (ir.Assign(register, entered, line), step), line),
+        )
 
 
 def _table_step(found: ShiftRegister, table: str, line: int) -> ir.Assign:
