@@ -171,11 +171,6 @@ KERNEL_REFUSALS = {
         "end = _string_end(text, i)",
         "`_string_end` returns from inside a loop; only a helper that returns after its loops is inlined",
     ),
-    "brainfuck": (
-        "        if char in FOLDED:",
-        "`_inl1_char in FOLDED`: only membership in a tuple, a `str` or `bytes` literal, or a module constant, of an int "
-        "or a character of the same kind, is modelled",
-    ),
 }
 """Where the bundled kernels that build several outputs stop now: the construct past several outputs."""
 

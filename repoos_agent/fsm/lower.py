@@ -1403,7 +1403,7 @@ class _Lowering(ScratchArrays):
         elif value.type == "identifier" and text(value) == self.buffer and not self.outputs:
             self.ready(value, self.buffer, assigned)
             kind, lowered = self.sequences[self.buffer].kind, None
-        elif value.type in ("identifier", "expression_list", "tuple") and self.buffer is not None:
+        elif value.type in ("identifier", "expression_list", "tuple") and self.names_an_array(value):
             kind, lowered = self.returned_outputs(value, assigned), None
         else:
             lowered = self.expression(value, assigned)
@@ -1691,6 +1691,7 @@ class _Lowering(ScratchArrays):
             left, right = (self.as_int(self.integer(argument, assigned), argument) for argument in arguments)
             return ir.Binary(name, left, right, line)
         if callee.type == "attribute":
+            self.pop_inside(node)
             return self.method(node, callee, arguments, assigned)
         raise refuse(
             node, f"`{name}(...)` is not modelled (calls: `len`, `int`, `min`/`max` of two ints, `range` in a `for`, `bytearray()`)"

@@ -146,6 +146,14 @@ class ScratchArrays:
         """Whether `name` is a local `bytearray()` or list of ints the function grows (not one it joins)."""
         return (name == self.buffer or name in self.outputs) and not self.special(name)  # type: ignore[attr-defined]
 
+    def names_an_array(self, value: Node) -> bool:
+        """Whether a returned value names a local array (alone or in a tuple): else it is an int, even where the
+        function builds arrays for its own work."""
+        names = value.named_children if value.type in ("expression_list", "tuple") else [value]
+        return self.buffer is not None and any(
+            each.type == "identifier" and text(each) in (self.buffer, *self.outputs) for each in names
+        )
+
     def scratch_statement(self, node: Node, assigned: frozenset[str]) -> list[ir.Stmt] | None:
         """The statements for `x.pop()`, `v = x.pop()`, `a, b = x.pop()`, `stack.append((a, b))` onto a record
         stack, and `a, b = TABLE[key]` or `a, b = stack[i]`; None where `node` is none of them."""
@@ -173,6 +181,11 @@ class ScratchArrays:
         if node.child_by_field_name("arguments").named_children:
             raise self.refuse(node, f"`{text(node)[:60]}`: only `{text(owner)}.pop()` of the last element is modelled")
         return text(owner)
+
+    def pop_inside(self, node: Node) -> None:
+        """`x.pop()` inside an expression is refused: it changes `x` while the expression runs."""
+        if self.popped_array(node) is not None:
+            raise self.refuse(node, f"`{text(node)}` inside an expression: assign it to a name first (`v = {text(node)}`)")
 
     def pop(self, call: Node, owner: str, left: Node | None, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`x.pop()`: Python's IndexError where `x` is empty, then its last element bound (each field of a record
