@@ -6,7 +6,6 @@ reason; and where the bundled kernels that build several outputs stop."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import random
 from functools import cache
 
@@ -163,23 +162,3 @@ def test_refused_at_the_line_with_the_reason(name: str, fragment: str, reason: s
     with pytest.raises(FsmRefusal) as refused:
         lowered(name, b"ab")
     assert (refused.value.line, refused.value.reason) == (line_of(fragment), reason)
-
-
-KERNEL_REFUSALS = {
-    "brainfuck": (
-        "        if char in FOLDED:",
-        "`_inl1_char in FOLDED`: only membership in a tuple, a `str` or `bytes` literal, or a module constant, of an int "
-        "or a character of the same kind, is modelled",
-    ),
-}
-"""Where the bundled kernels that build several outputs stop now: the construct past several outputs."""
-
-
-@pytest.mark.parametrize("name", sorted(KERNEL_REFUSALS))
-def test_the_kernels_with_several_outputs_stop_past_them(name: str):
-    module = importlib.import_module(f"kernels.fsm.{name}")
-    path = ROOT / f"kernels/fsm/{name}.py"
-    fragment, reason = KERNEL_REFUSALS[name]
-    with pytest.raises(FsmRefusal) as refused:
-        lowered(name, *module.init(**module.SIZES["MINI"]).values(), path=path)
-    assert (refused.value.line, refused.value.reason) == (line_of(fragment, path), reason)

@@ -30,7 +30,7 @@ from repoos_agent.fsm import ir
 from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.nested import rebuild
-from repoos_agent.fsm.ranges import ARGUMENT, GUARD, check_widths
+from repoos_agent.fsm.ranges import ARGUMENT, GUARD, check_widths, elements
 
 PROVED, COUNTEREXAMPLE, NOT_APPLICABLE = "proved", "counterexample", "not applicable"
 BUDGET_S = 3.0
@@ -469,8 +469,12 @@ class _Execution:
             self.store(statement)
         elif isinstance(statement, ir.Append):
             value = self.settled(statement.value)
+            self.guard_element(statement.sequence, value)
             kind = self.function.output_kind(statement.sequence)
             self.append(value if kind == ir.LIST else _narrow(value, "uint8"), self.outputs[statement.sequence])
+        elif isinstance(statement, ir.Pop):
+            output = self.outputs[statement.sequence]
+            output.length = _ite(self.active, _add(output.length, -1), output.length)
         elif isinstance(statement, ir.If):
             condition = self.settled_truth(statement.condition)
             self.branches([(condition, statement.then), (_not(condition), statement.orelse)])
@@ -520,10 +524,16 @@ class _Execution:
         index = self.index(statement.index, length)
         value = self.expr(statement.value)
         self.settle()
+        self.guard_element(statement.sequence, value)
         if output is None or self.function.output_kind(statement.sequence) != ir.LIST:
             value = _narrow(value, self.kinds.get(statement.sequence, "uint8"))
         for k in range(len(cells)):
             cells[k] = _ite(_and(self.active, _eq(index, k)), value, cells[k])
+
+    def guard_element(self, sequence: str, value: Value) -> None:
+        """A value stored into a list whose values C holds within `GUARD` leaves for the original past it."""
+        if elements(sequence) in self.guarded:
+            self.leave_where(_or(_lt(GUARD, value), _lt(value, -GUARD)))
 
     def append(self, value: Value, buffer: _Buffer) -> None:
         for k in range(len(buffer.cells)):
@@ -824,7 +834,8 @@ COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {
 MODELLED = {
     ir.Const: None, ir.Local: None, ir.Length: None, ir.Load: None, ir.ToInt: None, ir.Not: None,
     ir.Binary: tuple(BINARY), ir.Compare: tuple(COMPARISONS), ir.Unary: ("-", "~"), ir.Logical: ("and", "or"),
-    ir.Assign: None, ir.Store: None, ir.Append: None, ir.If: None, ir.While: None, ir.ForRange: None, ir.ForEach: None,
+    ir.Assign: None, ir.Store: None, ir.Append: None, ir.Pop: None, ir.If: None, ir.While: None, ir.ForRange: None,
+    ir.ForEach: None,
     ir.Break: None, ir.Continue: None, ir.Return: None, ir.Raise: None,
     ir.Select: None, ir.BytesBelow: None, ir.Switch: None,
 }  # fmt: skip

@@ -177,6 +177,15 @@ class Append:
 
 
 @dataclass(frozen=True)
+class Pop:
+    """`x.pop()` of a local array: its last element dropped. The lowering reads that element first, and tests
+    that the array is not empty before (Python's IndexError there)."""
+
+    sequence: str
+    line: int
+
+
+@dataclass(frozen=True)
 class If:
     condition: Expr
     then: tuple[Stmt, ...]
@@ -252,7 +261,7 @@ class Switch:
     line: int
 
 
-Stmt = Assign | Store | Append | If | While | ForRange | ForEach | Break | Continue | Return | Raise | Switch
+Stmt = Assign | Store | Append | Pop | If | While | ForRange | ForEach | Break | Continue | Return | Raise | Switch
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from repoos_agent.fsm import ir
 from repoos_agent.fsm.inline_returns import has_return_in_loop, returns_out_of_loops
 from repoos_agent.fsm.nested import Nest, find_nest, mark, sealed_reuse
 from repoos_agent.fsm.refusal import FsmRefusal, refuse
+from repoos_agent.fsm.scratch import ScratchArrays, folded_constant, helper_arrays, record_arity, returned_names
 from repoos_agent.fsm.str_values import StrValues, formatted, merged_shape
 from repoos_agent.fsm.syntax import dicts_changed, slice_of
 from repoos_agent.ingest.classify import walk
@@ -146,9 +147,11 @@ def lower_function(
     lowering.outer_names = local_names(function)
     lowering.outermost = function
     lowering.texts = StrValues.of(function, module_constants(function), local_names(function))
+    lowering.named_in_returns = returned_names(function)
     body, end = lowering.block(function.child_by_field_name("body"), frozenset(names) | held)
     if end is not None:  # the end is reached: the function returns None there
         lowering.returned(None, function.child_by_field_name("body"))
+    body = lowering.emptied_records(body)
     parameters = tuple(lowering.sequence(name) if isinstance(types[name], ir.Sequence) else name for name in names)
     if attributes is not None:
         lowering.written.add(STATE)
@@ -336,7 +339,9 @@ def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int,
         try:
             value = ast.literal_eval(text(right))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue  # not a literal
+            value = folded_constant(text(right), found)
+            if value is None:
+                continue  # not a literal, nor one of constants
         if type(value) is tuple and all(type(element) is int and -(1 << 63) <= element < 1 << 63 for element in value):
             found[text(left)] = value  # a table of ints, each held in 64 bits
         elif type(value) in (int, bytes, str) or (type(value) is dict and _lookup_dict(value)):
@@ -345,7 +350,7 @@ def module_constants(function: Node) -> dict[str, int | bytes | str | tuple[int,
     return {name: value for name, value in found.items() if bound[name] == 1 and not (type(value) is dict and name in changed)}
 
 
-class _Lowering:
+class _Lowering(ScratchArrays):
     """One function's lowering: the types of its names, its local buffer, what it returns and raises."""
 
     def __init__(self, name: str, types: dict[str, ir.Sequence | str]) -> None:
@@ -398,6 +403,9 @@ class _Lowering:
         """The module's `str` constants used as values, and the locals holding one (`str_values`)."""
         self.nest: Nest | None = None
         """The nested lists of strings the function returns (`fsm/nested.py`), if any."""
+        self.records: dict[str, int] = {}
+        """The lists of tuples of ints the function does not return, each one array per field, and their arity."""
+        self.named_in_returns: set[str] = set()
 
     def nested(self, nest: Nest) -> None:
         """The nested output's lists: each a `LIST` output holding its flat stream, the returned one `buffer`; the
@@ -499,6 +507,9 @@ class _Lowering:
 
     def expression_statement(self, node: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], frozenset[str]]:
         line = node.start_point[0] + 1
+        if (scratch := self.scratch_statement(node, assigned)) is not None:
+            bound = self.target_names(node.child_by_field_name("left")) if node.type == "assignment" else frozenset()
+            return scratch, assigned | bound
         if node.type == "call" and (inlined := self.inlined_call(node)):
             return self.inline(inlined, assigned)[0], assigned
         if node.type in ("assignment", "augmented_assignment") and (
@@ -521,7 +532,7 @@ class _Lowering:
                 and text(right.child_by_field_name("value")) in self.string_lists
             ):
                 return self.string_at(left, right, assigned), assigned | {text(left)}
-            return [self.assign(left, right, None, assigned)], assigned | self.target_names(left)
+            return self.checked(self.assign(left, right, None, assigned)), assigned | self.target_names(left)
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
             left = node.child_by_field_name("left")
@@ -531,7 +542,7 @@ class _Lowering:
             if operator not in ARITHMETIC:
                 raise refuse(node, f"`{operator}=` is not modelled")
             left = node.child_by_field_name("left")
-            return [self.assign(left, node.child_by_field_name("right"), operator, assigned)], assigned
+            return self.checked(self.assign(left, node.child_by_field_name("right"), operator, assigned)), assigned
         if node.type == "call":
             callee = node.child_by_field_name("function")
             method = text(callee.child_by_field_name("attribute")) if callee.type == "attribute" else None
@@ -586,6 +597,10 @@ class _Lowering:
             return self.nest.element(owner, arguments[0], assigned)  # type: ignore[union-attr]
         self.nest.ready(node, owner, assigned)  # type: ignore[union-attr]
         return self.append_character(owner, arguments[0], assigned)
+
+    def checked(self, statement: ir.Stmt) -> list[ir.Stmt]:
+        """An assignment, with Python's test of a value stored into a local `bytearray` (`scratch.stored`)."""
+        return self.stored(statement, isinstance(statement, ir.Store) and _surely_byte(statement.value, self.sequences))
 
     def append_tuple(self, owner: str, argument: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         """`out.append((c, i, j))` onto a list: each element appended to the flat list in order, with the same kind
@@ -834,11 +849,13 @@ class _Lowering:
         targets = left.named_children if left.type == "pattern_list" else [left]
         if any(target.type != "identifier" for target in targets):
             raise refuse(left, f"`{text(left)}`: only names are bound to a helper's results")
-        lowered, results = self.inline(call, assigned)
-        if len(results) != len(targets):
+        arrays = helper_arrays(self.helpers[text(call.child_by_field_name("function"))])
+        lowered, results = self.inline(call, assigned, targets if node.type == "assignment" else None)
+        if len(results) + len(arrays) != len(targets):
             raise refuse(
                 node, f"`{text(node)[:60]}`: `{text(call.child_by_field_name('function'))}` returns {len(results)} values here"
             )
+        targets = [target for position, target in enumerate(targets) if position not in arrays]
         if node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))[:-1]
             if operator not in ARITHMETIC:
@@ -849,10 +866,13 @@ class _Lowering:
             left
         )
 
-    def inline(self, call: Node, assigned: frozenset[str]) -> tuple[list[ir.Stmt], list[ir.Expr]]:
+    def inline(
+        self, call: Node, assigned: frozenset[str], targets: list[Node] | None = None
+    ) -> tuple[list[ir.Stmt], list[ir.Expr]]:
         """A helper's body at its call: its arguments bound to its parameters (a sequence passed by name is read in
         place), its locals renamed apart, its `return`s turned into its results' assignments. Its free names are the
-        enclosing function's (a nested `def`, read as they are at the call) or the module's constants."""
+        enclosing function's (a nested `def`, read as they are at the call) or the module's constants. A local array
+        it returns is built under the name it is bound to (`targets`), as Python binds that very object."""
         name, line = text(call.child_by_field_name("function")), call.start_point[0] + 1
         helper = self.helpers[name]
         if name in (frame.name for frame in self.inlining) or name == self.name:
@@ -873,6 +893,8 @@ class _Lowering:
             raise refuse(helper, f"`{name}`: `global` is not modelled")
         own = local_names(helper) - declared_nonlocal
         renames: dict[str, str] = {local: prefix + local for local in own}
+        arrays = self.arrays_bound(call, helper, targets, own)
+        renames |= {helper_arrays(helper)[position]: target for position, target in arrays.items()}
         statements: list[ir.Stmt] = []
         bound: set[str] = set()
         for parameter in parameters:
@@ -894,7 +916,7 @@ class _Lowering:
             if shadowed:
                 raise refuse(call, f"`{name}` reads the module's `{shadowed[0]}`, which `{self.name}` has as a local; rename one")
         body = _renamed_body(helper, renames)
-        frame = _Inlined(name)
+        frame = _Inlined(name, arrays)
         self.inlining.append(frame)
         lowered, end = self.block(body, assigned | bound)
         self.inlining.pop()
@@ -904,6 +926,22 @@ class _Lowering:
             raise refuse(call, f"`{name}` returns a value on some paths and None at its end; return one kind of value")
         statements += _tails(list(lowered))
         return statements, frame.results(line)
+
+    def arrays_bound(self, call: Node, helper: Node, targets: list[Node] | None, own: set[str]) -> dict[int, str]:
+        """The names a helper's returned local arrays are bound to at this call, by position: each a name of the
+        caller's that holds no other value and that the helper does not read."""
+        arrays = helper_arrays(helper)
+        if arrays and targets is None:
+            raise refuse(call, f"`{text(call)[:60]}` returns local arrays: bind them to names (`a, b = {text(call)[:40]}`)")
+        free = {text(node) for node in walk(helper.child_by_field_name("body")) if node.type == "identifier"} - own
+        bound: dict[int, str] = {}
+        for position in arrays:
+            target = text(targets[position]) if targets is not None and position < len(targets) else ""
+            taken = target in self.locals or target in self.string_lists or target in self.views or target in self.flags
+            if not target or taken or (target in self.sequences and not self.local_array(target)) or target in free:
+                raise refuse(call, f"`{text(call)[:60]}` returns a local array: bind it to a name of its own")
+            bound[position] = target
+        return bound
 
     def call_arguments(self, call: Node, parameters: list[str], defaults: Mapping[str, object]) -> dict[str, Node | int]:
         """Each parameter's argument: positional, by keyword, or its int default."""
@@ -1383,7 +1421,7 @@ class _Lowering:
         elif value.type == "identifier" and text(value) == self.buffer and not self.outputs:
             self.ready(value, self.buffer, assigned)
             kind, lowered = self.sequences[self.buffer].kind, None
-        elif value.type in ("identifier", "expression_list", "tuple") and self.buffer is not None:
+        elif value.type in ("identifier", "expression_list", "tuple") and self.names_an_array(value):
             kind, lowered = self.returned_outputs(value, assigned), None
         else:
             lowered = self.expression(value, assigned)
@@ -1576,6 +1614,9 @@ class _Lowering:
         if kind == "identifier":
             return self.name_value(node, assigned)
         if kind == "subscript":
+            if (field := self.record_field(node, assigned)) is not None:
+                return field
+            self.whole_record(node)
             name = text(node.child_by_field_name("value"))
             if isinstance(self.constants.get(name), dict) and len(node.children_by_field_name("subscript")) == 1:
                 return self.dict_lookup(node.child_by_field_name("subscript"), self.constants[name], None, assigned)  # type: ignore[arg-type]
@@ -1684,6 +1725,7 @@ class _Lowering:
             left, right = (self.as_int(self.integer(argument, assigned), argument) for argument in arguments)
             return ir.Binary(name, left, right, line)
         if callee.type == "attribute":
+            self.pop_inside(node)
             return self.method(node, callee, arguments, assigned)
         raise refuse(
             node, f"`{name}(...)` is not modelled (calls: `len`, `int`, `min`/`max` of two ints, `range` in a `for`, `bytearray()`)"
@@ -1736,6 +1778,9 @@ class _Lowering:
         keys compared in order; a missing key gives the default, or (`KeyError` in Python) reads past a one-entry
         table, so the call runs the original."""
         line = key.start_point[0] + 1
+        if record_arity(table) is not None:
+            read = key.parent.parent if key.parent.type == "argument_list" else key.parent
+            raise refuse(read, f"`{text(read)[:60]}` is a tuple: unpack it at once (`a, b = TABLE[key]`)")
         value = self.compared(key, assigned)
         character = expression_type(value) == ir.CHAR or _character(key) is not None
         if character != isinstance(next(iter(table), ""), str):
@@ -1940,11 +1985,13 @@ def _surely_byte(value: ir.Expr, sequences: Mapping[str, ir.Sequence]) -> bool:
 
 def _lookup_dict(value: dict[object, object]) -> bool:
     """Whether a dict literal is a lookup table the lowering compares keys against: a few one-character strings or
-    ints (within 64 bits) to ints within 64 bits."""
+    ints (within 64 bits) to ints within 64 bits, or to tuples of such ints of one length (unpacked at once)."""
     keys_ok = all(type(key) is str and len(key) == 1 for key in value) or all(
         type(key) is int and -(1 << 63) <= key < 1 << 63 for key in value
     )
-    values_ok = all(type(each) is int and -(1 << 63) <= each < 1 << 63 for each in value.values())
+    values_ok = (
+        all(type(each) is int and -(1 << 63) <= each < 1 << 63 for each in value.values()) or record_arity(value) is not None
+    )
     return 0 < len(value) <= DICT_KEYS and keys_ok and values_ok
 
 
@@ -1975,15 +2022,22 @@ class _Inlined:
     """One helper being inlined: the locals its results are assigned to, and their kinds (the same at every
     `return`); a condition returned is held as 0 or 1 and given back as a condition."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, arrays: Mapping[int, str]) -> None:
         self.name = name
         self.names: list[str] = []
         self.kinds: list[str] | None = None
+        self.arrays = arrays
+        """The positions of the results that are local arrays, built under the caller's names (not assigned)."""
 
     def returned(self, lowering: _Lowering, node: Node, assigned: frozenset[str]) -> list[ir.Stmt]:
         line = node.start_point[0] + 1
         value = node.named_children[0] if node.named_children else None
         nodes = [] if value is None else value.named_children if value.type in ("expression_list", "tuple") else [value]
+        for position, array in self.arrays.items():
+            if position >= len(nodes) or text(nodes[position]) != array:
+                raise refuse(node, f"`{self.name}` returns its local array `{array}` elsewhere: return it here too")
+            lowering.ready(nodes[position], array, assigned)
+        nodes = [each for position, each in enumerate(nodes) if position not in self.arrays]
         values = [
             ir.Compare("!=", ir.Const(int(each.type == "true"), line), ir.Const(0, line), line)
             if each.type in ("true", "false")

@@ -16,7 +16,7 @@ with `?:`. Python names are printed as `py_NAME`.
 from __future__ import annotations
 
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.ranges import GUARD, Widths
+from repoos_agent.fsm.ranges import GUARD, Widths, elements
 
 ENTRY = "rp_fsm"
 RELEASE = "rp_release"
@@ -238,11 +238,13 @@ class _Printer:
             if statement.sequence in self.function.output_names and self.function.output_kind(statement.sequence) == ir.LIST:
                 kind = "int64_t"
             index = self.index(statement, statement.index, length)
-            return [f"{pad}{data}[{index}] = ({kind})({self.expr(statement.value)});"]
+            return [f"{pad}{data}[{index}] = ({kind})({self.stored(statement)});"]
         if isinstance(statement, ir.Append):
             append = "rp_append_int" if self.function.output_kind(statement.sequence) == ir.LIST else "rp_append"
             out = "rp_out" if statement.sequence == self.function.buffer else f"rp_out_{statement.sequence}"
-            return [f"{pad}{append}(rp_leave, {out}, {self.expr(statement.value)});"]
+            return [f"{pad}{append}(rp_leave, {out}, {self.stored(statement)});"]
+        if isinstance(statement, ir.Pop):
+            return [f"{pad}{self.sequence(statement.sequence)[1]} -= 1;"]
         if isinstance(statement, ir.If):
             lines = [f"{pad}if ({self.expr(statement.condition)}) {{", *self.block(statement.then, depth + 1)]
             if statement.orelse:
@@ -265,6 +267,15 @@ class _Printer:
             return [f"{pad}*rp_result = (int64_t)({self.expr(statement.value)});", f"{pad}return 0;"]
         values = [f"{pad}rp_raised[{k}] = (int64_t)({self.expr(value)});" for k, value in enumerate(statement.values)]
         return [*values, f"{pad}return {statement.code};  /* raise {statement.exception} */"]
+
+    def stored(self, statement: ir.Store | ir.Append) -> str:
+        """The value stored or appended, checked against `GUARD` on the sides not proven where the list's values
+        are guarded (`ranges.elements`)."""
+        value = self.expr(statement.value)
+        if elements(statement.sequence) not in self.guarded:
+            return value
+        guard = GUARDS[self.within_guard.get(id(statement), (False, False))]
+        return f"{guard}(rp_leave, {value})" if guard else value
 
     def for_loop(self, loop: ir.ForRange | ir.ForEach, depth: int) -> list[str]:
         pad = "    " * depth

@@ -12,6 +12,11 @@ An assignment whose value is proven within `GUARD` at the loop's fixed point (`i
 `a %= 65521`) could never fail that check, so it is left out there, and so is one side of it where that side
 is proven (`a += data[i]` cannot go below it).
 
+A local list of ints the function does not return (a stack, a compiled program's arguments) is followed as one
+more value of the state, under `elements(name)`: the hull of every value stored or appended into it, which a load
+from it gives. Where that hull still moves after a few passes it is held to `GUARD` as a counter is, and C checks
+each value stored into the list.
+
 Beside its bounds, a value carries the sequences it stays below (`i < len(data)` after `while i < n` with
 `n = len(data)`), so that an index proven non-negative and below its sequence's length is read without a check.
 """
@@ -38,6 +43,22 @@ five-level paging), and small enough that a counter one past a length is within 
 WIDEN_AFTER = 3
 DTYPE_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(1 << 31), (1 << 31) - 1)}
 DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH), ir.CHAR: (0, 0x10FFFF)}
+
+
+ELEMENTS = "[]"
+"""The prefix of the state's entry for what a followed local list holds (no local has a name starting with it)."""
+
+
+def elements(name: str) -> str:
+    """The state's (and `Widths.guarded`'s) name for the values the local list `name` holds."""
+    return ELEMENTS + name
+
+
+def followed(function: ir.Function) -> frozenset[str]:
+    """The local lists of ints whose values the analysis follows: those the function does not return (a returned
+    list may hold any 64-bit int, as it always could)."""
+    returned = set(function.results) if function.returns in (ir.OUTPUT, ir.TUPLE) else {function.buffer}
+    return frozenset(name for name in function.output_names if function.output_kind(name) == ir.LIST and name not in returned)
 
 
 Below = tuple[tuple[str, int], ...]
@@ -119,6 +140,7 @@ class _Analysis:
             dtype = "int64" if function.buffer_kind == ir.LIST else "uint8"
             self.sequences[function.buffer] = ir.Sequence(function.buffer, function.buffer_kind, dtype)
         self.sequences.update({output.name: output for output in function.outputs})
+        self.followed = followed(function)
         self.checking = True
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
@@ -134,7 +156,8 @@ class _Analysis:
 
     def entry(self) -> State:
         """An int argument is within `ARGUMENT`: the call runs the original for one past it."""
-        return {p: Interval(-ARGUMENT, ARGUMENT) for p in self.function.parameters if isinstance(p, str)}
+        arguments = {p: Interval(-ARGUMENT, ARGUMENT) for p in self.function.parameters if isinstance(p, str)}
+        return arguments | {elements(name): Interval(0, 0) for name in self.followed}  # empty: nothing read yet
 
     def refuse(self, line: int, reason: str) -> Interval:
         if self.checking:
@@ -159,6 +182,8 @@ class _Analysis:
             return Interval(0, LENGTH, () if expr.sequence in self.function.output_names else ((expr.sequence, 0),))
         if isinstance(expr, ir.Load):
             self.indexed(expr, expr.sequence, self.value(expr.index, state))
+            if elements(expr.sequence) in state:
+                return replace(state[elements(expr.sequence)], below=())
             return self.element(expr.sequence)
         if isinstance(expr, ir.ToInt):
             self.value(expr.operand, state)
@@ -347,10 +372,10 @@ class _Analysis:
             return {**state, statement.name: value}
         if isinstance(statement, ir.Store):
             self.indexed(statement, statement.sequence, self.value(statement.index, state))
-            self.fits_element(self.value(statement.value, state), statement.sequence, statement.line)
-            return state
+            return self.stored(statement, state)
         if isinstance(statement, ir.Append):
-            self.fits_element(self.value(statement.value, state), statement.sequence, statement.line)
+            return self.stored(statement, state)
+        if isinstance(statement, ir.Pop):
             return state
         if isinstance(statement, ir.If):
             self.value(statement.condition, state)
@@ -375,6 +400,21 @@ class _Analysis:
             for value in statement.values:
                 self.value(value, state)
         return None
+
+    def stored(self, statement: ir.Store | ir.Append, state: State) -> State:
+        """The value must fit the element; a followed list's values take it in (held within `GUARD` where guarded,
+        with the sides proven noted, as for an assignment)."""
+        value = self.value(statement.value, state)
+        self.fits_element(value, statement.sequence, statement.line)
+        name = elements(statement.sequence)
+        if name not in state:
+            return state
+        if self.checking:
+            low, high = self.within_guard.get(id(statement), (True, True))
+            self.within_guard[id(statement)] = (low and value.lo >= -GUARD, high and value.hi <= GUARD)
+        if name in self.guarded:
+            value = Interval(max(value.lo, -GUARD), min(value.hi, GUARD))
+        return {**state, name: state[name].hull(Interval(value.lo, value.hi))}
 
     def switch(self, statement: ir.Switch, state: State) -> State | None:
         """Each case where the value equals one of its constants, the default where it equals none."""

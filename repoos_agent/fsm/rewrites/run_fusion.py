@@ -273,7 +273,7 @@ def _monotone(check: ir.Stmt, update: ir.Assign | ir.Store, step: int, loop: ir.
         op, left, right = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op), right, left
     if not (isinstance(left, ir.Local) and left.name == update.name):
         return False
-    grown = {s.sequence for s in walk(loop.body) if isinstance(s, ir.Append)}
+    grown = {s.sequence for s in walk(loop.body) if isinstance(s, ir.Append | ir.Pop)}
     steady = not reads(right) & assigned(loop.body) and all(
         isinstance(part, ir.Const | ir.Local | ir.Length | ir.Binary)
         and not (isinstance(part, ir.Length) and part.sequence in grown)

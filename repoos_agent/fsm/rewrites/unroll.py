@@ -88,7 +88,7 @@ def _counted(loop: ir.While) -> bool:
     if isinstance(bound, ir.Local):
         return bound.name not in assigned(loop.body)
     if isinstance(bound, ir.Length):
-        return not any(isinstance(s, ir.Append) and s.sequence == bound.sequence for s in walk(loop.body))
+        return not any(isinstance(s, ir.Append | ir.Pop) and s.sequence == bound.sequence for s in walk(loop.body))
     return True
 
 

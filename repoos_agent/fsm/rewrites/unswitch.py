@@ -46,7 +46,7 @@ def _tests(body: Block) -> list[ir.If]:
 
 def _invariant(function: ir.Function, loop: ir.While | ir.ForRange | ir.ForEach, condition: ir.Expr) -> bool:
     changed = assigned((loop,))
-    grown = {s.sequence for s in walk(loop.body) if isinstance(s, ir.Append)}
+    grown = {s.sequence for s in walk(loop.body) if isinstance(s, ir.Append | ir.Pop)}
     for part in subexpressions(condition):
         if isinstance(part, ir.Load | ir.BytesBelow) or (isinstance(part, ir.Binary) and part.op in ("//", "%")):
             return False
