@@ -101,7 +101,7 @@ def test_the_graph_sees_deferred_and_relative_imports():
     graph = import_graph()
     assert "repoos_agent.store.recording" in graph["repoos_agent.agent.operations"]
     assert "repoos_agent.mcp.server" in graph["repoos_agent.mcp.command"]  # imported inside `serve`
-    assert "tui.app" in graph["tui.command"]  # imported inside `run`
+    assert "tui.app" in graph["tui.launch"]  # imported inside `run`
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -128,7 +128,7 @@ def test_the_store_never_reaches_the_agent_nor_a_command_the_cli():
 
 
 LAYERS = (
-    ("errors", "openblas_core", "tracks"),
+    ("errors", "openblas_core", "tracks", "backend_names"),
     ("model", "entry_point"),
     ("ingest", "catalog"),
     ("inputs",),
@@ -140,10 +140,10 @@ LAYERS = (
     ("target",),
     ("check", "evaluate"),
     ("agent",),
-    ("search_options",),
+    ("search_options", "arguments"),
     ("runtime",),
     ("tabular", "graphs", "fsm", "study"),
-    ("mcp", "tui", "repoos_agent"),
+    ("mcp", "tui", "repoos_agent", "commands"),
     ("cli",),
     ("__main__",),
 )

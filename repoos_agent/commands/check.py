@@ -1,0 +1,81 @@
+"""`repoos check`: the native baseline against the Python original, or a schedule against the baseline."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+
+from repoos_agent.check import check_baseline
+from repoos_agent.commands import print_json
+from repoos_agent.errors import NotAnalyzableError
+from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.inputs import parse_arg_spec
+from repoos_agent.search_options import record_findings
+from repoos_agent.store.recording import record_baseline_check, record_evaluation
+from repoos_agent.target import Target, resolve_target
+from repoos_agent.tracks import named_track
+
+
+def command_check(args: argparse.Namespace) -> int:
+    specs = [parse_arg_spec(text) for text in args.arg]
+    try:
+        target = resolve_target(args.target, specs)
+    except NotAnalyzableError as refused:
+        track = named_track(refused.track)
+        if track is None or track.check is None or args.schedule is not None:
+            raise
+        return track.check(args)  # a function another track took from the loop model: that track checks it
+    if args.schedule is not None:
+        return _check_schedule(args, target)
+    report = check_baseline(target, args.size, args.seed, args.compiler)
+    record_findings(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
+    if args.json:
+        payload = asdict(report)
+        payload["speedup"] = report.speedup
+        print_json(payload)
+        return 0 if report.correct else 1
+    where = f" at {report.size}" if report.size else ""
+    verdict = "correct" if report.correct else f"INCORRECT ({', '.join(report.mismatched)} differ)"
+    print(f"{report.target}{where}: {verdict}, max relative error {report.max_rel_error:.1e} (tolerance {report.tolerance:g})")
+    compared = f" at {report.compare_size}" if report.compare_size != report.size else ""
+    print(f"  python  {report.python_s:10.6f} s{compared}")
+    print(f"  native  {report.native_s:10.6f} s  ±{report.native_spread:.0%}{where}  ({report.instances:,} statement instances)")
+    if report.compare_size != report.size:
+        print(f"  native  {report.native_compare_s:10.6f} s{compared}")
+    print(f"  speedup {report.speedup:10.1f}x over the Python original{compared}")
+    if report.note:
+        print(f"  note: {report.note}")
+    return 0 if report.correct else 1
+
+
+def _check_schedule(args: argparse.Namespace, target: Target) -> int:
+    evaluation = evaluate_schedule(
+        target,
+        args.schedule,
+        args.size,
+        measure=not args.no_measure,
+        allow_reassociation=args.allow_reassociation,
+        timeout_s=args.timeout,
+        seed=args.seed,
+        compiler=args.compiler,
+    )
+    record_findings(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
+    ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
+    if args.json:
+        payload = asdict(evaluation)
+        payload["legal"] = evaluation.legality_proven
+        print_json(payload)
+        return 0 if ok else 1
+    print(f"{evaluation.target}{f' at {evaluation.size}' if evaluation.size else ''}: {evaluation.verdict}")
+    print(f"  schedule: {evaluation.schedule or '(identity)'}")
+    for line in evaluation.feedback.splitlines():
+        print(f"  {line}")
+    if evaluation.speedup is not None:
+        print(
+            f"  speedup {evaluation.speedup:.2f}x  (candidate {evaluation.candidate_s:.6f} s ±{evaluation.spread:.0%}, "
+            f"baseline {evaluation.baseline_s:.6f} s ±{evaluation.baseline_spread:.0%})"
+        )
+    if evaluation.legality_proven:
+        print(f"  z3 verified: {evaluation.verified} ({evaluation.verification})")
+    print(f"  legality {evaluation.legality_ms:.1f} ms, z3 {evaluation.verify_ms:.0f} ms, build {evaluation.build_ms:.0f} ms")
+    return 0 if ok else 1
