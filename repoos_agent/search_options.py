@@ -1,27 +1,24 @@
 """What the search's command-line options mean once parsed, for every command that runs a search (`optimize`, `tui`,
-a track's own), and how a command records what it found.
+a track's own).
 
 The options themselves are declared in `arguments`, which loads no engine: the parser is built for every
-command, these only for a command that searches or records.
+command, these only for a command that searches. `record_findings` is `findings`' (named here too, where the
+tracks' commands import it with `search_events`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.errors import RepoosError
+from repoos_agent.findings import record_findings as record_findings
 from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.store import open_store
 from repoos_agent.target import Target, resolve_target
-
-Recorded = TypeVar("Recorded")
 
 
 def search_target(args: argparse.Namespace) -> Target:
@@ -66,21 +63,3 @@ def search_events(args: argparse.Namespace) -> Iterator[EventStream]:
         yield events
     finally:
         log.close()
-
-
-def record_findings(args: argparse.Namespace, write: Callable[..., Recorded], *values: object, near: str) -> Recorded | None:
-    """Write a command's findings to the graph store: `--graph`, else the one `store_location` finds from
-    `near` (the kernel's file), where `repoos_agent.swap` of that kernel will look for them.
-
-    The work is done by then (a search may have taken hours): a store that cannot be
-    opened or written is a warning and exit code 3, never the loss of the result."""
-    try:
-        store = open_store(args.graph, near)
-        try:
-            return write(store, *values)
-        finally:
-            store.close()
-    except RepoosError as error:
-        print(f"repoos: warning: not recorded in the graph store: {error}", file=sys.stderr)
-        args.unrecorded = True
-        return None

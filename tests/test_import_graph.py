@@ -127,6 +127,14 @@ def test_the_store_never_reaches_the_agent_nor_a_command_the_cli():
         assert "repoos_agent.cli" not in reachable(graph, command), command
 
 
+def test_check_imports_neither_the_search_nor_the_study_nor_a_front_end():
+    """`repoos check` runs from its own module: what it reaches is what checking needs (the baseline, the evaluation,
+    the store), not the agent's search, the study, the MCP server or the TUI, each seconds of imports."""
+    reached = reachable(import_graph(), "repoos_agent.commands.check")
+    unwanted = ("repoos_agent.agent.search", "repoos_agent.study", "repoos_agent.mcp", "tui", "repoos_agent.fsm.comparison")
+    assert {name for name in reached if any(name == other or name.startswith(f"{other}.") for other in unwanted)} == set()
+
+
 LAYERS = (
     ("errors", "openblas_core", "tracks", "backend_names"),
     ("model", "entry_point"),
@@ -137,7 +145,7 @@ LAYERS = (
     ("verify", "backends"),
     ("measure",),
     ("store",),
-    ("target",),
+    ("target", "findings"),
     ("check", "evaluate"),
     ("agent",),
     ("search_options", "arguments"),

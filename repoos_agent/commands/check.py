@@ -9,8 +9,8 @@ from repoos_agent.check import check_baseline
 from repoos_agent.commands import print_json
 from repoos_agent.errors import NotAnalyzableError
 from repoos_agent.evaluate import evaluate_schedule
+from repoos_agent.findings import record_findings
 from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.search_options import record_findings
 from repoos_agent.store.recording import record_baseline_check, record_evaluation
 from repoos_agent.target import Target, resolve_target
 from repoos_agent.tracks import named_track

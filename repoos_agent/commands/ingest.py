@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 from repoos_agent.agent.operations import describe_ingest
 from repoos_agent.commands import print_json
+from repoos_agent.findings import record_findings
 from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.search_options import record_findings
 from repoos_agent.store.recording import record_ingest
 from repoos_agent.target import ingest_path
 

@@ -13,7 +13,8 @@ from repoos_agent.agent.search_record import record_search
 from repoos_agent.agent.search_report import describe_model_use, leaderboard_rows
 from repoos_agent.commands import print_json
 from repoos_agent.errors import NotAnalyzableError, RepoosError
-from repoos_agent.search_options import record_findings, search_config, search_events, search_target
+from repoos_agent.findings import record_findings
+from repoos_agent.search_options import search_config, search_events, search_target
 from repoos_agent.store import open_store
 from repoos_agent.store.recording import stored_schedule
 from repoos_agent.target import Target
