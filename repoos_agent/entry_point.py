@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from repoos_agent.errors import RepoosError
@@ -29,10 +30,14 @@ class LazyHandler:
 
     name: str
 
+    def resolve(self) -> Callable[[argparse.Namespace], int]:
+        """The handler itself, its module imported (a misspelt name fails here, with the import's own error)."""
+        module, _, function = self.name.partition(":")
+        return getattr(importlib.import_module(module), function)
+
     def __call__(self, args: argparse.Namespace) -> int:
         """Run the handler on the parsed arguments; its exit code."""
-        module, _, function = self.name.partition(":")
-        return getattr(importlib.import_module(module), function)(args)
+        return self.resolve()(args)
 
 
 def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
@@ -11,7 +12,8 @@ import sys
 
 import pytest
 
-from repoos_agent.cli import main
+from repoos_agent.cli import build_parser, main
+from repoos_agent.entry_point import LazyHandler
 
 from .conftest import EXAMPLES, ROOT
 
@@ -152,6 +154,15 @@ def test_the_grammar_loads_no_engine_stage(argv: list[str]):
     result = subprocess.run([sys.executable, "-c", program, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120)
     loaded = json.loads(result.stdout.splitlines()[-1])
     assert [name for name in loaded if any(name == stage or name.startswith(f"{stage}.") for stage in ENGINE)] == []
+
+
+def test_every_command_names_a_handler_that_exists():
+    """A handler is named by a string the parser holds: a misspelt one would fail only when its command runs."""
+    (commands,) = (action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    handlers = {name: command.get_default("run") for name, command in commands.choices.items()}
+    lazy = {name: handler for name, handler in handlers.items() if isinstance(handler, LazyHandler)}
+    assert set(handlers) - set(lazy) == {"mcp"}  # its `serve` imports the server when it runs
+    assert all(callable(handler.resolve()) for handler in lazy.values())
 
 
 def test_kernels_lists_polybench_and_the_numpy_programs(repoos):
