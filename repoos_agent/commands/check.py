@@ -8,11 +8,10 @@ from dataclasses import asdict
 from repoos_agent.check import check_baseline
 from repoos_agent.commands import print_json
 from repoos_agent.errors import NotAnalyzableError
-from repoos_agent.evaluate import evaluate_schedule
 from repoos_agent.findings import record_findings
 from repoos_agent.inputs import parse_arg_spec
-from repoos_agent.store.recording import record_baseline_check, record_evaluation
-from repoos_agent.target import Target, resolve_target
+from repoos_agent.store.recording import record_baseline_check
+from repoos_agent.target import resolve_target
 from repoos_agent.tracks import named_track
 
 
@@ -26,7 +25,10 @@ def command_check(args: argparse.Namespace) -> int:
             raise
         return track.check(args)  # a function another track took from the loop model: that track checks it
     if args.schedule is not None:
-        return _check_schedule(args, target)
+        # Imported here: a schedule's proof loads Z3 and the verifier, which the baseline's check never needs.
+        from repoos_agent.commands.check_schedule import check_schedule
+
+        return check_schedule(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
     record_findings(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
     if args.json:
@@ -46,36 +48,3 @@ def command_check(args: argparse.Namespace) -> int:
     if report.note:
         print(f"  note: {report.note}")
     return 0 if report.correct else 1
-
-
-def _check_schedule(args: argparse.Namespace, target: Target) -> int:
-    evaluation = evaluate_schedule(
-        target,
-        args.schedule,
-        args.size,
-        measure=not args.no_measure,
-        allow_reassociation=args.allow_reassociation,
-        timeout_s=args.timeout,
-        seed=args.seed,
-        compiler=args.compiler,
-    )
-    record_findings(args, record_evaluation, target, evaluation, args.compiler, near=target.kernel.path)
-    ok = evaluation.verdict == "legal" and evaluation.correct is not False and evaluation.verified != "false"
-    if args.json:
-        payload = asdict(evaluation)
-        payload["legal"] = evaluation.legality_proven
-        print_json(payload)
-        return 0 if ok else 1
-    print(f"{evaluation.target}{f' at {evaluation.size}' if evaluation.size else ''}: {evaluation.verdict}")
-    print(f"  schedule: {evaluation.schedule or '(identity)'}")
-    for line in evaluation.feedback.splitlines():
-        print(f"  {line}")
-    if evaluation.speedup is not None:
-        print(
-            f"  speedup {evaluation.speedup:.2f}x  (candidate {evaluation.candidate_s:.6f} s ±{evaluation.spread:.0%}, "
-            f"baseline {evaluation.baseline_s:.6f} s ±{evaluation.baseline_spread:.0%})"
-        )
-    if evaluation.legality_proven:
-        print(f"  z3 verified: {evaluation.verified} ({evaluation.verification})")
-    print(f"  legality {evaluation.legality_ms:.1f} ms, z3 {evaluation.verify_ms:.0f} ms, build {evaluation.build_ms:.0f} ms")
-    return 0 if ok else 1
