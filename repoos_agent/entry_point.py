@@ -8,14 +8,36 @@ must live where all three can import it without importing each other.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from repoos_agent.errors import RepoosError
 
 UNRECORDED_EXIT = 3
 """Exit code of a command that did its work and printed it, but could not record it in the graph store
 (the command sets `args.unrecorded`)."""
+
+
+@dataclass(frozen=True)
+class LazyHandler:
+    """A command's handler named as `module:function`, imported when the command runs.
+
+    The parser holds every command; were it to hold the handlers themselves, building it would import what
+    every command runs (the agent, the study, the store), and `repoos --help` would wait for all of them."""
+
+    name: str
+
+    def resolve(self) -> Callable[[argparse.Namespace], int]:
+        """The handler itself, its module imported (a misspelt name fails here, with the import's own error)."""
+        module, _, function = self.name.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        """Run the handler on the parsed arguments; its exit code."""
+        return self.resolve()(args)
 
 
 def run_command(args: argparse.Namespace, prog: str = "repoos") -> int:

@@ -10,7 +10,8 @@ track's module sits above the engine (it builds on the store, the runtime's benc
 events), so this module, which sits below ingest, names the tracks as strings and imports them
 when the registry is first read, as a package's entry points name its plug-ins; a track names its
 MCP tools and its monitor as strings in turn, as those sit above every track. Adding a track is one
-folder with a `track.py` holding its `TRACK`, and one line in `REGISTERED`.
+folder with a `track.py` holding its `TRACK`, and one `Registration` in `REGISTERED` (with the option that sends
+a target to it, declared there so that the command line's parser is built without importing any track).
 """
 
 from __future__ import annotations
@@ -26,15 +27,6 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-REGISTERED = (
-    "repoos_agent.tabular.track",
-    "repoos_agent.graphs.track",
-    "repoos_agent.fsm.track",
-    "repoos_agent.runtime.track",
-)
-"""The modules holding each track's `TRACK`, in the order they are asked: the first that takes a function has it
-(the loop track last, as it benches and swaps what no other track claims)."""
-
 
 @dataclass(frozen=True)
 class TrackOption:
@@ -49,8 +41,9 @@ class TrackOption:
     """What a run given it works on ("an endpoint"), for messages."""
     optimize_help: str
     """What the option says in `repoos optimize --help`."""
-    tui_help: str
-    """What it says in `repoos tui --help`, where the run is watched."""
+    tui_help: str | None = None
+    """What it says in `repoos tui --help`, where the run is watched; None for a track with no monitor (`tui` does not
+    offer the option)."""
 
     @property
     def dest(self) -> str:
@@ -99,21 +92,56 @@ class Track:
     first call's `values` (its parameters by name, defaults filled in), or a located `RepoosError` saying why not."""
     recheck: Callable[[Callable[..., object]], None] | None = None
     """Once the module that defines a swapped function has run: what the swap checks then (an endpoint's routes)."""
-    option: TrackOption | None = None
-    """The option of `repoos optimize` and `repoos tui` that sends a target to this track (`--db URL`)."""
     optimize: Callable[[argparse.Namespace], int] | None = None
-    """`repoos optimize` given `option`: runs it on the target, prints the outcome, returns the exit code."""
+    """`repoos optimize` given the option its registration declares: runs it on the target, prints the outcome,
+    returns the exit code."""
     mcp: str | None = None
     """The module whose `served(roots)` gives the tools, resources and instructions the track adds to the MCP server."""
     monitor: str | None = None
-    """The module of the TUI whose `watch(args)` runs `repoos tui` given `option` (returning the exit code), and
+    """The module of the TUI whose `watch(args)` runs `repoos tui` given its option (returning the exit code), and
     `replay(log, speed)` replays a run log whose `run_started` names this track (`detail["track"]`)."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One track as the registry names it: the module holding its `TRACK`, and the option that sends a target to it.
+
+    The option is declared here, not on the `Track`: every command builds the whole parser, `repoos optimize`'s and
+    `repoos tui`'s options included, and importing a track's module loads its engine."""
+
+    module: str
+    option: TrackOption | None = None
+
+    def track(self) -> Track:
+        """The registered `Track` (its module imported on the first call)."""
+        return importlib.import_module(self.module).TRACK
+
+
+REGISTERED = (
+    Registration(
+        "repoos_agent.tabular.track",
+        TrackOption(
+            flag="--db",
+            metavar="URL",
+            value="database",
+            runs="an endpoint",
+            optimize_help="an ORM endpoint (app.py:function): its fast path, verified on this database (mysql+pymysql://...)",
+            tui_help="an ORM endpoint (app.py:function): watch its fast path verified on this database and raced, "
+            "as `optimize --db`",
+        ),
+    ),
+    Registration("repoos_agent.graphs.track"),
+    Registration("repoos_agent.fsm.track"),
+    Registration("repoos_agent.runtime.track"),
+)
+"""Each track's registration, in the order they are asked: the first that takes a function has it (the loop track
+last, as it benches and swaps what no other track claims)."""
 
 
 @cache
 def registered_tracks() -> tuple[Track, ...]:
     """Every track, in `REGISTERED`'s order (their modules imported on the first call)."""
-    return tuple(importlib.import_module(module).TRACK for module in REGISTERED)
+    return tuple(registration.track() for registration in REGISTERED)
 
 
 def claimed(function: Node, path: str) -> tuple[str, str] | None:
@@ -144,9 +172,22 @@ def swapping_track(record: object) -> Track:
     return next(track for track in registered_tracks() if track.contract is not None and isinstance(record, track.contract))
 
 
+def track_options() -> tuple[TrackOption, ...]:
+    """The options the registered tracks add to `repoos optimize` and `repoos tui`, in `REGISTERED`'s order (no
+    track imported)."""
+    return tuple(registration.option for registration in REGISTERED if registration.option is not None)
+
+
+def chosen_registration(args: argparse.Namespace) -> Registration | None:
+    """The registration whose option `args` (parsed `repoos optimize` or `repoos tui` arguments) give; None for the
+    loop search."""
+    return next((entry for entry in REGISTERED if entry.option and getattr(args, entry.option.dest, None)), None)
+
+
 def optimizing_track(args: argparse.Namespace) -> Track | None:
-    """The track whose option `args` (parsed `repoos optimize` or `repoos tui` arguments) give; None for the loop search."""
-    return next((track for track in registered_tracks() if track.option and getattr(args, track.option.dest, None)), None)
+    """The track whose option `args` give; None for the loop search."""
+    registration = chosen_registration(args)
+    return registration.track() if registration is not None else None
 
 
 def named_track(name: object) -> Track | None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
-from repoos_agent.cli import main
+from repoos_agent.cli import build_parser, main
+from repoos_agent.entry_point import LazyHandler
 
 from .conftest import EXAMPLES, ROOT
 
@@ -124,6 +127,42 @@ def test_version_without_an_installed_package_is_one_line(monkeypatch, capsys):
         main(["--version"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err == "repoos: error: no version: the repoos-agent package is not installed\n"
+
+
+ENGINE = (
+    "numpy",
+    "islpy",
+    "z3",
+    "tree_sitter",
+    "repoos_agent.agent",
+    "repoos_agent.codegen",
+    "repoos_agent.backends",
+    "repoos_agent.store",
+)
+"""What building the parser must not load: each costs `repoos --help` a part of the second the engine takes to import."""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["optimize", "--help"], ["check"]], ids=" ".join)
+def test_the_grammar_loads_no_engine_stage(argv: list[str]):
+    """`--version`, `--help` and a usage error build the whole parser and end there, in a process of their own."""
+    program = (
+        "import json, sys\n"
+        "from repoos_agent.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", program, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert [name for name in loaded if any(name == stage or name.startswith(f"{stage}.") for stage in ENGINE)] == []
+
+
+def test_every_command_names_a_handler_that_exists():
+    """A handler is named by a string the parser holds: a misspelt one would fail only when its command runs."""
+    (commands,) = (action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    handlers = {name: command.get_default("run") for name, command in commands.choices.items()}
+    lazy = {name: handler for name, handler in handlers.items() if isinstance(handler, LazyHandler)}
+    assert set(handlers) - set(lazy) == {"mcp"}  # its `serve` imports the server when it runs
+    assert all(callable(handler.resolve()) for handler in lazy.values())
 
 
 def test_kernels_lists_polybench_and_the_numpy_programs(repoos):

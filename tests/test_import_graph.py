@@ -101,7 +101,7 @@ def test_the_graph_sees_deferred_and_relative_imports():
     graph = import_graph()
     assert "repoos_agent.store.recording" in graph["repoos_agent.agent.operations"]
     assert "repoos_agent.mcp.server" in graph["repoos_agent.mcp.command"]  # imported inside `serve`
-    assert "tui.app" in graph["tui.command"]  # imported inside `run`
+    assert "tui.app" in graph["tui.launch"]  # imported inside `run`
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -127,8 +127,16 @@ def test_the_store_never_reaches_the_agent_nor_a_command_the_cli():
         assert "repoos_agent.cli" not in reachable(graph, command), command
 
 
+def test_check_imports_neither_the_search_nor_the_study_nor_a_front_end():
+    """`repoos check` runs from its own module: what it reaches is what checking needs (the baseline, the evaluation,
+    the store), not the agent's search, the study, the MCP server or the TUI, each seconds of imports."""
+    reached = reachable(import_graph(), "repoos_agent.commands.check")
+    unwanted = ("repoos_agent.agent.search", "repoos_agent.study", "repoos_agent.mcp", "tui", "repoos_agent.fsm.comparison")
+    assert {name for name in reached if any(name == other or name.startswith(f"{other}.") for other in unwanted)} == set()
+
+
 LAYERS = (
-    ("errors", "openblas_core", "tracks"),
+    ("errors", "openblas_core", "tracks", "backend_names"),
     ("model", "entry_point"),
     ("ingest", "catalog"),
     ("inputs",),
@@ -137,13 +145,13 @@ LAYERS = (
     ("verify", "backends"),
     ("measure",),
     ("store",),
-    ("target",),
+    ("target", "findings"),
     ("check", "evaluate"),
     ("agent",),
-    ("search_options",),
+    ("search_options", "arguments"),
     ("runtime",),
     ("tabular", "graphs", "fsm", "study"),
-    ("mcp", "tui", "repoos_agent"),
+    ("mcp", "tui", "repoos_agent", "commands"),
     ("cli",),
     ("__main__",),
 )

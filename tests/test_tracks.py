@@ -14,15 +14,25 @@ from repoos_agent.ingest import ingest_source
 from repoos_agent.ingest.parse import text
 from repoos_agent.mcp.fsm_tools import INSTRUCTIONS as FSM_INSTRUCTIONS
 from repoos_agent.mcp.tabular_tools import INSTRUCTIONS as TABULAR_INSTRUCTIONS
-from repoos_agent.tracks import Track, bench_track, registered_tracks
+from repoos_agent.tracks import Registration, Track, TrackOption, bench_track, registered_tracks
 from tests.conftest import ROOT
 from tests.mcp_client import connect
 from tui import command as tui_command
 
 APP = ROOT / "kernels/apps/revenue_app/main.py"
 LOOPS = ROOT / "kernels/examples/user_kernels.py"
-MACHINE = "tests.fixtures.machine_track.track"
-"""A track of state machines registered by these tests only: one folder, named by one line of `REGISTERED`."""
+MACHINE = Registration(
+    "tests.fixtures.machine_track.track",
+    TrackOption(
+        flag="--machine",
+        metavar="NAME",
+        value="machine",
+        runs="a state machine",
+        optimize_help="a state machine's step function (file.py:step_x): run it on machine NAME",
+        tui_help="a state machine's step function (file.py:step_x): watch it run on machine NAME",
+    ),
+)
+"""A track of state machines registered by these tests only: one folder, named by one `Registration` of `REGISTERED`."""
 
 
 def test_one_registration_per_track_asked_in_order():
@@ -57,7 +67,7 @@ def test_an_orm_endpoint_is_benched_by_the_tabular_track_and_a_loop_by_the_loop_
 
 @pytest.fixture
 def machine_track(monkeypatch: pytest.MonkeyPatch):
-    """The test track registered as a track is: one line in `REGISTERED`, read afresh."""
+    """The test track registered as a track is: one `Registration` in `REGISTERED`, read afresh."""
     monkeypatch.setattr(tracks, "REGISTERED", (MACHINE, *tracks.REGISTERED))
     registered_tracks.cache_clear()
     yield
@@ -85,7 +95,8 @@ def test_a_registered_track_is_offered_by_ingest_optimize_and_the_monitor(machin
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_registered_track_adds_its_tools_to_the_mcp_server(anyio_backend: str):
     serve = (
-        f"import repoos_agent.tracks as tracks; tracks.REGISTERED = ({MACHINE!r}, *tracks.REGISTERED); "
+        "import repoos_agent.tracks as tracks; from repoos_agent.tracks import Registration, TrackOption; "
+        f"tracks.REGISTERED = ({MACHINE!r}, *tracks.REGISTERED); "
         "from repoos_agent.mcp.command import main; raise SystemExit(main(['--root', 'kernels/examples']))"
     )
     async with connect([sys.executable, "-c", serve]) as server:

@@ -1,96 +1,30 @@
 """`repoos tui` and `repoos-tui`: the monitor's command line, sharing `optimize`'s search options.
 
-A track's option (`--db URL`: the target is an ORM endpoint) sends the target to the monitor the
-track's registration names (`Track.monitor`), as does a target the loop model refuses and another
-track takes (a branchy function, the fsm track's); a replay picks the monitor of the track its log
-recorded, and the search monitor when no track names one.
+The grammar only, with each registered track's option: what runs is `tui/launch.py`, imported when the
+command runs, so that `repoos --help` (which builds this grammar too) loads neither the search nor Textual.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-from repoos_agent.agent.search import SearchConfig
-from repoos_agent.entry_point import run_command
-from repoos_agent.errors import ArgumentSpecError, NotAnalyzableError, RepoosError
-from repoos_agent.search_options import add_search_options, positive_float, search_config, search_events, search_target
-from repoos_agent.target import resolve_target
-from repoos_agent.tracks import named_track, optimizing_track, registered_tracks
-from tui.replay import Replay, read_run_log
-from tui.target_actions import TargetActions
+from repoos_agent.arguments import add_search_options, positive_float
+from repoos_agent.entry_point import LazyHandler, run_command
+from repoos_agent.tracks import track_options
+
+run = LazyHandler("tui.launch:run")
+"""Start the monitor on a live search or a replay; prints the outcome when it closes (`tui/launch.py`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The search's options, a replay's, and the option of each track whose monitor watches its runs."""
     add_search_options(parser, target_required=False)
     parser.add_argument("--replay", metavar="RUN.jsonl", help="replay a run log written by `repoos optimize --log` instead")
     parser.add_argument("--speed", type=positive_float, default=1.0, help="replay speed: 10 plays ten times faster (default 1)")
-    for track in registered_tracks():
-        if track.option is not None and track.monitor is not None:
-            parser.add_argument(track.option.flag, metavar=track.option.metavar, help=track.option.tui_help)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Start the monitor on a live search or a replay; prints the outcome when it closes."""
-    from tui.app import LiveSearch, SearchMonitor  # Textual loads only when the monitor runs
-
-    if (args.target is None) == (args.replay is None):
-        raise ArgumentSpecError("give a TARGET to search, or --replay RUN.jsonl to watch a recorded run (not both)")
-    track = optimizing_track(args)
-    if track is not None and track.monitor is not None:
-        if args.replay:
-            option = track.option
-            raise ArgumentSpecError(f"{option.flag} runs {option.runs} live; a replay needs no {option.value}")
-        return importlib.import_module(track.monitor).watch(args)
-    if args.replay:
-        log = read_run_log(args.replay)
-        recorded = named_track(log.events[0].detail.get("track"))
-        if recorded is not None and recorded.monitor is not None:
-            importlib.import_module(recorded.monitor).replay(log, args.speed)
-            return 0
-        actions = _replay_actions(log.events[0].detail, args.graph)
-        app = SearchMonitor(
-            Replay(log, args.speed),
-            show_code=actions.code if actions else None,
-            save_best=actions.save_best if actions else None,
-        )
-        app.run()
-        return 0
-    try:
-        target = search_target(args)
-    except NotAnalyzableError as refused:
-        other = named_track(refused.track)
-        if other is None or other.monitor is None:
-            raise
-        return importlib.import_module(other.monitor).watch(args)  # a function another track took (the fsm track's)
-    config = search_config(args)
-    target.size_class(config.size)  # a bad --size is a one-line error here, not a failed run on screen
-    with search_events(args) as events:
-        actions = TargetActions(target, config, args.graph)
-        app = SearchMonitor(LiveSearch(target, config, events), show_code=actions.code, save_best=actions.save_best)
-        result = app.run()
-    if app.failure is not None:
-        raise RepoosError(app.failure)
-    if result is not None:
-        ending = "cancelled, best so far" if result.cancelled else "best"
-        print(f"{ending}: {result.schedule or '(identity: the baseline)'}  {result.best_speedup:.2f}x ±{result.best_spread:.0%}")
-        print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s")
-        return 0
-    return app.return_code or 0  # Textual sets 1 when the app died of an unexpected error (its traceback is printed)
-
-
-def _replay_actions(started: dict[str, object], graph: str | None) -> TargetActions | None:
-    """Code and saving for a replay, when the logged kernel still loads here (a bundled kernel or a file that exists)."""
-    config = started.get("config")
-    if not isinstance(config, dict):
-        return None
-    known = {name: value for name, value in config.items() if name in SearchConfig.__dataclass_fields__}
-    known["moa"] = tuple(known.get("moa") or ())
-    try:
-        return TargetActions(resolve_target(str(started.get("target", ""))), SearchConfig(**known), graph)
-    except (RepoosError, TypeError):
-        return None
+    for option in track_options():
+        if option.tui_help is not None:
+            parser.add_argument(option.flag, metavar=option.metavar, help=option.tui_help)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 
+from repoos_agent.backend_names import BACKENDS
 from repoos_agent.backends.cc import Toolchain, build_shared_library, cache_dir, default_toolchain, write_atomically
 from repoos_agent.backends.library import NativeKernel
 from repoos_agent.backends.mlir import build_mlir_library
@@ -73,9 +74,8 @@ def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | 
     return digest.hexdigest()[:32]
 
 
-PRINTED_KINDS = {"c": c_printer.SUPPORTED, "mlir": mlir_printer.SUPPORTED}
+PRINTED_KINDS = dict(zip(BACKENDS, (c_printer.SUPPORTED, mlir_printer.SUPPORTED), strict=True))
 """Each backend's table of the node kinds its printer prints (`codegen.support`)."""
-BACKENDS = tuple(PRINTED_KINDS)
 
 
 def backend_problem(kernel: Kernel, nest: LoopNest, backend: str) -> str | None:

@@ -14,9 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repoos_agent.codegen import CSource
 from repoos_agent.errors import CompileError
+
+if TYPE_CHECKING:
+    from repoos_agent.codegen import CSource
 
 DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
 """`-ffp-contract=off` keeps a*b+c as two roundings, as Python computes it, so

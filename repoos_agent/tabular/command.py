@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from repoos_agent.search_options import record_findings, search_events
+from repoos_agent.findings import record_findings
+from repoos_agent.search_options import search_events
 from repoos_agent.tabular.endpoint_values import parse_endpoint_values
 from repoos_agent.tabular.optimize import optimize_endpoint, split_endpoint, write_contract
 

@@ -16,7 +16,7 @@ from repoos_agent.store import TabularKernel
 from repoos_agent.tabular.chain import TabularRefusal, chain_of
 from repoos_agent.tabular.credentials import without_password
 from repoos_agent.tabular.endpoint import is_endpoint
-from repoos_agent.tracks import Track, TrackOption
+from repoos_agent.tracks import Track
 
 TABULAR_METHODS = frozenset({"query", "filter", "filter_by", "group_by", "order_by", "execute", "select", "where", "join"})
 NUMERIC_MODULES = frozenset({"np", "numpy", "math"})
@@ -88,14 +88,6 @@ TRACK = Track(
     contract=TabularKernel,
     swap=swap,
     recheck=recheck,
-    option=TrackOption(
-        flag="--db",
-        metavar="URL",
-        value="database",
-        runs="an endpoint",
-        optimize_help="an ORM endpoint (app.py:function): its fast path, verified on this database (mysql+pymysql://...)",
-        tui_help="an ORM endpoint (app.py:function): watch its fast path verified on this database and raced, as `optimize --db`",
-    ),
     optimize=optimize,
     mcp="repoos_agent.mcp.tabular_tools",
     monitor="tui.tabular_command",
