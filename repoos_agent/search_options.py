@@ -2,8 +2,7 @@
 a track's own).
 
 The options themselves are declared in `arguments`, which loads no engine: the parser is built for every
-command, these only for a command that searches. `record_findings` is `findings`' (named here too, where the
-tracks' commands import it with `search_events`).
+command, these only for a command that searches.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from repoos_agent.agent.events import EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.errors import RepoosError
-from repoos_agent.findings import record_findings as record_findings
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.target import Target, resolve_target
 

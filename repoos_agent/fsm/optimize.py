@@ -24,6 +24,7 @@ from repoos_agent.agent.proposers import BACKEND_CHOICES, chat_backend
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.backends.build import cpu_model
 from repoos_agent.errors import RepoosError
+from repoos_agent.findings import record_findings
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.arena import ArenaEvents, ArenaResult, Entrant, Qualifier, run_arena
 from repoos_agent.fsm.dialogue import FsmDialogue
@@ -38,7 +39,7 @@ from repoos_agent.fsm.rewrites import Variant
 from repoos_agent.fsm.swap import parameter_spelling
 from repoos_agent.ingest.parse import text
 from repoos_agent.measure.timing import seconds_text
-from repoos_agent.search_options import record_findings, search_events
+from repoos_agent.search_options import search_events
 from repoos_agent.store import Batch, FsmKernel, GraphStore, function_key
 from repoos_agent.store.identity import source_hash
 
