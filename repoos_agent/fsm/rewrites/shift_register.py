@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
+from functools import cache
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.rewrites.registry import NotApplicable, rewrite
@@ -39,20 +40,35 @@ class ShiftRegister:
     entry: int | None
     """The bit at which `register ^= byte << entry` xors the byte in, None where the body does not do just that."""
 
-    def run_bits(self, value: int, times: int) -> int:
-        """The register after `times` runs of the inner loop (8 bit steps each) from `value`, on Python ints."""
-        for _ in range(times * BITS):
-            value = _run(self.step, self.register, value)
-        return value
-
     def table(self, times: int) -> ir.Table:
         """Entry `b`: the register after `times` bytes' bit steps from `b` at the register's low byte (reflected) or
         top byte (MSB-first), all other bits zero; `times=1` is Sarwate's table."""
-        shift = 0 if self.reflected else self.width - BITS
-        entries = tuple(self.run_bits(byte << shift, times) for byte in range(256))
+        return self.tables(times)[-1]
+
+    def tables(self, count: int) -> tuple[ir.Table, ...]:
+        """`table(1)` to `table(count)`, each the one before run one byte further, computed once per register and
+        count: the menu, the grammar and every proposal apply the rewrites again, and the step runs on Python ints."""
+        return _tables(self.step, self.register, self.reflected, self.width, count)
+
+
+@cache
+def _tables(step: ir.If, register: str, reflected: bool, width: int, count: int) -> tuple[ir.Table, ...]:
+    shift = 0 if reflected else width - BITS
+    entries = tuple(byte << shift for byte in range(256))
+    tables = []
+    for _ in range(count):
+        entries = tuple(_run_byte(step, register, value) for value in entries)
         top = max(entries)
         dtype = next(name for name, bits in (("uint8", 8), ("uint16", 16), ("uint32", 32), ("uint64", 64)) if top >> bits == 0)
-        return ir.Table(dtype, entries)
+        tables.append(ir.Table(dtype, entries))
+    return tuple(tables)
+
+
+def _run_byte(step: ir.If, register: str, value: int) -> int:
+    """The register after one byte's 8 bit steps from `value`."""
+    for _ in range(BITS):
+        value = _run(step, register, value)
+    return value
 
 
 def find_shift_register(function: ir.Function, name: str) -> ShiftRegister:
@@ -142,7 +158,7 @@ def slicing(function: ir.Function, k: int = 8, narrow: int = 0) -> ir.Function:
         )
     names = [_fresh(function, f"{found.register}_table{m}") for m in range(1, k + 1)]
     index = _fresh(function, "i")
-    tables = {name: found.table(m) for m, name in enumerate(names, 1)}
+    tables = dict(zip(names, found.tables(k), strict=True))
     sliced = _Sliced(found, names, index, k)
     loops: tuple[ir.Stmt, ...] = sliced.loops(WORD)
     if narrow:
