@@ -14,6 +14,7 @@ import itertools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import islpy as isl
 
@@ -74,8 +75,20 @@ class HeuristicProposer:
     def __post_init__(self) -> None:
         self.random = random.Random(self.seed)
         self.verdicts: dict[str, LegalityVerdict] = {}  # schedule text -> verdict; ideas re-check the same prefixes often
-        self.ideas = self._ideas()
         self.proposed: set[str] = set()
+
+    @cached_property
+    def ideas(self) -> list[Idea]:
+        """Every legal idea from the analysis, best first; built on first use, as it takes hundreds of proofs."""
+        return self._ideas()
+
+    def register_tilings(self) -> list[Idea]:
+        """The legal register-tiled schedules alone (`_register_tilings`), without proving every other idea."""
+        return [idea for idea in self._register_tilings(self._stride_fixes()) if self._legal(idea.schedule)]
+
+    def blas_calls(self) -> list[Idea]:
+        """The legal schedules that call BLAS for products alone (`_blas_calls`), without proving every other idea."""
+        return [idea for idea in self._blas_calls() if self._legal(idea.schedule)]
 
     def propose(self, history: list[Outcome], count: int) -> list[Idea]:
         """The next `count` untried ideas, best first; after measurements, variations of the best.
