@@ -8,6 +8,7 @@ search that records through it, the CLI and the commands it registers importing 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -44,8 +45,10 @@ def _imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules:
     return found
 
 
+@cache
 def import_graph() -> dict[str, set[str]]:
-    """Each module of the packages mapped to the modules of the packages it imports."""
+    """Each module of the packages mapped to the modules of the packages it imports: parsed once for every test here,
+    which only read it."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
