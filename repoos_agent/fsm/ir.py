@@ -8,7 +8,8 @@ indexes, is stored or converted with `int(...)`: its own wrap-around rules are n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
 
 INT = "int"
 """A Python int: unbounded in the source, 64 bits in C where the analysis proves it fits."""
@@ -331,3 +332,19 @@ def tuple_element(cell: int, kind: str, strings: tuple[str, ...]) -> int | str:
     if kind == STR and -len(strings) <= cell < 0:
         return strings[-1 - cell]
     return chr(cell) if kind in (CHAR, STR) and 0 <= cell <= 0x10FFFF else cell
+
+
+def nodes(value: object) -> Iterator[object]:
+    """Every IR node in `value` (a node or a tuple of them), depth first."""
+    if isinstance(value, tuple):
+        for item in value:
+            yield from nodes(item)
+    elif is_dataclass(value) and not isinstance(value, type):
+        yield value
+        for part in fields(value):
+            yield from nodes(getattr(value, part.name))
+
+
+def locals_read(value: object) -> set[str]:
+    """Every local read in `value` (nodes, or a tuple of them), nested blocks and every operand included."""
+    return {node.name for node in nodes(value) if isinstance(node, Local)}

@@ -706,7 +706,7 @@ class _Lowering(ScratchArrays):
         if len(set(names)) != len(names):
             raise refuse(left, f"`{text(left)}` binds one name twice")
         lowered = [self.expression(value, assigned) for value in values]
-        read = {name for value in lowered for name in _locals_read(value)}
+        read = ir.locals_read(tuple(lowered))
         line = left.start_point[0] + 1
         statements: list[ir.Stmt] = []
         bound: list[ir.Expr] = []
@@ -2165,14 +2165,6 @@ def _character(node: Node) -> str | None:
         return None
     value = ast.literal_eval(text(node))
     return value if isinstance(value, str) and len(value) == 1 else None
-
-
-def _locals_read(value: ir.Expr) -> set[str]:
-    """The locals an expression reads."""
-    if isinstance(value, ir.Local):
-        return {value.name}
-    children = [getattr(value, field) for field in ("index", "left", "right", "operand") if hasattr(value, field)]
-    return {name for child in children for name in _locals_read(child)}
 
 
 def _named(kind: str | None) -> str:

@@ -97,7 +97,7 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     except _NotAStep as reason:
         skipped = _fast_path(baseline, variant)
         return skipped if skipped is not None else _local(baseline, variant, str(reason))
-    dead = _counters(baseline.body + variant.body) - _read(baseline.body + variant.body)
+    dead = _counters(baseline.body + variant.body) - ir.locals_read(baseline.body + variant.body)
     methods, cases = [], 0
     for obligation in obligations:
         try:
@@ -239,7 +239,7 @@ def _one_pass(function: ir.Function, loop: ir.While, outside: set[str], counters
         {"and": z3.And, "or": z3.Or, "not": z3.Not},
     )
     evaluator.tables = {name: tuple(ir.entries(table)) for name, table in function.tables.items()}
-    names = sorted(_read(loop.body) | _assigned(loop.body) | counters)
+    names = sorted(ir.locals_read(loop.body) | _assigned(loop.body) | counters)
     before = {name: z3.BitVec(name, 64) for name in names}
     evaluator.elements, evaluator.index = (z3.BitVecVal(byte, 64),), cursor
     after = dict(before)
@@ -279,8 +279,8 @@ def _set_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
     at the loop's head is never seen."""
     for statement in body:
         if isinstance(statement, ir.Assign) and statement.name == name:
-            return name not in _read((statement.value,))  # type: ignore[arg-type]
-        if name in _read((statement,)):
+            return name not in ir.locals_read((statement.value,))  # type: ignore[arg-type]
+        if name in ir.locals_read((statement,)):
             return False
     return False
 
@@ -320,7 +320,7 @@ def _z3_region(base: tuple[ir.Stmt, ...], variant: tuple[ir.Stmt, ...], tables: 
 
     evaluator = _Evaluator(lambda value: z3.BitVecVal(value, 64), z3.If, lookup, {"and": z3.And, "or": z3.Or, "not": z3.Not})
     evaluator.tables = tables
-    names = sorted(_read(base + variant) | _assigned(base + variant))
+    names = sorted(ir.locals_read(base + variant) | _assigned(base + variant))
     env = {name: z3.BitVec(name, 64) for name in names}
     before, after = evaluator.run(base, env), evaluator.run(variant, env)
     solver = z3.Solver()
@@ -394,7 +394,7 @@ def _loops(loop: ir.ForEach, middle: tuple[ir.Stmt, ...], baseline: ir.Function,
         if any(obligation.guard is not None for obligation in within):
             raise _NotAStep(f"line {test.line}: the variant tests the state twice before its loops")
         return [replace(obligation, guard=test.condition) for obligation in within] + _loops(loop, test.orelse, baseline, outside)
-    if loop.variable in _read(outside):
+    if loop.variable in ir.locals_read(outside):
         raise _NotAStep(f"line {loop.line}: `{loop.variable}` is read outside the loop, and the variant's loops do not set it")
     unrolled = _unrolled(loop, middle, baseline)
     return unrolled if unrolled is not None else _sliced(loop, middle, baseline)
@@ -504,7 +504,7 @@ def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str
     """Enumerate the obligation's domain if it is small, else prove it with Z3."""
     bodies = obligation.baseline + obligation.variant
     positions = {obligation.variable, obligation.index, *obligation.cursors}
-    state = sorted((_read(bodies) | _assigned(bodies)) - dead - positions)
+    state = sorted((ir.locals_read(bodies) | _assigned(bodies)) - dead - positions)
     bounds = {}
     for name in state:
         known = head.get(name)
@@ -866,26 +866,12 @@ def _refuted(obligation: _Obligation, counterexample: Counterexample) -> str:
     )
 
 
-def _walk(value: object) -> Iterator[object]:
-    if isinstance(value, tuple):
-        for item in value:
-            yield from _walk(item)
-    elif is_dataclass(value):
-        yield value
-        for part in fields(value):
-            yield from _walk(getattr(value, part.name))
-
-
-def _read(statements: tuple[ir.Stmt, ...]) -> set[str]:
-    return {node.name for node in _walk(statements) if isinstance(node, ir.Local)}
-
-
 def _assigned(statements: tuple[ir.Stmt, ...]) -> set[str]:
-    return {node.name for node in _walk(statements) if isinstance(node, ir.Assign)} | _counters(statements)
+    return {node.name for node in ir.nodes(statements) if isinstance(node, ir.Assign)} | _counters(statements)
 
 
 def _counters(statements: tuple[ir.Stmt, ...]) -> set[str]:
-    return {node.variable for node in _walk(statements) if isinstance(node, ir.ForRange)}
+    return {node.variable for node in ir.nodes(statements) if isinstance(node, ir.ForRange)}
 
 
 def _unlined(value: object) -> object:

@@ -11,8 +11,7 @@ GF(2); `fsm.proof` checks the result all the same, and a table that is wrong in 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, replace
 from functools import cache
 
 from repoos_agent.fsm import ir
@@ -86,7 +85,7 @@ def find_shift_register(function: ir.Function, name: str) -> ShiftRegister:
             reason = f"line {inner[0].line}: {found}"
             continue
         register, reflected, width = found
-        if inner[0].variable in _read_names(function.body):
+        if inner[0].variable in ir.locals_read(function.body):
             reason = f"line {inner[0].line}: the bit loop's counter `{inner[0].variable}` is read; a table would not set it"
             continue
         entered = [
@@ -148,7 +147,7 @@ def slicing(function: ir.Function, k: int = 8, narrow: int = 0) -> ir.Function:
         )
     if not found.reflected and found.width % BITS:
         raise NotApplicable("slicing", f"line {found.inner.line}: a {found.width}-bit register is not whole bytes")
-    if loop.variable in _read_names(function.body[: found.position] + function.body[found.position + 1 :]):
+    if loop.variable in ir.locals_read(function.body[: found.position] + function.body[found.position + 1 :]):
         raise NotApplicable("slicing", f"line {loop.line}: `{loop.variable}` is read after the loop")
     if narrow and not found.reflected:
         raise NotApplicable(
@@ -379,22 +378,6 @@ def _evaluate(expr: ir.Expr, env: dict[str, int]) -> int:
         return env[expr.name]
     assert isinstance(expr, ir.Binary | ir.Compare)
     return OPERATORS[expr.op](_evaluate(expr.left, env), _evaluate(expr.right, env))
-
-
-def _read_names(statements: tuple[ir.Stmt, ...]) -> set[str]:
-    """Every local an expression in `statements` reads, nested blocks included."""
-    return {node.name for node in _walk(statements) if isinstance(node, ir.Local)}
-
-
-def _walk(value: object) -> Iterator[object]:
-    """Every IR node in `value` (a node or a tuple of them), depth first."""
-    if isinstance(value, tuple):
-        for item in value:
-            yield from _walk(item)
-    elif is_dataclass(value):
-        yield value
-        for part in fields(value):
-            yield from _walk(getattr(value, part.name))
 
 
 def _fresh(function: ir.Function, stem: str) -> str:
