@@ -23,7 +23,7 @@ from repoos_agent.measure.original import NumpyOriginal
 from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
-from repoos_agent.verify import verify_loop_nest
+from repoos_agent.verified_nests import verified_nest
 
 REASSOCIATION_TOLERANCE_SCALE = 100.0
 """Reassociated sums round differently: float64 results are accepted to 1e-7, float32 to 1e-2."""
@@ -118,11 +118,11 @@ def evaluate_schedule(
         problem = backend_problem(target.kernel, nest, compiler) if compiler in BACKENDS else None  # else the build names it
         if problem is not None:
             return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
-        verification = verify_loop_nest(target.kernel, proof.lowered, nest, proof.reassociates)
+        verification = verified_nest(target.kernel, signature, proof.lowered, nest, proof.reassociates)
         verify_ms = (time.perf_counter() - start) * 1000
     base.update(
         verified=verification.label,
-        verification=verification.reason,
+        verification=verification.reason + (" (the verdict kept from an earlier proof of this nest)" if verification.kept else ""),
         counterexample=verification.counterexample,
         verify_ms=verify_ms,
     )

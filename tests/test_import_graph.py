@@ -146,6 +146,7 @@ LAYERS = (
     ("schedule",),
     ("legality", "codegen"),
     ("verify", "backends"),
+    ("verified_nests",),
     ("measure",),
     ("store",),
     ("target", "findings"),

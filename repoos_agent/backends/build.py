@@ -48,30 +48,38 @@ def cpu_model() -> str:
 
 
 @cache
-def engine_digest() -> str:
-    """A hash of the code that turns source into C: a new engine never reuses an old build."""
+def engine_digest(parts: tuple[str, ...] = ENGINE_PARTS) -> str:
+    """A hash of the engine's code in the folders `parts` (by default those that turn source into C): a new
+    engine never reuses an old build."""
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for part in ENGINE_PARTS:
+    for part in parts:
         for path in sorted((root / part).rglob("*.py")):  # `ingest/numpy/` too
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
-    """Everything that decides a build's bytes: engine, source, ranks, types, schedule, backend, compiler, flags, CPU.
-    The ranks too: one NumPy function called with a vector and with a matrix is two kernels of one source; and
-    the axes taken as extent 1, as a column `(n, 1)` and a matrix `(n, 3)` broadcast differently."""
-    digest = hashlib.sha256()
+def model_parts(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None) -> tuple[str, ...]:
+    """What decides a kernel's code besides the engine: source, ranks, types, schedule. The ranks too: one NumPy
+    function called with a vector and with a matrix is two kernels of one source; and the axes taken as extent 1,
+    as a column `(n, 1)` and a matrix `(n, 3)` broadcast differently."""
     ranks = repr(([(array.name, array.rank) for array in kernel.arrays], kernel.unit_axes))
-    parts = (
-        engine_digest(), kernel.source, ranks, repr(signature), _schedule_text(schedule), backend,
-        toolchain.command, toolchain.version, *toolchain.flags, cpu_model(),
-    )  # fmt: skip
+    return kernel.source, ranks, repr(signature), _schedule_text(schedule)
+
+
+def digest_of(parts: tuple[str, ...]) -> str:
+    """A short hash naming `parts` as one key (each part ended, so no two splits of one text collide)."""
+    digest = hashlib.sha256()
     for part in parts:
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
+
+
+def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
+    """Everything that decides a build's bytes: engine, the model's parts, backend, compiler, flags, CPU."""
+    build = (backend, toolchain.command, toolchain.version, *toolchain.flags, cpu_model())
+    return digest_of((engine_digest(), *model_parts(kernel, signature, schedule), *build))
 
 
 PRINTED_KINDS = dict(zip(BACKENDS, (c_printer.SUPPORTED, mlir_printer.SUPPORTED), strict=True))

@@ -56,6 +56,7 @@ class Verification:
     counterexample: str | None = None
     queries: int = 0
     elapsed_ms: float = 0.0
+    kept: bool = False  # read from the verdicts kept for nests proved before (`verified_nests`), not proved now
 
     @property
     def label(self) -> str:

@@ -9,6 +9,8 @@ earlier pass is not offered to a later one (an unrolled loop runs in order, unpr
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 from repoos_agent.codegen.loopnest import LoopNest, build_loop_nest
@@ -28,9 +30,35 @@ PASSES: tuple[NestPass, ...] = (substitute_blas, unroll_loops, promote_registers
 """Every pass, in the order they run."""
 
 
+RECENT_NESTS = 8
+"""Nests kept for the schedules last asked for: one evaluation asks for its candidate's nest to verify it, then
+again to print it (twice for MLIR, whose entry is printed in C), and isl's AST build is most of each."""
+
+_recent: OrderedDict[tuple[int, int, Signature], tuple[Kernel, LoweredSchedule, LoopNest]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
 def transformed_nest(kernel: Kernel, lowered: LoweredSchedule, signature: Signature) -> LoopNest:
     """The loop nest of `lowered` after every pass: what the backends print and Z3 verifies. The signature
-    is a pass's input where element types decide (a lane split needs the sum in its element's kind)."""
+    is a pass's input where element types decide (a lane split needs the sum in its element's kind).
+
+    A nest is a value (frozen nodes) of the kernel and the lowered schedule it came from, so the one built last
+    for the same two objects is returned again (held here, they keep their identities)."""
+    key = (id(kernel), id(lowered), signature)
+    with _recent_lock:
+        kept = _recent.get(key)
+        if kept is not None and kept[0] is kernel and kept[1] is lowered:
+            _recent.move_to_end(key)
+            return kept[2]
+    nest = _transformed(kernel, lowered, signature)
+    with _recent_lock:
+        _recent[key] = (kernel, lowered, nest)
+        while len(_recent) > RECENT_NESTS:
+            _recent.popitem(last=False)
+    return nest
+
+
+def _transformed(kernel: Kernel, lowered: LoweredSchedule, signature: Signature) -> LoopNest:
     nest = build_loop_nest(kernel, lowered)
     context = PassContext(kernel, lowered, signature)
     for apply in PASSES:
