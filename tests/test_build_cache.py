@@ -14,6 +14,7 @@ import pytest
 from repoos_agent.backends import build as build_module
 from repoos_agent.backends import build_baseline
 from repoos_agent.check import fresh_copy
+from repoos_agent.ingest import load_kernel
 from repoos_agent.model import Signature
 from repoos_agent.target import resolve_target
 
@@ -98,3 +99,17 @@ def test_cache_info_and_clear_from_the_command_line(gemm, tmp_path):
     cleared = repoos("cache", "clear", cache=tmp_path)
     assert cleared.returncode == 0 and "removed" in cleared.stdout
     assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("model-*.json"))
+
+
+def test_a_changed_module_constant_is_built_again_and_computes_with_its_new_value(tmp_path, monkeypatch):
+    """The function's text is the same; the model it was built from is not."""
+    monkeypatch.setenv("REPOOS_CACHE_DIR", str(tmp_path / "cache"))
+    module = tmp_path / "scaled.py"
+    results = []
+    for scale in (2.0, 3.0):
+        module.write_text(f"SCALE = {scale}\n\n\ndef scaled(n, x, y):\n    for i in range(n):\n        y[i] = x[i] * SCALE\n")
+        kernel = load_kernel(module, "scaled")
+        values = {"n": 4, "x": np.arange(1.0, 5.0), "y": np.zeros(4)}
+        build_baseline(kernel, Signature.of_values(kernel, values))(values)
+        results.append(values["y"].tolist())
+    assert results == [[2.0, 4.0, 6.0, 8.0], [3.0, 6.0, 9.0, 12.0]]

@@ -60,11 +60,13 @@ def engine_digest(parts: tuple[str, ...] = ENGINE_PARTS) -> str:
 
 
 def model_parts(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None) -> tuple[str, ...]:
-    """What decides a kernel's code besides the engine: source, ranks, types, schedule. The ranks too: one NumPy
-    function called with a vector and with a matrix is two kernels of one source; and the axes taken as extent 1,
-    as a column `(n, 1)` and a matrix `(n, 3)` broadcast differently."""
-    ranks = repr(([(array.name, array.rank) for array in kernel.arrays], kernel.unit_axes))
-    return kernel.source, ranks, repr(signature), _schedule_text(schedule)
+    """What decides a kernel's code besides the engine: the model, types and schedule. The model whole, not its
+    function's source: the module constants it was built with and the module's helpers it inlines are in the model
+    and not in the source (a changed `SCALE = 3.0` must not load the build made with 2.0), and so are the ranks
+    (one NumPy function called with a vector and with a matrix is two kernels of one source) and the axes taken
+    as extent 1 (a column `(n, 1)` and a matrix `(n, 3)` broadcast differently). Its text has no addresses: the
+    isl context is left out of it."""
+    return repr(kernel), repr(signature), _schedule_text(schedule)
 
 
 def digest_of(parts: tuple[str, ...]) -> str:
@@ -77,7 +79,7 @@ def digest_of(parts: tuple[str, ...]) -> str:
 
 
 def model_key(kernel: Kernel, signature: Signature, schedule: LoweredSchedule | None, toolchain: Toolchain, backend: str) -> str:
-    """Everything that decides a build's bytes: engine, the model's parts, backend, compiler, flags, CPU."""
+    """Everything that decides a build's bytes: engine, model, types, schedule, backend, compiler, flags, CPU."""
     build = (backend, toolchain.command, toolchain.version, *toolchain.flags, cpu_model())
     return digest_of((engine_digest(), *model_parts(kernel, signature, schedule), *build))
 
