@@ -8,7 +8,9 @@ one is cheap to find, a legal alternative.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
 
 import islpy as isl
 
@@ -21,6 +23,11 @@ from repoos_agent.legality.verdict import Verdict, Violation
 from repoos_agent.model.kernel import Kernel, isl_lock
 from repoos_agent.schedule import Contraction, LoweredSchedule, Primitive, Schedule, ScheduleError, ScheduleState, parse_schedule
 from repoos_agent.schedule.primitives import PRIMITIVES, parallelize, skew
+
+KEPT_VERDICTS = 1024
+"""Verdicts a kernel keeps (`prove_legal`): more than a search of hundreds of candidates asks for."""
+
+_KEPT: WeakKeyDictionary[Kernel, OrderedDict[tuple[str, bool, bool], LegalityVerdict]] = WeakKeyDictionary()
 
 MAX_EXPLAINED = 5
 """Broken dependences explained per verdict: enough to act on, few enough to stay fast and readable."""
@@ -51,9 +58,23 @@ def prove_legal(
     """Parse, apply and prove `schedule` on `kernel`; never raises for a bad schedule.
 
     `explain=False` skips what only a reader needs (parallel loops, suggestions, the pair of instances a parallel
-    loop carries): a bare verdict."""
+    loop carries): a bare verdict.
+
+    A verdict is a value of its question, so the kernel keeps the last `KEPT_VERDICTS` it gave: a search proves
+    its ideas to choose among them, then evaluates the ones it chose, and proposes some again. An explained verdict
+    answers the bare question too."""
+    text = schedule if isinstance(schedule, str) else str(schedule)
     with isl_lock(kernel):
-        return _prove(kernel, schedule, allow_reassociation, explain)
+        kept = _KEPT.setdefault(kernel, OrderedDict())
+        for key in ((text, allow_reassociation, explain), (text, allow_reassociation, True)):
+            if key in kept:
+                kept.move_to_end(key)
+                return kept[key]
+        verdict = _prove(kernel, schedule, allow_reassociation, explain)
+        kept[(text, allow_reassociation, explain)] = verdict
+        while len(kept) > KEPT_VERDICTS:
+            kept.popitem(last=False)
+        return verdict
 
 
 def _prove(kernel: Kernel, schedule: str | Schedule, allow_reassociation: bool, explain: bool) -> LegalityVerdict:
