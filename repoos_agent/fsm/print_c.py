@@ -20,7 +20,7 @@ cast back to `int64_t` where their result fits.
 from __future__ import annotations
 
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.ranges import GUARD, Widths, elements
+from repoos_agent.fsm.ranges import GUARD, HIGH, Widths, elements
 
 ENTRY = "rp_fsm"
 RELEASE = "rp_release"
@@ -346,6 +346,8 @@ class _Printer:
 
     def expr(self, expr: ir.Expr) -> str:
         if isinstance(expr, ir.Const):
+            if expr.value > HIGH:
+                return f"UINT64_C({expr.value})"
             return f"INT64_C({expr.value})" if expr.value > -(1 << 63) else "INT64_MIN"
         if isinstance(expr, ir.Local):
             return f"py_{expr.name}"
@@ -391,6 +393,8 @@ class _Printer:
 
     def wide(self, expr: ir.Expr) -> bool:
         """Whether `expr` is held in `uint64_t`: a local or an operation `ranges` found may be past 2**63 - 1."""
+        if isinstance(expr, ir.Const):
+            return expr.value > HIGH
         return id(expr) in self.unsigned or (isinstance(expr, ir.Local) and expr.name in self.unsigned_locals)
 
     def unsigned_binary(self, expr: ir.Binary, left: str, right: str) -> str:

@@ -240,7 +240,7 @@ class _Analysis:
     def evaluated(self, expr: ir.Expr, state: State, masked: bool) -> Interval:
         """The values `expr` can take, as `value` says, before a value past 64 signed bits is judged."""
         if isinstance(expr, ir.Const):
-            if not Interval(expr.value, expr.value).fits():
+            if not (Interval(expr.value, expr.value).fits() or 0 <= expr.value <= UNSIGNED_HIGH):  # unsigned: `value`
                 return self.refuse(expr.line, f"the constant {expr.value} does not fit 64 bits")
             return Interval(expr.value, expr.value)
         if isinstance(expr, ir.Local):
@@ -500,8 +500,9 @@ class _Analysis:
                 self.held(self.holds, statement.name, value, statement.line)
                 low, high = self.within_guard.get(id(statement), (True, True))
                 self.within_guard[id(statement)] = (low and value.lo >= -GUARD, high and value.hi <= GUARD)
-            if statement.name in self.guarded:
-                value = replace(value, lo=max(value.lo, -GUARD), hi=min(value.hi, GUARD))
+            if statement.name in self.guarded:  # within `GUARD`, at values of its stride, as widening leaves it
+                low, high = _rounded(max(value.lo, -GUARD), min(value.hi, GUARD), value)
+                value = replace(value, lo=low, hi=high)
             if statement.name in self.deltas:
                 return {**state, statement.name: value, _delta(statement.name): self.changed(statement, state)}
             return {**state, statement.name: value}
