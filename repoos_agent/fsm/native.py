@@ -163,7 +163,9 @@ class FsmNative:
         if kind != ir.LIST:
             return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
         element = ctypes.c_uint64 if name in self._unsigned else ctypes.c_int64  # never negative, maybe past 2**63
-        flat = np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)).tolist() if buffer.len else []
+        flat = (
+            np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)).tolist() if buffer.len else []
+        )
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
         if shape is None:
             return flat

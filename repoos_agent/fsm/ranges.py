@@ -365,7 +365,7 @@ class _Analysis:
                 return Interval(min(left.lo >> right.lo, left.lo >> right.hi), max(left.hi >> right.lo, left.hi >> right.hi))
             corners = [left.lo << right.lo, left.lo << right.hi, left.hi << right.lo, left.hi << right.hi]
             result = Interval(min(corners), max(corners))
-            if not masked and 0 <= result.lo and result.hi <= UNSIGNED_HIGH:  # exact on `uint64_t`
+            if not masked and result.lo >= 0 and result.hi <= UNSIGNED_HIGH:  # exact on `uint64_t`
                 return result
             return self.fitted(result, expr, masked)
         if right.lo <= 0 <= right.hi:
@@ -463,7 +463,7 @@ class _Analysis:
         if isinstance(condition, ir.Logical) and (then is None) != (orelse is None):
             truth, taken = (False, statement.orelse) if then is None else (True, statement.then)
             cases = self.cases(condition, truth, state)
-            if 1 < len(cases) and self.paths * len(cases) <= MAX_PATHS:
+            if len(cases) > 1 and self.paths * len(cases) <= MAX_PATHS:
                 outs = [self.block(taken, case) for case in cases]
                 return [out for out in outs if out is not None]
         joined = _join(then, orelse)
@@ -478,7 +478,9 @@ class _Analysis:
             refined = self.refine(condition, truth, state)
             return [] if refined is None else [refined]
         if (condition.op == "and") == truth:  # both sides hold
-            found = [case for first in self.cases(condition.left, truth, state) for case in self.cases(condition.right, truth, first)]
+            found = [
+                case for first in self.cases(condition.left, truth, state) for case in self.cases(condition.right, truth, first)
+            ]
         else:  # the left side decides, or it does not and the right side does
             decided = self.cases(condition.left, truth, state)
             found = decided + [
