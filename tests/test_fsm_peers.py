@@ -20,6 +20,7 @@ from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.comparison import compare_kernel, parse_peers, run_peer_study, table
 from repoos_agent.fsm.native import FsmNative, lower_for
 from repoos_agent.fsm.peers import Built, InProcess, PeerUnsupported, build_peer
+from repoos_agent.fsm.refusal import FsmRefusal
 from repoos_agent.ingest.parse import functions, parse_source, read_source, text
 
 
@@ -107,7 +108,10 @@ def test_ours_raising_what_the_original_does_not_is_wrong(tmp_path):
 
 
 def test_a_kernel_the_fsm_track_refuses_shows_refused_with_its_reason_and_its_peers_still_run(tmp_path):
-    study = run_peer_study(((find_bundled("fsm:leb128-decode"), "MINI"),), ("numba",))
+    def refusing(kernel):  # every bundled kernel goes in: a refusal as the track gives one
+        raise FsmRefusal(51, "a shift by 0 to 2305843009213693952 bits: only shifts proven within 0 to 63 are modelled")
+
+    study = run_peer_study(((find_bundled("fsm:leb128-decode"), "MINI"),), ("numba",), ours=refusing)
     row = study.rows[0]
     assert row.cells["ours"].status == "refused"
     assert "a shift by 0 to 2305843009213693952 bits" in row.cells["ours"].message

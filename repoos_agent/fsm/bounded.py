@@ -94,9 +94,12 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
     if unmodelled is not None:
         return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
     try:
-        guards = check_widths(baseline).guarded, check_widths(variant).guarded
+        widths = check_widths(baseline), check_widths(variant)
     except FsmRefusal as refusal:
         return Bounded(NOT_APPLICABLE, -1, reason=f"widths not proven: {refusal}")
+    if any(each.wide for each in widths):  # its bit-vectors compare and shift as signed
+        return Bounded(NOT_APPLICABLE, -1, reason="a value past 2**63 - 1 is held unsigned: not modelled")
+    guards = widths[0].guarded, widths[1].guarded
     sequences = [p for p in baseline.parameters if isinstance(p, ir.Sequence)]
     deadline = time.monotonic() + budget_s
     proved, stopped = -1, f"the budget of {budget_s:g} s ran out"

@@ -82,7 +82,9 @@ class FsmNative:
     def __init__(self, function: ir.Function, original: Callable[..., object]) -> None:
         self.function = function
         self.original = original
-        self.source = print_c(function, check_widths(function))
+        widths = check_widths(function)
+        self.source = print_c(function, widths)
+        self._unsigned = widths.unsigned_outputs
         library = build_shared_library(CSource(self.source, (), (), (), (), function.name))
         handle = load_library(library)
         self._entry = getattr(handle, ENTRY)
@@ -155,14 +157,14 @@ class FsmNative:
         return self._returned(result.value, output)
 
     def _output(self, buffer: _Buffer, kind: str, name: str | None) -> bytearray | list[int] | list[tuple[int | str, ...]]:
-        """A local output the C code grew: a bytearray's bytes, a list's ints, or a list of tuples built from its
-        flat elements (a character's code point made a `str` again)."""
+        """A local output the C code grew: a bytearray's bytes, a list's ints (read as unsigned where `ranges` found
+        they may be past 2**63 - 1 and are never negative), or a list of tuples built from its flat elements (a
+        character's code point made a `str` again)."""
         if kind != ir.LIST:
             return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
+        element = ctypes.c_uint64 if name in self._unsigned else ctypes.c_int64  # never negative, maybe past 2**63
         flat = (
-            np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,)).tolist()
-            if buffer.len
-            else []
+            np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)).tolist() if buffer.len else []
         )
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
         if shape is None:

@@ -11,12 +11,16 @@ assignment it proved within `GUARD`, is printed without its check. A select (`x 
 fault is printed as a conditional move over both (`rp_select`; on x86-64 a `cmov` after the condition's own compare
 or bit test, elsewhere a mask), which compilers cannot turn back into a jump the data would mispredict, as they do
 with `?:`. Python names are printed as `py_NAME`.
+
+A value `ranges` found may be past 2**63 - 1 (a 64-bit varint), and never negative, is held in `uint64_t`: its local
+is declared so, and the operations on it (`| & ^ >> <<` and comparisons, all it allows) are printed on `uint64_t`,
+cast back to `int64_t` where their result fits.
 """
 
 from __future__ import annotations
 
 from repoos_agent.fsm import ir
-from repoos_agent.fsm.ranges import GUARD, Widths, elements
+from repoos_agent.fsm.ranges import GUARD, HIGH, Widths, elements
 
 ENTRY = "rp_fsm"
 RELEASE = "rp_release"
@@ -171,6 +175,8 @@ class _Printer:
         self.guarded = widths.guarded
         self.within_guard = widths.within_guard
         self.in_range = widths.in_range
+        self.unsigned = widths.unsigned
+        self.unsigned_locals = widths.unsigned_locals
         self.sequences = {p.name: p for p in function.parameters if isinstance(p, ir.Sequence)}
         self.loops = 0
         self.labels = 0
@@ -195,7 +201,7 @@ class _Printer:
         body = ["jmp_buf *rp_leave", *parameters, *(output.replace(" *", " *restrict ") for output in outputs)]
         names = {p for p in self.function.parameters if isinstance(p, str)}
         declarations = [
-            f"    {ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
+            f"    {'uint64_t' if name in self.unsigned_locals else ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
             for name, kind in self.function.locals.items()
             if name not in names
         ]
@@ -340,6 +346,8 @@ class _Printer:
 
     def expr(self, expr: ir.Expr) -> str:
         if isinstance(expr, ir.Const):
+            if expr.value > HIGH:
+                return f"UINT64_C({expr.value})"
             return f"INT64_C({expr.value})" if expr.value > -(1 << 63) else "INT64_MIN"
         if isinstance(expr, ir.Local):
             return f"py_{expr.name}"
@@ -350,6 +358,8 @@ class _Printer:
             return f"{data}[{self.index(expr, expr.index, length)}]"
         if isinstance(expr, ir.Binary):
             left, right = self.expr(expr.left), self.expr(expr.right)
+            if self.wide(expr) or self.wide(expr.left) or (expr.op != "<<" and self.wide(expr.right)):
+                return self.unsigned_binary(expr, left, right)
             if expr.op in RING:
                 shifted = right if expr.op == "<<" else f"(uint64_t)({right})"
                 return f"(int64_t)((uint64_t)({left}) {RING[expr.op]} {shifted})"
@@ -366,7 +376,8 @@ class _Printer:
         if isinstance(expr, ir.ToInt):
             return f"(int64_t)({self.expr(expr.operand)})"
         if isinstance(expr, ir.Compare):
-            return f"((int64_t)({self.expr(expr.left)}) {expr.op} (int64_t)({self.expr(expr.right)}))"
+            kind = "uint64_t" if self.wide(expr.left) or self.wide(expr.right) else "int64_t"
+            return f"(({kind})({self.expr(expr.left)}) {expr.op} ({kind})({self.expr(expr.right)}))"
         if isinstance(expr, ir.Select):
             sides = self.expr(expr.then), self.expr(expr.orelse)
             if _cannot_fault(expr.then) and _cannot_fault(expr.orelse):
@@ -380,9 +391,25 @@ class _Printer:
             return f"({self.expr(expr.left)} {'&&' if expr.op == 'and' else '||'} {self.expr(expr.right)})"
         return f"(!{self.expr(expr.operand)})"
 
+    def wide(self, expr: ir.Expr) -> bool:
+        """Whether `expr` is held in `uint64_t`: a local or an operation `ranges` found may be past 2**63 - 1."""
+        if isinstance(expr, ir.Const):
+            return expr.value > HIGH
+        return id(expr) in self.unsigned or (isinstance(expr, ir.Local) and expr.name in self.unsigned_locals)
+
+    def unsigned_binary(self, expr: ir.Binary, left: str, right: str) -> str:
+        """`expr` on `uint64_t`, where it or an operand may be past 2**63 - 1 (`ranges` allows `| & ^ >> <<` and
+        `+ - *` under a mask there): cast to `int64_t` where its result fits. A shift's amount stays as it is."""
+        amount = expr.op in ("<<", ">>")
+        operation = f"((uint64_t)({left}) {expr.op} {right if amount else f'(uint64_t)({right})'})"
+        return operation if self.wide(expr) else f"(int64_t){operation}"
+
     def select(self, condition: ir.Expr, then: str, orelse: str) -> str:
         """A select of sides that cannot fault: on a comparison or a bit test, the helper that sets the flags with
-        that very compare or test (the condition's operands are int64 values, as `expr` prints them)."""
+        that very compare or test (the condition's operands are int64 values, as `expr` prints them; one held in
+        `uint64_t` takes the plain select)."""
+        if isinstance(condition, ir.Binary | ir.Compare) and any(map(self.wide, (condition.left, condition.right))):
+            return f"rp_select({self.expr(condition)}, {then}, {orelse})"
         if isinstance(condition, ir.Compare):
             operands = f"(int64_t)({self.expr(condition.left)}), (int64_t)({self.expr(condition.right)})"
             return f"rp_select_{COMPARE_SELECTS[condition.op][0]}({operands}, {then}, {orelse})"

@@ -85,12 +85,15 @@ class _Obligation:
     the test holds at the loop's entry."""
 
 
+UNSIGNED = "a value past 2**63 - 1 is held unsigned: the step proof models 64-bit values as signed only"
+
+
 def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     """Proved, refuted (with a counterexample) or not applicable (with why): the variant's fold step against the
     baseline's, as described above."""
     try:
-        check_widths(baseline)
-        check_widths(variant)
+        if check_widths(baseline).wide or check_widths(variant).wide:
+            return Proof(NOT_APPLICABLE, "none", 0, UNSIGNED)
         loop, obligations = _obligations(baseline, variant)
     except FsmRefusal as reason:
         return Proof(NOT_APPLICABLE, "none", 0, str(reason))

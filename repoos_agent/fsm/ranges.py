@@ -25,12 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from math import gcd
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import FsmRefusal
 
 INFINITY = 1 << 256
 LOW, HIGH = -(1 << 63), (1 << 63) - 1
+UNSIGNED_HIGH = (1 << 64) - 1
+"""The most an unsigned 64-bit value holds: a value past `HIGH` (a 64-bit varint) is held as `uint64_t`, where
+the operations that are exact on it (`| & ^ >>`, a `<<` proven below 2**64, a comparison with a value that is
+never negative) are all that read it."""
 GUARD = 1 << 61
 """The bound a widened local is held to at run time (the call runs the original past it): the sum or difference
 of two guarded locals (`b += a` in Adler-32) still fits 64 bits."""
@@ -41,6 +46,9 @@ LENGTH = 1 << 60
 """The largest length a sequence can have: more elements than any 64-bit machine maps bytes (at most 2**57 with
 five-level paging), and small enough that a counter one past a length is within `GUARD`."""
 WIDEN_AFTER = 3
+MAX_PATHS = 4
+"""The most cases of an `and`/`or` test kept apart after an `if` that leaves on one side (`if a and b: raise`), each
+followed to the end of its block (at a loop's head they are joined): `not a`, or `a and not b`."""
 DTYPE_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(1 << 31), (1 << 31) - 1)}
 DTYPE_RANGES |= {"int64": (LOW, HIGH), "uint32": (0, (1 << 32) - 1), ir.INT: (LOW, HIGH), ir.CHAR: (0, 0x10FFFF)}
 
@@ -67,15 +75,31 @@ Below = tuple[tuple[str, int], ...]
 
 @dataclass(frozen=True)
 class Interval:
+    """The values `lo` to `hi` that are `residue` modulo `stride` (a stride of 1 says nothing more): `shift += 7`
+    from 0 keeps `shift` a multiple of 7, so that `shift != 63` under `shift <= 63` means `shift <= 56`."""
+
     lo: int
     hi: int
     below: Below = ()
+    stride: int = 1
+    residue: int = 0
 
     def fits(self) -> bool:
         return self.lo >= LOW and self.hi <= HIGH
 
+    def wide(self) -> bool:
+        """Whether the value may be past `HIGH`: an unsigned 64-bit value."""
+        return self.hi > HIGH
+
+    def congruence(self) -> tuple[int, int]:
+        """`(stride, residue)`, a single value being its own residue modulo 0."""
+        return (0, self.lo) if self.lo == self.hi else (self.stride, self.residue)
+
     def hull(self, other: Interval) -> Interval:
-        return Interval(min(self.lo, other.lo), max(self.hi, other.hi), _weakest(self.below, other.below))
+        (first, r1), (second, r2) = self.congruence(), other.congruence()
+        stride = gcd(first, second, r1 - r2) or 1
+        lo, hi = min(self.lo, other.lo), max(self.hi, other.hi)
+        return Interval(lo, hi, _weakest(self.below, other.below), stride, r1 % stride)
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,17 @@ class Widths:
     guarded: frozenset[str]
     within_guard: Mapping[int, tuple[bool, bool]]
     in_range: frozenset[int]
+    unsigned: frozenset[int] = frozenset()
+    """The operations (by `id` of their node) whose value may be past `HIGH`: C computes them on `uint64_t`."""
+    unsigned_locals: frozenset[str] = frozenset()
+    """The locals that may hold a value past `HIGH`, never a negative one: `uint64_t` in C."""
+    unsigned_outputs: frozenset[str] = frozenset()
+    """The returned lists of ints that may hold a value past `HIGH`, never a negative one: read back as `uint64`."""
+
+    @property
+    def wide(self) -> bool:
+        """Whether any value is held as an unsigned 64-bit one."""
+        return bool(self.unsigned or self.unsigned_locals or self.unsigned_outputs)
 
 
 TOP = Interval(-INFINITY, INFINITY)
@@ -103,7 +138,19 @@ def check_widths(function: ir.Function) -> Widths:
     analysis.block(function.body, analysis.entry())
     within_guard = {node: (low, high) for node, (low, high) in analysis.within_guard.items() if low or high}
     in_range = frozenset(node for node, within in analysis.in_range.items() if within)
-    return Widths(frozenset(analysis.guarded), within_guard, in_range)
+    unsigned_locals = frozenset(name for name, (wide, _) in analysis.holds.items() if wide)
+    unsigned_outputs = frozenset(name for name, (wide, _) in analysis.appended.items() if wide)
+    for names, holds in ((unsigned_locals, analysis.holds), (unsigned_outputs, analysis.appended)):
+        for name in names:
+            negative = holds[name][1]
+            if negative is not None:
+                raise FsmRefusal(negative, f"`{name}` may be negative here and past 2**63 - 1 elsewhere: no 64-bit type holds both")
+    variables = sorted((line, name) for name, line in _loop_variables(function.body) if name in unsigned_locals)
+    if variables:
+        line, name = variables[0]
+        raise FsmRefusal(line, f"`{name}` is a loop's variable and may be past 2**63 - 1 elsewhere: not modelled")
+    widths = Widths(frozenset(analysis.guarded), within_guard, in_range, frozenset(analysis.unsigned))
+    return replace(widths, unsigned_locals=unsigned_locals, unsigned_outputs=unsigned_outputs)
 
 
 def loop_head(function: ir.Function, loop: ir.ForEach | ir.ForRange | ir.While) -> dict[str, Interval]:
@@ -111,9 +158,9 @@ def loop_head(function: ir.Function, loop: ir.ForEach | ir.ForRange | ir.While) 
     iteration: a set the loop's body maps into itself, which is what a proof about one iteration may assume."""
     analysis = _Analysis(function)
     analysis.block(function.body, analysis.entry())
-    for seen, head in analysis.heads:
-        if seen is loop:
-            return head
+    heads = [head for seen, head in analysis.heads if seen is loop]  # one a case of a test kept apart before it
+    if heads:
+        return _join(*heads)  # type: ignore[return-value]
     raise ValueError(f"line {loop.line}: the loop is not a statement of `{function.name}`, or is never reached")
 
 
@@ -145,12 +192,19 @@ class _Analysis:
         self.guarded: set[str] = set()
         self.loops: list[tuple[list[State], list[State]]] = []
         self.heads: list[tuple[ir.Stmt, State]] = []
+        self.paths = 1
+        """How many cases of tests the statement being analysed is one of (`block`), at most `MAX_PATHS`."""
         self.preceding: tuple[ir.Stmt, ...] = ()
         """The statements before the one being analysed in its block: where a loop's bound was set."""
         self.deltas: frozenset[str] = frozenset()
         """The locals whose change since the loop's head is followed (as `_delta(name)`), in a counted loop's pass."""
         self.within_guard: dict[int, tuple[bool, bool]] = {}
         self.in_range: dict[int, bool] = {}
+        self.unsigned: set[int] = set()
+        self.holds: dict[str, tuple[bool, int | None]] = {}
+        self.appended: dict[str, tuple[bool, int | None]] = {}
+        """Per local (`holds`) and per returned list of ints (`appended`): whether a value it takes may be past
+        `HIGH`, and a line where one may be negative (None where none may)."""
         """Per assignment node, and per load or store node: whether each place it is met (checked at the fixed point,
         a node may stand in several places) has its value within `GUARD`, or its index in range."""
 
@@ -166,10 +220,27 @@ class _Analysis:
 
     # expressions
 
-    def value(self, expr: ir.Expr, state: State, masked: bool = False) -> Interval:
-        """The values `expr` can take; under a mask (`masked`) ring arithmetic may wrap, elsewhere it must fit."""
+    def value(self, expr: ir.Expr, state: State, masked: bool = False, wide: bool = False) -> Interval:
+        """The values `expr` can take; under a mask (`masked`) ring arithmetic may wrap, elsewhere it must fit 64
+        signed bits, or (`wide`, where the reader is exact on `uint64_t`) 64 unsigned bits."""
+        result = self.evaluated(expr, state, masked)
+        if masked or not HIGH < result.hi <= UNSIGNED_HIGH:  # past that, an unknown refused where it is used
+            return result
+        if not wide or result.lo < 0:
+            return self.refuse(
+                expr.line,
+                f"a value of {_shown(result)}, past 2**63 - 1, is held as an unsigned 64-bit value: only `| & ^ >>`, "
+                "a `<<` below 2**64, a comparison with a value that is never negative, an assignment and an append "
+                "to the returned list read it",
+            )
+        if self.checking and isinstance(expr, ir.Binary):
+            self.unsigned.add(id(expr))
+        return result
+
+    def evaluated(self, expr: ir.Expr, state: State, masked: bool) -> Interval:
+        """The values `expr` can take, as `value` says, before a value past 64 signed bits is judged."""
         if isinstance(expr, ir.Const):
-            if not Interval(expr.value, expr.value).fits():
+            if not (Interval(expr.value, expr.value).fits() or 0 <= expr.value <= UNSIGNED_HIGH):  # unsigned: `value`
                 return self.refuse(expr.line, f"the constant {expr.value} does not fit 64 bits")
             return Interval(expr.value, expr.value)
         if isinstance(expr, ir.Local):
@@ -195,8 +266,9 @@ class _Analysis:
                 self.value(expr.right, after)
             return Interval(0, 1)
         if isinstance(expr, ir.Compare):
-            self.value(expr.left, state)
-            self.value(expr.right, state)
+            left, right = self.value(expr.left, state, wide=True), self.value(expr.right, state, wide=True)
+            if (left.wide() or right.wide()) and min(left.lo, right.lo) < 0:
+                return self.refuse(expr.line, "a comparison of an unsigned 64-bit value with a value that may be negative")
             return Interval(0, 1)
         if isinstance(expr, ir.Not):
             self.value(expr.operand, state)
@@ -267,18 +339,22 @@ class _Analysis:
             operand = self.value(other, state, masked=True)
             return Interval(0, constant if operand.lo < 0 else min(constant, operand.hi))
         ring = op in ("+", "-", "*", "&", "|", "^")
-        left = self.value(expr.left, state, masked and (ring or op == "<<"))
-        right = self.value(expr.right, state, masked and ring)
+        bitwise = op in ("&", "|", "^", "<<", ">>")
+        left = self.value(expr.left, state, masked and (ring or op == "<<"), wide=bitwise)
+        right = self.value(expr.right, state, masked and ring, wide=op in ("&", "|", "^"))
         if op == "+":
             below = () if masked else _strongest(_shifted(left.below, -right.hi), _shifted(right.below, -left.hi))
-            return self.fitted(Interval(left.lo + right.lo, left.hi + right.hi, below), expr, masked)
+            result = Interval(left.lo + right.lo, left.hi + right.hi, below, *_summed(left, right, 1))
+            return self.fitted(result, expr, masked)
         if op == "-":
             below = () if masked else _shifted(left.below, right.lo)
-            return self.fitted(Interval(left.lo - right.hi, left.hi - right.lo, below), expr, masked)
+            return self.fitted(Interval(left.lo - right.hi, left.hi - right.lo, below, *_summed(left, right, -1)), expr, masked)
         if op == "*":
             corners = [a * b for a in (left.lo, left.hi) for b in (right.lo, right.hi)]
             return self.fitted(Interval(min(corners), max(corners)), expr, masked)
         if op in ("&", "|", "^"):
+            if op != "&" and (left.wide() or right.wide()) and min(left.lo, right.lo) < 0:
+                return self.refuse(expr.line, f"`{op}` of an unsigned 64-bit value with a value that may be negative")
             if op == "&" and (left.lo >= 0 or right.lo >= 0):
                 return Interval(0, min(x.hi for x in (left, right) if x.lo >= 0))
             return _bits(left.hull(right))
@@ -288,7 +364,10 @@ class _Analysis:
             if op == ">>":
                 return Interval(min(left.lo >> right.lo, left.lo >> right.hi), max(left.hi >> right.lo, left.hi >> right.hi))
             corners = [left.lo << right.lo, left.lo << right.hi, left.hi << right.lo, left.hi << right.hi]
-            return self.fitted(Interval(min(corners), max(corners)), expr, masked)
+            result = Interval(min(corners), max(corners))
+            if not masked and result.lo >= 0 and result.hi <= UNSIGNED_HIGH:  # exact on `uint64_t`
+                return result
+            return self.fitted(result, expr, masked)
         if right.lo <= 0 <= right.hi:
             return self.refuse(expr.line, f"`{op}` by a divisor that may be 0 (Python raises ZeroDivisionError); test it first")
         if left.lo <= LOW and right.lo <= -1 <= right.hi:
@@ -341,32 +420,91 @@ class _Analysis:
             lo = max(lo, other.lo - shift + (op == ">"))
         elif op == "==":
             lo, hi = max(lo, other.lo - shift), min(hi, other.hi - shift)
+        elif op == "!=" and other.lo == other.hi:  # an end of the values, found after rounding to the stride
+            lo, hi = _rounded(lo, hi, current)
+            lo, hi = lo + (lo == other.lo - shift), hi - (hi == other.hi - shift)
+        lo, hi = _rounded(lo, hi, current)
         if lo > hi:
             return None
-        return {**state, left.name: Interval(lo, hi, below)}
+        return {**state, left.name: Interval(lo, hi, below, current.stride, current.residue)}
 
     # statements: each takes the state before and returns the state after (None: never falls through)
 
-    def block(self, statements: tuple[ir.Stmt, ...], state: State | None) -> State | None:
-        for position, statement in enumerate(statements):
+    def block(self, statements: tuple[ir.Stmt, ...], state: State | None, start: int = 0) -> State | None:
+        """The state after `statements[start:]`; after an `if` that leaves on one side, each case of its `and`/`or`
+        test that falls through is followed apart to the block's end (`paths`)."""
+        for position in range(start, len(statements)):
             if state is None:
                 return None
+            statement = statements[position]
             self.preceding = statements[:position]
-            state = self.statement(statement, state)
+            if not isinstance(statement, ir.If):
+                state = self.statement(statement, state)
+                continue
+            paths = self.branched(statement, state)
+            if len(paths) <= 1:
+                state = paths[0] if paths else None
+                continue
+            self.paths *= len(paths)
+            try:
+                return _join(*(self.block(statements, path, position + 1) for path in paths))
+            finally:
+                self.paths //= len(paths)
         return state
+
+    def branched(self, statement: ir.If, state: State) -> list[State]:
+        """The states after an `if`: one, the join of its branches, or where one branch never falls through and
+        the test is an `and`/`or`, each case in which the other branch is taken, through that branch: after
+        `if shift == 63 and byte > 1: raise`, `shift != 63` apart from `shift == 63 and byte <= 1`."""
+        condition = statement.condition
+        self.value(condition, state)
+        then = self.block(statement.then, self.refine(condition, True, state))
+        orelse = self.block(statement.orelse, self.refine(condition, False, state))
+        if isinstance(condition, ir.Logical) and (then is None) != (orelse is None):
+            truth, taken = (False, statement.orelse) if then is None else (True, statement.then)
+            cases = self.cases(condition, truth, state)
+            if len(cases) > 1 and self.paths * len(cases) <= MAX_PATHS:
+                outs = [self.block(taken, case) for case in cases]
+                return [out for out in outs if out is not None]
+        joined = _join(then, orelse)
+        return [] if joined is None else [joined]
+
+    def cases(self, condition: ir.Expr, truth: bool, state: State | None) -> list[State]:
+        """The states where `condition` is `truth`, one a case of its `and`/`or` (`not (a and b)`: `not a`, or `a`
+        and `not b`), at most `MAX_PATHS` (joined into one past that)."""
+        if state is None:
+            return []
+        if not isinstance(condition, ir.Logical):
+            refined = self.refine(condition, truth, state)
+            return [] if refined is None else [refined]
+        if (condition.op == "and") == truth:  # both sides hold
+            found = [
+                case for first in self.cases(condition.left, truth, state) for case in self.cases(condition.right, truth, first)
+            ]
+        else:  # the left side decides, or it does not and the right side does
+            decided = self.cases(condition.left, truth, state)
+            found = decided + [
+                case for first in self.cases(condition.left, not truth, state) for case in self.cases(condition.right, truth, first)
+            ]
+        if len(found) > MAX_PATHS:
+            joined = _join(*found)
+            return [] if joined is None else [joined]
+        return found
 
     def statement(self, statement: ir.Stmt, state: State) -> State | None:
         if isinstance(statement, ir.Assign):
             if statement.name in self.function.output_names:
                 return state
-            value = self.value(statement.value, state)
+            value = self.value(statement.value, state, wide=statement.name not in self.function.parameters)
             if self.function.locals[statement.name] != ir.INT:
                 return state
             if self.checking:
+                self.held(self.holds, statement.name, value, statement.line)
                 low, high = self.within_guard.get(id(statement), (True, True))
                 self.within_guard[id(statement)] = (low and value.lo >= -GUARD, high and value.hi <= GUARD)
-            if statement.name in self.guarded:
-                value = replace(value, lo=max(value.lo, -GUARD), hi=min(value.hi, GUARD))
+            if statement.name in self.guarded:  # within `GUARD`, at values of its stride, as widening leaves it
+                low, high = _rounded(max(value.lo, -GUARD), min(value.hi, GUARD), value)
+                value = replace(value, lo=low, hi=high)
             if statement.name in self.deltas:
                 return {**state, statement.name: value, _delta(statement.name): self.changed(statement, state)}
             return {**state, statement.name: value}
@@ -378,9 +516,7 @@ class _Analysis:
         if isinstance(statement, ir.Pop):
             return state
         if isinstance(statement, ir.If):
-            self.value(statement.condition, state)
-            then = self.block(statement.then, self.refine(statement.condition, True, state))
-            return _join(then, self.block(statement.orelse, self.refine(statement.condition, False, state)))
+            return _join(*self.branched(statement, state))
         if isinstance(statement, ir.Switch):
             return self.switch(statement, state)
         if isinstance(statement, ir.While):
@@ -401,11 +537,27 @@ class _Analysis:
                 self.value(value, state)
         return None
 
+    def held(self, holds: dict[str, tuple[bool, int | None]], name: str, value: Interval, line: int) -> None:
+        """Note in `holds` whether `name` takes a value past `HIGH` here, or one that may be negative."""
+        wide, negative = holds.get(name, (False, None))
+        holds[name] = (wide or value.wide(), negative if negative is not None or value.lo >= 0 else line)
+
     def stored(self, statement: ir.Store | ir.Append, state: State) -> State:
-        """The value must fit the element; a followed list's values take it in (held within `GUARD` where guarded,
-        with the sides proven noted, as for an assignment)."""
-        value = self.value(statement.value, state)
-        self.fits_element(value, statement.sequence, statement.line)
+        """The value must fit the element (or, appended to a returned list of ints, 64 unsigned bits: `appended`);
+        a followed list's values take it in (held within `GUARD` where guarded, with the sides proven noted, as for
+        an assignment)."""
+        sequence = statement.sequence
+        returned = (
+            isinstance(statement, ir.Append)
+            and self.function.output_kind(sequence) == ir.LIST
+            and sequence not in self.followed
+            and sequence not in self.function.tuples
+        )
+        value = self.value(statement.value, state, wide=returned)
+        if returned and self.checking:
+            self.held(self.appended, sequence, value, statement.line)
+        if not (returned and value.wide()):
+            self.fits_element(value, statement.sequence, statement.line)
         name = elements(statement.sequence)
         if name not in state:
             return state
@@ -462,11 +614,16 @@ class _Analysis:
             self.checking = checking
             return self.checked_loop(loop, head, enter)
         head = entry
-        for passes in range(WIDEN_AFTER + len(self.function.locals) + 2):
+        limits, bitwise = _limits(loop), _bitwise(loop.body)
+        steps = sum(len(values) for values in limits.values()) + len(bitwise)
+        for passes in range(WIDEN_AFTER + len(self.function.locals) + steps + 2):
             new = _join(entry, *self.passed(loop.body, enter(head))[::2])
             if _settled(new, head):
                 break
-            head = self.widened(head, new, entry, _assigned(loop.body)) if passes >= WIDEN_AFTER else new
+            if passes >= WIDEN_AFTER:
+                head = self.widened(head, new, entry, _assigned(loop.body), limits, bitwise)
+            else:
+                head = new
         else:
             self.checking = checking
             raise FsmRefusal(loop.line, "the width analysis found no bound for this loop's values")
@@ -542,10 +699,17 @@ class _Analysis:
         breaks, continues = self.loops.pop()
         return out, _join(*breaks), _join(*continues)
 
-    def widened(self, head: State, new: State, entry: State, assigned: set[str]) -> State:
+    def widened(
+        self, head: State, new: State, entry: State, assigned: set[str], limits: dict[str, list[int]], bitwise: set[str]
+    ) -> State:
         """`new` with each bound still moving, or past `GUARD` where the loop assigns the local (a value that grows
         by multiplying gets there before widening starts), set to `GUARD`, which C checks after each assignment: a
-        value the loop is entered with is not checked, so the bound keeps it whole."""
+        value the loop is entered with is not checked, so the bound keeps it whole.
+
+        A bound still moving first stops at the next constant the loop tests the local against (`limits`: `shift`
+        in `if shift == 63 ...` stops at 63), where the next pass may show it holds. A local the loop only sets by
+        `| & ^ >>` (`bitwise`), not negative, stays within the widths of what it takes in: its upper bound goes to
+        `HIGH`, then to 2**64 - 1, unguarded (past that, the next pass guards it as any other)."""
         widened = dict(new)
         for name, value in new.items():
             old = head.get(name)
@@ -553,11 +717,23 @@ class _Analysis:
                 continue
             if value.below != old.below:  # what a local stays below may shrink pass after pass: forget it
                 value = widened[name] = replace(value, below=())
-            if (value.lo, value.hi) != (old.lo, old.hi) or (name in assigned and (value.lo < -GUARD or value.hi > GUARD)):
+            if value.congruence() != old.congruence() and old.lo != old.hi:  # a stride may shrink pass after pass
+                value = widened[name] = replace(value, stride=1, residue=0)
+            if name in bitwise and 0 <= value.lo == old.lo and value.hi <= UNSIGNED_HIGH:
+                if value.hi > old.hi:
+                    widened[name] = replace(value, hi=HIGH if value.hi <= HIGH else UNSIGNED_HIGH)
+            elif (value.lo, value.hi) != (old.lo, old.hi) or (name in assigned and (value.lo < -GUARD or value.hi > GUARD)):
                 self.guarded.add(name)
-                low = -GUARD if value.lo < old.lo or value.lo < -GUARD else value.lo
-                high = GUARD if value.hi > old.hi or value.hi > GUARD else value.hi
-                widened[name] = Interval(low, high).hull(entry[name]) if name in entry else Interval(low, high)
+                stops = limits.get(name, [])
+                low = value.lo
+                if value.lo < old.lo or value.lo < -GUARD:
+                    low = max((stop for stop in stops if -GUARD <= stop <= value.lo), default=-GUARD)
+                high = value.hi
+                if value.hi > old.hi or value.hi > GUARD:
+                    high = min((stop for stop in stops if value.hi <= stop <= GUARD), default=GUARD)
+                low, high = _rounded(low, high, value)
+                moved = replace(value, lo=low, hi=high)
+                widened[name] = moved.hull(entry[name]) if name in entry else moved
         return widened
 
 
@@ -717,6 +893,20 @@ NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
+def _summed(left: Interval, right: Interval, sign: int) -> tuple[int, int]:
+    """The stride and residue of `left + right` (`sign` 1) or `left - right` (-1): modulo what both strides share."""
+    (first, r1), (second, r2) = left.congruence(), right.congruence()
+    stride = gcd(first, second) or 1
+    return stride, (r1 + sign * r2) % stride
+
+
+def _rounded(lo: int, hi: int, like: Interval) -> tuple[int, int]:
+    """`lo` and `hi` moved inwards to the nearest values of `like`'s residue modulo its stride."""
+    if like.stride <= 1:
+        return lo, hi
+    return lo + (like.residue - lo) % like.stride, hi - (hi - like.residue) % like.stride
+
+
 def _mask(expr: ir.Binary) -> tuple[int, ir.Expr] | None:
     """`x & C` with a non-negative constant `C`: the constant and `x`."""
     for constant, other in ((expr.right, expr.left), (expr.left, expr.right)):
@@ -771,6 +961,71 @@ def _counter(side: ir.Expr) -> tuple[ir.Local, int] | None:
     return None
 
 
+def _limits(loop: ir.While | ir.ForRange | ir.ForEach) -> dict[str, list[int]]:
+    """Per int local, the constants the loop tests it against (`shift == 63`, `k + 1 < 8`), each and one either
+    side: where a widened bound may stop before `GUARD`."""
+    found: dict[str, set[int]] = {}
+
+    def visit(expr: object) -> None:
+        if isinstance(expr, ir.Compare):
+            for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+                counter = _counter(side)
+                if counter is not None and isinstance(other, ir.Const):
+                    value = other.value - counter[1]
+                    found.setdefault(counter[0].name, set()).update((value - 1, value, value + 1))
+        for field in ("left", "right", "operand", "condition", "then", "orelse", "value", "index", "body", "default"):
+            part = getattr(expr, field, None)
+            for each in part if isinstance(part, tuple) else (part,):
+                if isinstance(each, ir.Expr | ir.Stmt):
+                    visit(each)
+        if isinstance(expr, ir.Switch):
+            for _, block in expr.cases:
+                for each in block:
+                    visit(each)
+
+    visit(loop)
+    return {name: sorted(values) for name, values in found.items()}
+
+
+def _bitwise(body: tuple[ir.Stmt, ...]) -> set[str]:
+    """The locals a loop body sets, at any depth, only to a non-negative constant or by `| & ^ >>`: their widths
+    are those of what they take in."""
+    kinds: dict[str, bool] = {}
+
+    def visit(statements: tuple[ir.Stmt, ...]) -> None:
+        for statement in statements:
+            if isinstance(statement, ir.Assign):
+                value = statement.value
+                ok = (isinstance(value, ir.Const) and value.value >= 0) or (
+                    isinstance(value, ir.Binary) and value.op in ("|", "&", "^", ">>")
+                )
+                kinds[statement.name] = kinds.get(statement.name, True) and ok
+            if isinstance(statement, ir.ForRange | ir.ForEach):
+                kinds[statement.variable] = False
+            for field in ("then", "orelse", "body", "default"):
+                visit(getattr(statement, field, ()))
+            if isinstance(statement, ir.Switch):
+                for _, block in statement.cases:
+                    visit(block)
+
+    visit(body)
+    return {name for name, ok in kinds.items() if ok}
+
+
+def _loop_variables(body: tuple[ir.Stmt, ...]) -> set[tuple[str, int]]:
+    """Each `for` loop's variable in `body`, at any depth, with the loop's line."""
+    found: set[tuple[str, int]] = set()
+    for statement in body:
+        if isinstance(statement, ir.ForRange | ir.ForEach):
+            found.add((statement.variable, statement.line))
+        for field in ("then", "orelse", "body", "default"):
+            found |= _loop_variables(getattr(statement, field, ()))
+        if isinstance(statement, ir.Switch):
+            for _, block in statement.cases:
+                found |= _loop_variables(block)
+    return found
+
+
 def _assigned(body: tuple[ir.Stmt, ...]) -> set[str]:
     """The locals a loop body assigns, at any depth."""
     names: set[str] = set()
@@ -808,7 +1063,17 @@ def _settled(new: State, head: State) -> bool:
         old = head[name]
         if (value.lo, value.hi) != (old.lo, old.hi) or _strongest(value.below, old.below) != value.below:
             return False
+        if not _within_congruence(value, old):
+            return False
     return True
+
+
+def _within_congruence(value: Interval, bound: Interval) -> bool:
+    """Whether every value of `value`'s stride and residue is of `bound`'s."""
+    (stride, residue), (outer, outer_residue) = value.congruence(), bound.congruence()
+    if outer == 0:
+        return stride == 0 and residue == outer_residue
+    return stride % outer == 0 and (residue - outer_residue) % outer == 0
 
 
 def _covered(new: State, head: State) -> bool:
@@ -817,6 +1082,8 @@ def _covered(new: State, head: State) -> bool:
     for name, value in new.items():
         old = head.get(name)
         if old is None or value.lo < old.lo or value.hi > old.hi or _strongest(value.below, old.below) != value.below:
+            return False
+        if not _within_congruence(value, old):
             return False
     return True
 
