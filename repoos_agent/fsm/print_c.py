@@ -12,6 +12,14 @@ fault is printed as a conditional move over both (`rp_select`; on x86-64 a `cmov
 or bit test, elsewhere a mask), which compilers cannot turn back into a jump the data would mispredict, as they do
 with `?:`. Python names are printed as `py_NAME`.
 
+The loops start on 64-byte lines (`#pragma GCC optimize("align-loops=64", "align-jumps=64")`, GCC
+only). gcc aligns loops to 16 bytes by default, so whether a short hot loop (a few instructions, a select and the
+guards) straddles two 64-byte lines depends on whatever precedes it in the function; where it does, the front end
+fetches two lines a pass (on x86-64 the decoded-op cache is filled and read by 64-byte lines) and the loop runs
+markedly slower, by the luck of the layout, not the code. A rotated loop's top is reached only by its back edge
+(gcc jumps in at the test), so gcc aligns it as a jump target, hence both options; the padding before such a label
+is never executed, and before a loop entered by falling through it runs once per entry.
+
 A value `ranges` found may be past 2**63 - 1 (a 64-bit varint), and never negative, is held in `uint64_t`: its local
 is declared so, and the operations on it (`| & ^ >> <<` and comparisons, all it allows) are printed on `uint64_t`,
 cast back to `int64_t` where their result fits.
@@ -54,6 +62,11 @@ PRELUDE = f"""\
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* each hot loop on one 64-byte line where it fits, whatever precedes it (fsm/print_c.py says why) */
+#pragma GCC optimize("align-loops=64", "align-jumps=64")
+#endif
 
 typedef struct {{ uint8_t *data; int64_t len; int64_t cap; }} rp_buffer;
 
