@@ -7,9 +7,16 @@ and edge inputs."""
 from __future__ import annotations
 
 import random
+import subprocess
+import tempfile
 from functools import cache
+from pathlib import Path
 
+import pytest
+
+from kernels.fsm.collatz_lengths import collatz_lengths
 from kernels.fsm.crc32 import crc32
+from repoos_agent.backends.cc import default_toolchain
 from repoos_agent.fsm.compare import difference, outcome
 from repoos_agent.fsm.lower import parameter_names
 from repoos_agent.fsm.native import FsmNative, lower_for
@@ -101,3 +108,66 @@ def test_a_select_with_a_read_reads_only_on_its_side():
     for data in INPUTS[:30]:
         for k in (0, 1, 5, 40, -1, -len(data) - 1):
             assert_same(compiled, data, k)
+
+
+def _collatz_builds(calls: list[tuple[object, ...]]) -> list[FsmNative]:
+    """collatz-lengths as lowered (a branch a step) and `branchless` (a select a step), each with an original that
+    notes the calls it runs."""
+
+    def original(*arguments: object) -> object:
+        calls.append(arguments)
+        return collatz_lengths(*arguments)
+
+    tree = parse_source(read_source(ROOT / "kernels/fsm/collatz_lengths.py"), "collatz_lengths.py")
+    node = next(n for n in functions(tree) if text(n.child_by_field_name("name")) == "collatz_lengths")
+    lowered = lower_for(node, {"start": 1, "count": 10})
+    return [FsmNative(lowered, original), FsmNative(apply_steps(lowered, [Step("branchless")]).function, original)]
+
+
+def test_a_collatz_trajectory_past_the_guard_runs_the_original():
+    calls: list[tuple[object, ...]] = []
+    for compiled in _collatz_builds(calls):
+        assert "rp_guard_high(rp_leave, " in body(compiled)  # `n` grows by `3 * n + 1`: held to GUARD
+        calls.clear()
+        assert compiled(2**60, 1) == collatz_lengths(2**60, 1) == [60]  # halves all the way: natively
+        assert compiled(2**59 + 1, 1) == collatz_lengths(2**59 + 1, 1)  # its trajectory peaks at 3/4 of 2**61
+        assert compiled(1, 300) == collatz_lengths(1, 300)
+        assert calls == []
+        # past 2**61, at the first step (2**60 - 1 is odd) or later on (2**59 + 3): the original runs, exactly
+        assert compiled(2**60 - 1, 2) == collatz_lengths(2**60 - 1, 2)
+        assert compiled(2**59 + 3, 1) == collatz_lengths(2**59 + 3, 1)
+        assert calls == [(2**60 - 1, 2), (2**59 + 3, 1)]
+        for start in (0, -5):
+            assert_same(compiled, start, 3)  # ValueError with the start in its message
+
+
+def test_the_printed_loops_start_on_64_byte_lines():
+    """Each loop's top (a label a later jump goes back to) in the assembly the default compiler makes of collatz's
+    C is aligned to 64 bytes, so where the loop fits one line it is on one, whatever code precedes it."""
+    toolchain = default_toolchain()
+    if "clang" in toolchain.version:
+        pytest.skip("the alignment pragma is GCC's; other compilers keep their own layout")
+    for compiled in _collatz_builds([]):
+        with tempfile.TemporaryDirectory() as directory:
+            source, assembly = Path(directory) / "collatz.c", Path(directory) / "collatz.s"
+            source.write_text(compiled.source)
+            flags = [flag for flag in toolchain.flags if flag not in ("-shared", "-fPIC")]
+            subprocess.run([toolchain.command, *flags, "-S", "-o", str(assembly), str(source)], check=True)
+            lines = assembly.read_text().splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("rp_body"))
+        end = next(i for i in range(start, len(lines)) if lines[i].strip().startswith(".size"))
+        labels: dict[str, int] = {}
+        spans = []  # each jump back: from its label to the jump
+        for i in range(start, end):
+            line = lines[i].strip()
+            if line.endswith(":") and line.startswith(".L"):
+                labels[line[:-1]] = i
+            elif line.startswith("j") and line.split()[-1] in labels:
+                spans.append((labels[line.split()[-1]], i))
+        assert spans, "no loop in rp_body"
+        # a loop's blocks are the spans that overlap without one holding the other (a branchy body laid out before
+        # its test): its top is the first of them
+        tops = {low for low, high in spans if not any(o < low <= h < high for o, h in spans)}
+        for top in tops:
+            before = [lines[i].strip() for i in range(top - 3, top)]
+            assert ".p2align 6" in before, (lines[top], before)
