@@ -80,7 +80,7 @@ def check_baseline(target: Target, size: str | None = None, seed: int = 0, compi
     """Build the baseline (with the `compiler` backend), compare it with the Python original, and time both."""
     size = target.size_class(size)
     values = target.inputs(size, seed)
-    native = build_native(target.kernel, Signature.of_values(target.kernel, values), backend=compiler)
+    native = built_baseline(target, values, compiler)
     instances = native.instances(values)
     compare_size, note = _compare_size(target, native, size, instances)
     compare_values = values if compare_size == size else target.inputs(compare_size, seed)
@@ -115,6 +115,12 @@ def check_baseline(target: Target, size: str | None = None, seed: int = 0, compi
         instances=instances,
         note=note,
     )
+
+
+def built_baseline(target: Target, values: dict[str, object], compiler: str = "c") -> NativeKernel:
+    """The baseline built (with the `compiler` backend) for the types of `values`: what `check` runs, and all that
+    `check --no-measure` does."""
+    return build_native(target.kernel, Signature.of_values(target.kernel, values), backend=compiler)
 
 
 def _compare_size(target: Target, native: NativeKernel, size: str | None, instances: int) -> tuple[str | None, str]:

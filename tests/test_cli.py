@@ -294,6 +294,22 @@ def test_check_garbage_schedule_is_an_invalid_verdict_without_traceback(repoos):
     assert result.returncode == 1 and "invalid" in result.stdout and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("target", ["gemm", "fsm:crc32"])
+def test_check_without_a_schedule_and_no_measure_builds_the_baseline_and_runs_nothing(repoos, monkeypatch, target):
+    from repoos_agent.commands import check
+    from repoos_agent.fsm import track
+
+    def no_run(*_args, **_kwargs):
+        raise AssertionError("--no-measure ran or timed the baseline")
+
+    monkeypatch.setattr(check, "check_baseline", no_run)
+    monkeypatch.setattr(track, "outcome", no_run)
+    result = repoos("check", target, "--size", "MINI", "--no-measure", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["measured"] is False and report["built"].endswith(".so")
+
+
 def test_analyze_json_marks_parallel_loops(repoos):
     result = repoos("analyze", "jacobi-2d", "--json")
     assert result.returncode == 0, result.stderr

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from repoos_agent.check import check_baseline
+from repoos_agent.check import built_baseline, check_baseline
 from repoos_agent.commands import print_json
 from repoos_agent.errors import NotAnalyzableError
 from repoos_agent.findings import record_findings
 from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.store.recording import record_baseline_check
-from repoos_agent.target import resolve_target
+from repoos_agent.target import Target, resolve_target
 from repoos_agent.tracks import named_track
 
 
@@ -29,6 +29,8 @@ def command_check(args: argparse.Namespace) -> int:
         from repoos_agent.commands.check_schedule import check_schedule
 
         return check_schedule(args, target)
+    if args.no_measure:
+        return _built_only(args, target)
     report = check_baseline(target, args.size, args.seed, args.compiler)
     record_findings(args, record_baseline_check, target, report, args.compiler, near=target.kernel.path)
     if args.json:
@@ -48,3 +50,15 @@ def command_check(args: argparse.Namespace) -> int:
     if report.note:
         print(f"  note: {report.note}")
     return 0 if report.correct else 1
+
+
+def _built_only(args: argparse.Namespace, target: Target) -> int:
+    """`check TARGET --no-measure`: the baseline built, and nothing run or timed (nor recorded: nothing was measured)."""
+    size = target.size_class(args.size)
+    native = built_baseline(target, target.inputs(size, args.seed), args.compiler)
+    if args.json:
+        print_json({"target": target.label, "size": size, "built": native.library.name, "measured": False})
+    else:
+        where = f" at {size}" if size else ""
+        print(f"{target.label}{where}: built {native.library.name} (--no-measure: not run, not timed)")
+    return 0

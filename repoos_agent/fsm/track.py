@@ -214,13 +214,19 @@ def _one_character(node: Node) -> bool:
 
 def check(args: argparse.Namespace) -> int:
     """`repoos check FILE.py:f --arg data=bytes[64]` (or a bundled kernel, `fsm:crc32 --size SMALL`): the C baseline
-    against the Python original on those inputs. A parameter with a default that the inputs leave out is left out of
-    the call too, so both take the default as a caller's call would."""
+    against the Python original on those inputs (with `--no-measure`, built only). A parameter with a default that
+    the inputs leave out is left out of the call too, so both take the default as a caller's call would."""
     path, name, function, original, arguments = target_inputs(args)
     try:
         native = FsmNative(lower_for(function, dict(zip(parameter_names(function), arguments, strict=False))), original)
     except FsmRefusal as refusal:
         raise FsmRefusal(refusal.line, f"`{name}` is not modelled by the fsm track: {refusal.reason}", path) from None
+    if args.no_measure:  # built, and nothing run
+        if args.json:
+            print(json.dumps({"target": args.target, "track": "fsm", "built": native.library.name, "measured": False}, indent=2))
+        else:
+            print(f"{args.target}: fsm track, built {native.library.name} (--no-measure: not run, not timed)")
+        return 0
     start = time.perf_counter()
     want = outcome(original, arguments)
     python_s = time.perf_counter() - start
