@@ -29,7 +29,8 @@ def verified_nest(
     kernel: Kernel, signature: Signature, lowered: LoweredSchedule, nest: LoopNest, reassociates: bool
 ) -> Verification:
     """`verify_loop_nest`'s verdict on `nest`, read from the cache when this exact question was decided before."""
-    marks = repr((lowered.contracted, sorted(lowered.lane_sums.items()), sorted(lowered.private.items())))
+    sets = (lowered.lane_sums, lowered.private)  # sorted: a set of strings is listed in another order by each process
+    marks = repr((lowered.contracted, *(sorted((loop, sorted(names)) for loop, names in marked.items()) for marked in sets)))
     question = (engine_digest(PROVING_PARTS), *model_parts(kernel, signature, lowered), marks, repr(nest), str(reassociates))
     entry = cache_dir() / f"proof-{digest_of(question)}.json"
     kept = _read(entry)
