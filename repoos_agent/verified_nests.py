@@ -11,6 +11,7 @@ decided verdicts are kept: a timeout says something about the machine, not the n
 from __future__ import annotations
 
 import json
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 from repoos_agent.backends.build import ENGINE_PARTS, digest_of, engine_digest, model_parts
@@ -29,9 +30,8 @@ def verified_nest(
     kernel: Kernel, signature: Signature, lowered: LoweredSchedule, nest: LoopNest, reassociates: bool
 ) -> Verification:
     """`verify_loop_nest`'s verdict on `nest`, read from the cache when this exact question was decided before."""
-    sets = (lowered.lane_sums, lowered.private)  # sorted: a set of strings is listed in another order by each process
-    marks = repr((lowered.contracted, *(sorted((loop, sorted(names)) for loop, names in marked.items()) for marked in sets)))
-    question = (engine_digest(PROVING_PARTS), *model_parts(kernel, signature, lowered), marks, repr(nest), str(reassociates))
+    marks = _text((lowered.contracted, lowered.lane_sums, lowered.private))
+    question = (engine_digest(PROVING_PARTS), *model_parts(kernel, signature, lowered), marks, _text(nest), str(reassociates))
     entry = cache_dir() / f"proof-{digest_of(question)}.json"
     kept = _read(entry)
     if kept is not None:
@@ -41,6 +41,20 @@ def verified_nest(
         recorded = {"verified": verification.verified, "reason": verification.reason, "counterexample": verification.counterexample}
         write_atomically(entry, json.dumps(recorded).encode())
     return verification
+
+
+def _text(value: object) -> str:
+    """`value` spelled the same by every process: a set of strings iterates in another order in each (their hashes
+    are salted per process), so sets, and dicts' items, are listed sorted; dataclasses (the nest's nodes) by field."""
+    if isinstance(value, frozenset | set):
+        return "{" + ", ".join(sorted(_text(item) for item in value)) + "}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(sorted(f"{_text(key)}: {_text(item)}" for key, item in value.items())) + "}"
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(_text(item) for item in value) + ")"
+    if is_dataclass(value) and not isinstance(value, type):
+        return f"{type(value).__name__}(" + ", ".join(_text(getattr(value, f.name)) for f in fields(value)) + ")"
+    return repr(value)
 
 
 def _read(entry: Path) -> Verification | None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from repoos_agent import verified_nests
@@ -42,3 +46,17 @@ def test_a_damaged_verdict_is_proved_again_not_read(gemm, tmp_path):
         entry.write_text('{"verified": "yes"')
     again = evaluate_schedule(gemm, "interchange(S1.k, S1.j)", "MINI", measure=False)
     assert again.verified == "true" and KEPT not in again.verification
+
+
+def test_a_second_process_reads_the_verdict_the_first_one_proved(tmp_path):
+    """As a second session on the same function would: each process salts its string hashes differently."""
+    script = (
+        "from repoos_agent.evaluate import evaluate_schedule; from repoos_agent.target import resolve_target; "
+        "print(evaluate_schedule(resolve_target('gemm'), 'parallelize(i)', 'MINI', measure=False).verification)"
+    )
+    said = []
+    for seed in ("1", "2"):
+        environment = {**os.environ, "REPOOS_CACHE_DIR": str(tmp_path), "PYTHONHASHSEED": seed}
+        ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
+        said.append(ran.stdout.strip())
+    assert KEPT not in said[0] and said[1].endswith(KEPT)
