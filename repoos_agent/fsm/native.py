@@ -25,6 +25,7 @@ from repoos_agent.fsm.lower import BOOL, FsmRefusal, lower_function, parameter_d
 from repoos_agent.fsm.nested import rebuild
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
+from repoos_agent.fsm.rebuild_native import native_rebuild
 
 
 class _Buffer(ctypes.Structure):
@@ -272,7 +273,8 @@ def _packed_strings(value: list[object]) -> np.ndarray | None:
 
 
 def _rebuilt(chain: tuple[str, ...], buffers: Mapping[str, _Buffer]) -> list:
-    """The nested lists from the streams the C code grew (`fsm/nested.py`): the characters decoded at once."""
+    """The nested lists from the streams the C code grew (`fsm/nested.py`): the characters decoded at once, the
+    lists built in C where the interpreter's headers let it be built (`rebuild_native`)."""
 
     def ints(buffer: _Buffer) -> np.ndarray:
         if not buffer.len:
@@ -280,6 +282,9 @@ def _rebuilt(chain: tuple[str, ...], buffers: Mapping[str, _Buffer]) -> list:
         return np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(ctypes.c_int64)), (buffer.len,))
 
     characters = ints(buffers[chain[-1]]).astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+    in_c = native_rebuild()
+    if in_c is not None:
+        return in_c(characters, [ints(buffers[name]) for name in chain[:-1]])
     return rebuild(characters, [ints(buffers[name]).tolist() for name in chain[:-1]])
 
 
