@@ -23,9 +23,9 @@ from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import BOOL, FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.nested import rebuild
+from repoos_agent.fsm.objects_in_c import native_rebuild, native_tuples
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
-from repoos_agent.fsm.rebuild_native import native_rebuild
 
 
 class _Buffer(ctypes.Structure):
@@ -160,14 +160,16 @@ class FsmNative:
     def _output(self, buffer: _Buffer, kind: str, name: str | None) -> bytearray | list[int] | list[tuple[int | str, ...]]:
         """A local output the C code grew: a bytearray's bytes, a list's ints (read as unsigned where `ranges` found
         they may be past 2**63 - 1 and are never negative), or a list of tuples built from its flat elements (a
-        character's code point made a `str` again)."""
+        character's code point made a `str` again), in C where the helpers are built (`objects_in_c`)."""
         if kind != ir.LIST:
             return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
         element = ctypes.c_uint64 if name in self._unsigned else ctypes.c_int64  # never negative, maybe past 2**63
-        flat = (
-            np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)).tolist() if buffer.len else []
-        )
+        cells = np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)) if buffer.len else None
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
+        in_c = native_tuples() if shape is not None and element is ctypes.c_int64 else None
+        if in_c is not None and buffer.len % len(shape) == 0:  # whole tuples (else `zip` below raises, as it should)
+            return in_c(cells, shape, self.function.strings) if cells is not None else []
+        flat = cells.tolist() if cells is not None else []
         if shape is None:
             return flat
         columns = [self._column(flat[position :: len(shape)], element) for position, element in enumerate(shape)]
@@ -274,7 +276,7 @@ def _packed_strings(value: list[object]) -> np.ndarray | None:
 
 def _rebuilt(chain: tuple[str, ...], buffers: Mapping[str, _Buffer]) -> list:
     """The nested lists from the streams the C code grew (`fsm/nested.py`): the characters decoded at once, the
-    lists built in C where the interpreter's headers let it be built (`rebuild_native`)."""
+    lists built in C where the interpreter's headers let it be built (`objects_in_c`)."""
 
     def ints(buffer: _Buffer) -> np.ndarray:
         if not buffer.len:
