@@ -1014,30 +1014,12 @@ def _bitwise(body: tuple[ir.Stmt, ...]) -> set[str]:
 
 def _loop_variables(body: tuple[ir.Stmt, ...]) -> set[tuple[str, int]]:
     """Each `for` loop's variable in `body`, at any depth, with the loop's line."""
-    found: set[tuple[str, int]] = set()
-    for statement in body:
-        if isinstance(statement, ir.ForRange | ir.ForEach):
-            found.add((statement.variable, statement.line))
-        for field in ("then", "orelse", "body", "default"):
-            found |= _loop_variables(getattr(statement, field, ()))
-        if isinstance(statement, ir.Switch):
-            for _, block in statement.cases:
-                found |= _loop_variables(block)
-    return found
+    return {(node.variable, node.line) for node in ir.nodes(body) if isinstance(node, ir.ForRange | ir.ForEach)}
 
 
 def _assigned(body: tuple[ir.Stmt, ...]) -> set[str]:
     """The locals a loop body assigns, at any depth."""
-    names: set[str] = set()
-    for statement in body:
-        if isinstance(statement, ir.Assign):
-            names.add(statement.name)
-        for field in ("then", "orelse", "body", "default"):
-            names |= _assigned(getattr(statement, field, ()))
-        if isinstance(statement, ir.Switch):
-            for _, body in statement.cases:
-                names |= _assigned(body)
-    return names
+    return {node.name for node in ir.nodes(body) if isinstance(node, ir.Assign)}
 
 
 def _targets(statements: tuple[ir.Stmt, ...]) -> set[str]:
