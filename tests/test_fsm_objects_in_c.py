@@ -10,7 +10,7 @@ import pytest
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.nested import rebuild
-from repoos_agent.fsm.objects_in_c import native_rebuild, native_tuples
+from repoos_agent.fsm.objects_in_c import native_ints, native_rebuild, native_tuples
 
 RNG = random.Random(45)
 
@@ -78,3 +78,13 @@ def test_tuples_read_each_cell_as_its_kind_says(tuples_in_c, kinds):
         ]
         got = tuples_in_c(np.array(cells, dtype=np.int64), kinds, strings)
         assert got == want and all(type(a) is type(b) for x, y in zip(got, want, strict=True) for a, b in zip(x, y, strict=True))
+
+
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_ints_are_read_as_the_width_analysis_holds_them(unsigned):
+    listed = native_ints()
+    if listed is None:
+        pytest.skip(NO_HEADERS)
+    cells = np.array([0, 1, 256, 257, -1, -(1 << 63), (1 << 63) - 1], dtype=np.int64)
+    want = cells.view(np.uint64).tolist() if unsigned else cells.tolist()
+    assert listed(cells.ctypes.data, len(cells), unsigned) == want

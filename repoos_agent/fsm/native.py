@@ -23,7 +23,7 @@ from repoos_agent.codegen import CSource
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.lower import BOOL, FsmRefusal, lower_function, parameter_defaults, parameter_names
 from repoos_agent.fsm.nested import rebuild
-from repoos_agent.fsm.objects_in_c import native_rebuild, native_tuples
+from repoos_agent.fsm.objects_in_c import native_ints, native_rebuild, native_tuples
 from repoos_agent.fsm.print_c import ENTRY, ORIGINAL, RELEASE, print_c
 from repoos_agent.fsm.ranges import ARGUMENT, HIGH, LOW, check_widths
 
@@ -163,13 +163,18 @@ class FsmNative:
         character's code point made a `str` again), in C where the helpers are built (`objects_in_c`)."""
         if kind != ir.LIST:
             return bytearray(ctypes.string_at(buffer.data, buffer.len)) if buffer.len else bytearray()
-        element = ctypes.c_uint64 if name in self._unsigned else ctypes.c_int64  # never negative, maybe past 2**63
-        cells = np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(element)), (buffer.len,)) if buffer.len else None
+        unsigned = name in self._unsigned  # never negative, maybe past 2**63
+        if not buffer.len:
+            return []
         shape = self.function.tuples.get(name)  # type: ignore[arg-type]
-        in_c = native_tuples() if shape is not None and element is ctypes.c_int64 else None
-        if in_c is not None and buffer.len % len(shape) == 0:  # whole tuples (else `zip` below raises, as it should)
-            return in_c(cells, shape, self.function.strings) if cells is not None else []
-        flat = cells.tolist() if cells is not None else []
+        if shape is None and (listed := native_ints()) is not None:
+            return listed(buffer.data, buffer.len, unsigned)
+        cell = ctypes.c_uint64 if unsigned else ctypes.c_int64
+        cells = np.ctypeslib.as_array(ctypes.cast(buffer.data, ctypes.POINTER(cell)), (buffer.len,))
+        whole = shape is not None and not unsigned and buffer.len % len(shape) == 0  # else `zip` below raises, as it should
+        if whole and (in_c := native_tuples()) is not None:
+            return in_c(cells, shape, self.function.strings)
+        flat = cells.tolist()
         if shape is None:
             return flat
         columns = [self._column(flat[position :: len(shape)], element) for position, element in enumerate(shape)]

@@ -5,8 +5,8 @@ scan in C and then spent most of its call building those objects in Python, a tu
 string, row and tuple; here each is one call of the C API. The objects are the ones Python's code makes:
 - nested lists (`nested.rebuild`): every slice taken as Python takes it (`PySequence_GetSlice`, with floor division
   of a pair's positions), so a stream a wrong variant cut short or filled with nonsense rebuilds exactly the same;
-- tuples of a flat list (`native.FsmNative._output`): each cell as `ir.tuple_element` reads it, an int, a character
-  or a `str` constant.
+- lists of ints, and tuples of a flat list (`native.FsmNative._output`): each cell as `ir.tuple_element` reads it,
+  an int, a character or a `str` constant; an int as unsigned where the width analysis holds it so.
 Where the interpreter's headers are not installed, the helper is not built and the Python code runs instead.
 """
 
@@ -67,6 +67,19 @@ PyObject *rp_rebuild(PyObject *characters, const int64_t *const *streams, const 
     return level;
 }
 
+/* a list of ints: each cell as the int64 it is, or as the uint64 it is where the width analysis holds it unsigned */
+PyObject *rp_ints(const int64_t *flat, int64_t n, int is_unsigned) {
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (list == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
+        PyObject *item = is_unsigned ? PyLong_FromUnsignedLongLong((unsigned long long)(uint64_t)flat[i])
+                                     : PyLong_FromLongLong((long long)flat[i]);
+        if (item == NULL) { Py_DECREF(list); return NULL; }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 /* kinds[j] for position j of each tuple: 'i' an int, 'c' a character, 's' a character or a `str` constant (a cell
    -k is strings[k - 1]); a cell outside what its kind holds is the int it is */
 PyObject *rp_tuples(const int64_t *flat, int64_t n, const char *kinds, int width, PyObject *strings) {
@@ -97,6 +110,7 @@ PyObject *rp_tuples(const int64_t *flat, int64_t n, const char *kinds, int width
 """
 
 Rebuild = Callable[[str, Sequence[np.ndarray]], list]
+Ints = Callable[[int, int, bool], list[int]]
 Tuples = Callable[[np.ndarray, tuple[str, ...], tuple[str, ...]], list]
 KIND_CODES = {ir.INT: "i", ir.CHAR: "c", ir.STR: "s"}
 
@@ -115,7 +129,8 @@ def _library() -> ctypes.PyDLL | None:
     except CompileError:
         return None
     loaded = ctypes.PyDLL(str(library))
-    loaded.rp_rebuild.restype = loaded.rp_tuples.restype = ctypes.py_object
+    loaded.rp_rebuild.restype = loaded.rp_tuples.restype = loaded.rp_ints.restype = ctypes.py_object
+    loaded.rp_ints.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int]
     loaded.rp_rebuild.argtypes = [ctypes.py_object, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64), ctypes.c_int]
     loaded.rp_tuples.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int, ctypes.py_object]
     return loaded
@@ -134,6 +149,19 @@ def native_rebuild() -> Rebuild | None:
         return library.rp_rebuild(characters, pointers, lengths, len(kept))
 
     return rebuild
+
+
+def native_ints() -> Ints | None:
+    """A list of ints from `count` `int64` cells at an address, each read as unsigned where asked, in C; or None where
+    the helpers cannot be built."""
+    library = _library()
+    if library is None:
+        return None
+
+    def ints(address: int, count: int, unsigned: bool) -> list[int]:
+        return library.rp_ints(address, count, int(unsigned))
+
+    return ints
 
 
 def native_tuples() -> Tuples | None:
