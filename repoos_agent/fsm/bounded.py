@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +30,7 @@ from repoos_agent.fsm import ir
 from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.nested import rebuild
-from repoos_agent.fsm.ranges import ARGUMENT, GUARD, check_widths, elements
+from repoos_agent.fsm.ranges import ARGUMENT, GUARD, Widths, check_widths, elements
 
 PROVED, COUNTEREXAMPLE, NOT_APPLICABLE = "proved", "counterexample", "not applicable"
 BUDGET_S = 3.0
@@ -97,15 +97,15 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
         widths = check_widths(baseline), check_widths(variant)
     except FsmRefusal as refusal:
         return Bounded(NOT_APPLICABLE, -1, reason=f"widths not proven: {refusal}")
-    if any(each.wide for each in widths):  # its bit-vectors compare and shift as signed
-        return Bounded(NOT_APPLICABLE, -1, reason="a value past 2**63 - 1 is held unsigned: not modelled")
-    guards = widths[0].guarded, widths[1].guarded
+    unmodelled = _unsigned_unmodelled(baseline, widths[0]) or _unsigned_unmodelled(variant, widths[1])
+    if unmodelled is not None:
+        return Bounded(NOT_APPLICABLE, -1, reason=unmodelled)
     sequences = [p for p in baseline.parameters if isinstance(p, ir.Sequence)]
     deadline = time.monotonic() + budget_s
     proved, stopped = -1, f"the budget of {budget_s:g} s ran out"
     for length in range(max_length + 1 if sequences else 1):
         try:
-            found = _check_length(baseline, variant, guards, sequences, length, deadline)
+            found = _check_length(baseline, variant, widths, sequences, length, deadline)
         except _Unsupported as unsupported:
             stopped = str(unsupported)
             break
@@ -126,7 +126,7 @@ def bounded_check(baseline: ir.Function, variant: ir.Function, max_length: int =
 def _check_length(
     baseline: ir.Function,
     variant: ir.Function,
-    guards: tuple[frozenset[str], frozenset[str]],
+    widths: tuple[Widths, Widths],
     sequences: list[ir.Sequence],
     length: int,
     deadline: float,
@@ -135,7 +135,7 @@ def _check_length(
     for lengths in itertools.product(range(length + 1), repeat=len(sequences)):
         if sequences and max(lengths) != length:
             continue
-        found = _check_lengths(baseline, variant, guards, {s.name: n for s, n in zip(sequences, lengths, strict=True)}, deadline)
+        found = _check_lengths(baseline, variant, widths, {s.name: n for s, n in zip(sequences, lengths, strict=True)}, deadline)
         if found is None or found.verdict != PROVED:
             return found
     return Bounded(PROVED, length)
@@ -158,6 +158,30 @@ def _unmodelled(node: object) -> str | None:
     )
 
 
+def _unsigned_unmodelled(function: ir.Function, widths: Widths) -> str | None:
+    """Where a value held in `uint64_t` meets what the model does not compute as C does on it (a division, a
+    remainder, `min`/`max`, a list of tuples or a nested list that returns it), as `line N: what`, or None."""
+    for node in _nodes(function.body):
+        unmodelled = isinstance(node, ir.Binary) and node.op in ("//", "%", "min", "max")
+        if unmodelled and any(map(widths.held_unsigned, (node, node.left, node.right))):  # type: ignore[union-attr]
+            return f"line {node.line}: `{node.op}` of a value held unsigned is not modelled by the bounded check"
+    shaped = widths.unsigned_outputs & (set(function.tuples) | set(function.nested))
+    if shaped:
+        return f"the list `{min(shaped)}` holds values past 2**63 - 1 in tuples or nested lists: not modelled"
+    return None
+
+
+def _nodes(node: object) -> Iterator[object]:
+    """Every IR node under `node`, itself included."""
+    if isinstance(node, tuple):
+        for item in node:
+            yield from _nodes(item)
+    elif dataclasses.is_dataclass(node):
+        yield node
+        for each in dataclasses.fields(node):
+            yield from _nodes(getattr(node, each.name))
+
+
 def _signature(parameter: ir.Sequence | str) -> tuple[str, str, str]:
     return (parameter.name, parameter.kind, parameter.dtype) if isinstance(parameter, ir.Sequence) else (parameter, "int", "")
 
@@ -165,15 +189,15 @@ def _signature(parameter: ir.Sequence | str) -> tuple[str, str, str]:
 def _check_lengths(
     baseline: ir.Function,
     variant: ir.Function,
-    guards: tuple[frozenset[str], frozenset[str]],
+    widths: tuple[Widths, Widths],
     lengths: dict[str, int],
     deadline: float,
 ) -> Bounded | None:
     """The verdict at these sequence lengths (`proved` when they agree), or None when the budget ran out."""
     inputs = _Inputs(baseline.parameters, lengths)
     keys: dict[tuple[str, str, tuple[bool, ...]], int] = {}
-    first = _Execution(baseline, guards[0], inputs, keys, deadline).run()
-    second = _Execution(variant, guards[1], inputs, keys, deadline).run()
+    first = _Execution(baseline, widths[0], inputs, keys, deadline).run()
+    second = _Execution(variant, widths[1], inputs, keys, deadline).run()
     overrun = _truth(_or(_and(first.overflow, _not(first.fallback)), _and(second.overflow, _not(second.fallback))))
     differs = _and(_not(second.fallback), _or(first.fallback, _differs(first, second, baseline)))
     solver = z3.SolverFor("QF_BV")
@@ -255,6 +279,8 @@ class _Shown:
 
     def output(self, buffer: _Buffer, kind: str, name: str | None) -> list[int] | bytearray | list[tuple[int | str, ...]]:
         cells = [self.value(cell) for cell in buffer.cells[: self.value(buffer.length)]]
+        if buffer.unsigned:
+            cells = [cell & MASK for cell in cells]
         shape = self.tuples.get(name)  # type: ignore[arg-type]
         if shape is not None:  # a list of tuples is flat in the model as in C: shown as the tuples it holds
             return [
@@ -298,11 +324,16 @@ def _differs(first: _Result, second: _Result, function: ir.Function) -> Truth:
 
 
 def _buffers_differ(first: _Buffer, second: _Buffer) -> Truth:
+    """Whether the lists differ as Python reads them back: a cell one side holds unsigned and the other signed is
+    compared by the int it stands for (2**63 unsigned is not -2**63), not by its bits."""
     differs = _ne(first.length, second.length)
     for k in range(max(len(first.cells), len(second.cells))):
-        mine = first.cells[k] if k < len(first.cells) else 0
-        theirs = second.cells[k] if k < len(second.cells) else 0
-        differs = _or(differs, _and(_lt(k, first.length), _ne(mine, theirs)))
+        if first.unsigned == second.unsigned:
+            mine, theirs = (buffer.cells[k] if k < len(buffer.cells) else 0 for buffer in (first, second))
+            unequal = _ne(mine, theirs)
+        else:
+            unequal = first.cell(k) != second.cell(k)
+        differs = _or(differs, _and(_lt(k, first.length), unequal))
     return differs
 
 
@@ -359,6 +390,13 @@ class _Buffer:
 
     length: Value = 0
     cells: list[Value] = field(default_factory=list)
+    unsigned: bool = False
+    """Whether the cells are read back as `uint64` (a returned list `ranges` found may hold values past 2**63 - 1)."""
+
+    def cell(self, k: int) -> z3.BitVecRef:
+        """Cell `k` as the Python int it is read back as, in 65 bits (a cell past the others is 0)."""
+        value = _bv(self.cells[k] if k < len(self.cells) else 0)
+        return z3.ZeroExt(1, value) if self.unsigned else z3.SignExt(1, value)
 
 
 @dataclass
@@ -385,13 +423,14 @@ class _Execution:
     def __init__(
         self,
         function: ir.Function,
-        guarded: frozenset[str],
+        widths: Widths,
         inputs: _Inputs,
         keys: dict[tuple[str, str, tuple[bool, ...]], int],
         deadline: float,
     ) -> None:
         self.function = function
-        self.guarded = guarded
+        self.widths = widths
+        self.guarded = widths.guarded
         self.keys = keys
         self.deadline = deadline
         self.active: Truth = True
@@ -401,8 +440,8 @@ class _Execution:
         self.code: Value = 0
         self.result: Value = 0
         self.raised_values: list[Value] = [0] * max((len(raised.values) for raised in function.raises), default=0)
-        self.buffer = _Buffer()
-        self.outputs = {output.name: _Buffer() for output in function.outputs}
+        self.buffer = _Buffer(unsigned=function.buffer in widths.unsigned_outputs)
+        self.outputs = {output.name: _Buffer(unsigned=output.name in widths.unsigned_outputs) for output in function.outputs}
         if function.buffer is not None:
             self.outputs[function.buffer] = self.buffer
         self.fault: Truth = False
@@ -564,7 +603,7 @@ class _Execution:
         for constants, body in statement.cases:
             condition: Truth = False
             for constant in constants:
-                condition = _or(condition, _eq(value, constant))
+                condition = _or(condition, _eq(value, _wrap(constant)))
             arms.append((condition, body))
             matched = _or(matched, condition)
         self.branches([*arms, (_not(matched), statement.default)])
@@ -653,7 +692,8 @@ class _Execution:
     def truth(self, expr: ir.Expr) -> Truth:
         if isinstance(expr, ir.Compare):
             left, right = self.expr(expr.left), self.expr(expr.right)
-            return COMPARISONS[expr.op](left, right)
+            unsigned = self.widths.held_unsigned(expr.left) or self.widths.held_unsigned(expr.right)
+            return (UNSIGNED_COMPARISONS if unsigned else COMPARISONS)[expr.op](left, right)
         if isinstance(expr, ir.Logical):
             left = self.truth(expr.left)
             guard = self.guard
@@ -689,7 +729,7 @@ class _Execution:
 
     def expr(self, expr: ir.Expr) -> Value:
         if isinstance(expr, ir.Const):
-            return expr.value
+            return _wrap(expr.value)  # a constant past 2**63 - 1 as the bits C holds it in
         if isinstance(expr, ir.Local):
             return self.locals.get(expr.name, 0)
         if isinstance(expr, ir.Length):
@@ -698,7 +738,10 @@ class _Execution:
             cells, length = self.cells(expr.sequence)
             return _select(cells, self.index(expr.index, length))
         if isinstance(expr, ir.Binary):
-            return BINARY[expr.op](self.expr(expr.left), self.expr(expr.right))
+            left, right = self.expr(expr.left), self.expr(expr.right)
+            if expr.op == ">>" and any(map(self.widths.held_unsigned, (expr, expr.left, expr.right))):
+                return _logical_shift(left, right)  # on `uint64_t`, as `print_c` computes it there
+            return BINARY[expr.op](left, right)
         if isinstance(expr, ir.Unary):
             operand = self.expr(expr.operand)
             return _wrap(-operand) if isinstance(operand, int) and expr.op == "-" else (-operand if expr.op == "-" else ~operand)
@@ -825,6 +868,7 @@ BINARY: dict[str, Callable[[Value, Value], Value]] = {
     "min": _lifted(min, lambda a, b: z3.If(b < a, b, a)),
     "max": _lifted(max, lambda a, b: z3.If(b > a, b, a)),
 }
+_logical_shift = _lifted(lambda a, b: _wrap((a & MASK) >> b) if 0 <= b < 64 else 0, z3.LShR)
 COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {
     "<": _lt,
     "<=": _lifted(lambda a, b: a <= b, lambda a, b: a <= b),
@@ -833,6 +877,17 @@ COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {
     "==": _eq,
     "!=": _ne,
 }
+
+UNSIGNED_COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {
+    "<": _lifted(lambda a, b: a & MASK < b & MASK, z3.ULT),
+    "<=": _lifted(lambda a, b: a & MASK <= b & MASK, z3.ULE),
+    ">": _lifted(lambda a, b: a & MASK > b & MASK, z3.UGT),
+    ">=": _lifted(lambda a, b: a & MASK >= b & MASK, z3.UGE),
+    "==": _eq,
+    "!=": _ne,
+}
+"""The comparisons where an operand is held in `uint64_t`: its bits read as unsigned (`ranges` proves the other
+operand never negative there, so this is Python's comparison)."""
 
 MODELLED = {
     ir.Const: None, ir.Local: None, ir.Length: None, ir.Load: None, ir.ToInt: None, ir.Not: None,

@@ -188,8 +188,7 @@ class _Printer:
         self.guarded = widths.guarded
         self.within_guard = widths.within_guard
         self.in_range = widths.in_range
-        self.unsigned = widths.unsigned
-        self.unsigned_locals = widths.unsigned_locals
+        self.widths = widths
         self.sequences = {p.name: p for p in function.parameters if isinstance(p, ir.Sequence)}
         self.loops = 0
         self.labels = 0
@@ -214,7 +213,7 @@ class _Printer:
         body = ["jmp_buf *rp_leave", *parameters, *(output.replace(" *", " *restrict ") for output in outputs)]
         names = {p for p in self.function.parameters if isinstance(p, str)}
         declarations = [
-            f"    {'uint64_t' if name in self.unsigned_locals else ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
+            f"    {'uint64_t' if name in self.widths.unsigned_locals else ir.DTYPES.get(kind, 'int64_t')} py_{name} = 0;"
             for name, kind in self.function.locals.items()
             if name not in names
         ]
@@ -406,9 +405,7 @@ class _Printer:
 
     def wide(self, expr: ir.Expr) -> bool:
         """Whether `expr` is held in `uint64_t`: a local or an operation `ranges` found may be past 2**63 - 1."""
-        if isinstance(expr, ir.Const):
-            return expr.value > HIGH
-        return id(expr) in self.unsigned or (isinstance(expr, ir.Local) and expr.name in self.unsigned_locals)
+        return self.widths.held_unsigned(expr)
 
     def unsigned_binary(self, expr: ir.Binary, left: str, right: str) -> str:
         """`expr` on `uint64_t`, where it or an operand may be past 2**63 - 1 (`ranges` allows `| & ^ >> <<` and

@@ -124,6 +124,13 @@ class Widths:
         """Whether any value is held as an unsigned 64-bit one."""
         return bool(self.unsigned or self.unsigned_locals or self.unsigned_outputs)
 
+    def held_unsigned(self, expr: ir.Expr) -> bool:
+        """Whether C holds `expr` in `uint64_t` (a constant past `HIGH`, a local or an operation found to be possibly
+        past it): there `>>` shifts in zeros and a comparison is unsigned, elsewhere the same bits read as signed."""
+        if isinstance(expr, ir.Const):
+            return expr.value > HIGH
+        return id(expr) in self.unsigned or (isinstance(expr, ir.Local) and expr.name in self.unsigned_locals)
+
 
 TOP = Interval(-INFINITY, INFINITY)
 BYTE = Interval(0, 255)
