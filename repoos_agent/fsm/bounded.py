@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,7 +161,7 @@ def _unmodelled(node: object) -> str | None:
 def _unsigned_unmodelled(function: ir.Function, widths: Widths) -> str | None:
     """Where a value held in `uint64_t` meets what the model does not compute as C does on it (a division, a
     remainder, `min`/`max`, a list of tuples or a nested list that returns it), as `line N: what`, or None."""
-    for node in _nodes(function.body):
+    for node in ir.nodes(function.body):
         unmodelled = isinstance(node, ir.Binary) and node.op in ("//", "%", "min", "max")
         if unmodelled and any(map(widths.held_unsigned, (node, node.left, node.right))):  # type: ignore[union-attr]
             return f"line {node.line}: `{node.op}` of a value held unsigned is not modelled by the bounded check"
@@ -169,17 +169,6 @@ def _unsigned_unmodelled(function: ir.Function, widths: Widths) -> str | None:
     if shaped:
         return f"the list `{min(shaped)}` holds values past 2**63 - 1 in tuples or nested lists: not modelled"
     return None
-
-
-def _nodes(node: object) -> Iterator[object]:
-    """Every IR node under `node`, itself included."""
-    if isinstance(node, tuple):
-        for item in node:
-            yield from _nodes(item)
-    elif dataclasses.is_dataclass(node):
-        yield node
-        for each in dataclasses.fields(node):
-            yield from _nodes(getattr(node, each.name))
 
 
 def _signature(parameter: ir.Sequence | str) -> tuple[str, str, str]:
