@@ -18,20 +18,21 @@ RNG = random.Random(45)
 NO_HEADERS = "the interpreter's headers (Python.h) are not installed: the objects are built in Python"
 
 
+def built(helper):
+    """The helper, or the test skipped where it cannot be built here."""
+    if helper is None:
+        pytest.skip(NO_HEADERS)
+    return helper
+
+
 @pytest.fixture(scope="module")
 def in_c():
-    built = native_rebuild()
-    if built is None:
-        pytest.skip(NO_HEADERS)
-    return built
+    return built(native_rebuild())
 
 
 @pytest.fixture(scope="module")
 def tuples_in_c():
-    built = native_tuples()
-    if built is None:
-        pytest.skip(NO_HEADERS)
-    return built
+    return built(native_tuples())
 
 
 def _stream(length: int, low: int, high: int) -> list[int]:
@@ -82,9 +83,7 @@ def test_tuples_read_each_cell_as_its_kind_says(tuples_in_c, kinds):
 
 @pytest.mark.parametrize("unsigned", [False, True])
 def test_ints_are_read_as_the_width_analysis_holds_them(unsigned):
-    listed = native_ints()
-    if listed is None:
-        pytest.skip(NO_HEADERS)
+    listed = built(native_ints())
     cells = np.array([0, 1, 256, 257, -1, -(1 << 63), (1 << 63) - 1], dtype=np.int64)
     want = cells.view(np.uint64).tolist() if unsigned else cells.tolist()
     assert listed(cells.ctypes.data, len(cells), unsigned) == want
