@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import z3
 
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import carryless, ir
 from repoos_agent.fsm.differential import literals
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.nested import rebuild
@@ -843,6 +843,11 @@ _eq = _lifted(lambda a, b: a == b, lambda a, b: a == b)
 _ne = _lifted(lambda a, b: a != b, lambda a, b: a != b)
 _lt = _lifted(lambda a, b: a < b, lambda a, b: a < b)
 
+
+def _carryless(op: str) -> Callable[[Value, Value], Value]:
+    return _lifted(lambda a, b: _wrap(carryless.on_ints(op, a, b)), lambda a, b: carryless.on_bitvectors(op, a, b))
+
+
 BINARY: dict[str, Callable[[Value, Value], Value]] = {
     "+": _add,
     "-": _lifted(lambda a, b: _wrap(a - b), lambda a, b: a - b),
@@ -856,6 +861,7 @@ BINARY: dict[str, Callable[[Value, Value], Value]] = {
     ">>": _lifted(lambda a, b: a >> b if 0 <= b < 64 else 0, lambda a, b: a >> b),
     "min": _lifted(min, lambda a, b: z3.If(b < a, b, a)),
     "max": _lifted(max, lambda a, b: z3.If(b > a, b, a)),
+    **{op: _carryless(op) for op in carryless.OPERATORS},
 }
 _logical_shift = _lifted(lambda a, b: _wrap((a & MASK) >> b) if 0 <= b < 64 else 0, z3.LShR)
 COMPARISONS: dict[str, Callable[[Value, Value], Truth]] = {

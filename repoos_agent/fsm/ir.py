@@ -86,7 +86,7 @@ class Load:
 
 @dataclass(frozen=True)
 class Binary:
-    op: str  # + - * // % & | ^ << >> min max
+    op: str  # + - * // % & | ^ << >> min max, and clmul clmulhi (`carryless`), which only rewrites write
     left: Expr
     right: Expr
     line: int
@@ -152,7 +152,21 @@ class BytesBelow:
     line: int
 
 
-Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not | Select | BytesBelow
+@dataclass(frozen=True)
+class Word:
+    """The 64-bit word of the eight bytes of a byte sequence from `index` on, in `order` ("little": the first byte
+    lowest, or "big"), an int from 0 to 2**64 - 1: one load where a rewrite reads a word at a time (`clmul_fold`),
+    which no source spells."""
+
+    sequence: str
+    index: Expr
+    order: str
+    line: int
+
+    BYTES = 8
+
+
+Expr = Const | Local | Length | Load | Binary | Unary | ToInt | Compare | Logical | Not | Select | BytesBelow | Word
 
 
 @dataclass(frozen=True)

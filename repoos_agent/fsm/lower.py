@@ -198,13 +198,13 @@ def _only_grown(function: ir.Function) -> None:
         )
 
 
-def _reading(value: object, names: frozenset[str]) -> ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow | None:
+def _reading(value: object, names: frozenset[str]) -> ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow | ir.Word | None:
     """The first node that reads or writes one of `names` other than by `Append`."""
     if isinstance(value, tuple):
         return next((found for item in value if (found := _reading(item, names)) is not None), None)
     if not is_dataclass(value):
         return None
-    if isinstance(value, ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow) and value.sequence in names:
+    if isinstance(value, ir.Length | ir.Load | ir.Store | ir.ForEach | ir.BytesBelow | ir.Word) and value.sequence in names:
         return value
     return next((found for part in fields(value) if (found := _reading(getattr(value, part.name), names)) is not None), None)
 

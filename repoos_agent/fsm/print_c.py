@@ -27,7 +27,7 @@ cast back to `int64_t` where their result fits.
 
 from __future__ import annotations
 
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import carryless, ir
 from repoos_agent.fsm.ranges import GUARD, HIGH, Widths, elements
 
 ENTRY = "rp_fsm"
@@ -126,6 +126,47 @@ static inline int64_t rp_select(int64_t c, int64_t a, int64_t b) {{
 static inline int64_t rp_select_bits(int64_t x, int64_t m, int64_t a, int64_t b) {{ return rp_select(x & m, a, b); }}
 
 {COMPARE_SELECTS_PORTABLE}
+#endif
+
+/* eight bytes as one word, the first one lowest (`big` 0) or highest, in one load; checked, leaving where they
+   are not all there */
+static inline uint64_t rp_word(const uint8_t *p, int big) {{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return big ? w : __builtin_bswap64(w);
+#else
+    return big ? __builtin_bswap64(w) : w;
+#endif
+}}
+
+static inline uint64_t rp_word_at(jmp_buf *leave, const uint8_t *p, int64_t i, int64_t n, int big) {{
+    if (i < 0 || i > n - 8) longjmp(*leave, 1);
+    return rp_word(p + i, big);
+}}
+
+/* the carry-less product's low and high words: one PCLMULQDQ for both where the CPU has it */
+#if defined(__PCLMUL__)
+#include <wmmintrin.h>
+static inline __m128i rp_clmul128(uint64_t a, uint64_t b) {{
+    return _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a), _mm_cvtsi64_si128((long long)b), 0);
+}}
+static inline uint64_t rp_clmul(uint64_t a, uint64_t b) {{ return (uint64_t)_mm_cvtsi128_si64(rp_clmul128(a, b)); }}
+static inline uint64_t rp_clmulhi(uint64_t a, uint64_t b) {{
+    __m128i p = rp_clmul128(a, b);
+    return (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(p, p));
+}}
+#else
+static inline uint64_t rp_clmul(uint64_t a, uint64_t b) {{
+    uint64_t r = 0;
+    for (int i = 0; i < 64; i++) r ^= ((b >> i) & 1) ? a << i : 0;
+    return r;
+}}
+static inline uint64_t rp_clmulhi(uint64_t a, uint64_t b) {{
+    uint64_t r = 0;
+    for (int i = 1; i < 64; i++) r ^= ((b >> i) & 1) ? a >> (64 - i) : 0;
+    return r;
+}}
 #endif
 
 static inline int64_t rp_min(int64_t a, int64_t b) {{ return b < a ? b : a; }}
@@ -349,7 +390,7 @@ class _Printer:
             return f"{TABLES}.py_{name}", f"py_{name}_len"
         return f"py_{name}", f"py_{name}_len"
 
-    def index(self, node: ir.Load | ir.Store, index: ir.Expr, length: str) -> str:
+    def index(self, node: ir.Load | ir.Store | ir.Word, index: ir.Expr, length: str) -> str:
         """An index as C reads it: as it is where it is proven in range, else checked (and a negative one counted
         from the end)."""
         if id(node) in self.in_range:
@@ -368,8 +409,17 @@ class _Printer:
         if isinstance(expr, ir.Load):
             data, length = self.sequence(expr.sequence)
             return f"{data}[{self.index(expr, expr.index, length)}]"
+        if isinstance(expr, ir.Word):
+            data, length = self.sequence(expr.sequence)
+            big = int(expr.order == "big")
+            if id(expr) in self.in_range:
+                return f"rp_word((const uint8_t *){data} + {self.expr(expr.index)}, {big})"
+            return f"rp_word_at(rp_leave, (const uint8_t *){data}, {self.expr(expr.index)}, {length}, {big})"
         if isinstance(expr, ir.Binary):
             left, right = self.expr(expr.left), self.expr(expr.right)
+            if expr.op in carryless.OPERATORS:
+                product = f"rp_{expr.op}((uint64_t)({left}), (uint64_t)({right}))"
+                return product if self.wide(expr) else f"(int64_t){product}"
             if self.wide(expr) or self.wide(expr.left) or (expr.op != "<<" and self.wide(expr.right)):
                 return self.unsigned_binary(expr, left, right)
             if expr.op in RING:

@@ -15,19 +15,23 @@ The state is every local the steps read or assign (the element and loop counters
 width analysis (`ranges.loop_head`) proves it can hold at the loop's head: a set the baseline's step maps into
 itself, so agreeing on it from the first iteration on, the two loops agree to the end. Both functions' widths are
 checked first, so their C code computes what Python does, and the steps are evaluated here as C evaluates them,
-in 64-bit two's complement. A domain of at most `ENUMERATE_AT_MOST` pairs is enumerated with NumPy; a larger one
-is proved with Z3 bit-vectors. A table index out of range counts as a disagreement.
+in 64-bit two's complement. A domain of at most `ENUMERATE_AT_ONCE` pairs is enumerated with NumPy. A larger one
+is sampled, then proved by linearity where both steps are affine over GF(2), else enumerated up to
+`ENUMERATE_AT_MOST` pairs or proved with Z3 bit-vectors. A table index out of range counts as a disagreement.
+Locals only the variant has, which each of its loop bodies sets before reading (a fold's lanes), are its scratch:
+neither state nor output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
+from functools import partial
 
 import numpy as np
 import z3
 
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import carryless, ir
 from repoos_agent.fsm.lower import FsmRefusal
 from repoos_agent.fsm.ranges import HIGH, LOW, check_widths, loop_head
 from repoos_agent.fsm.rewrites.statements import block_reads, increment, map_statements, walk
@@ -35,10 +39,16 @@ from repoos_agent.fsm.rewrites.statements import block_reads, increment, map_sta
 PROVED, REFUTED, NOT_APPLICABLE = "proved", "refuted", "not-applicable"
 ENUMERATE_AT_MOST = 1 << 28
 """The most (state, input) pairs enumerated; past it, Z3 proves (a CRC-16 state and a byte: 2**24)."""
+ENUMERATE_AT_ONCE = 1 << 20
+"""Up to this many pairs, enumerating is quicker than trying linearity first (a CRC-16 state and a byte: 2**24 pairs
+take seconds to enumerate and milliseconds to prove affine)."""
 CHUNK = 1 << 20
 """Pairs evaluated at once by NumPy, to keep the arrays small."""
 SAMPLES = 1 << 16
 """Random pairs tried before a proof: a wrong table entry is refuted at once, without a solver's time."""
+SAMPLED_STEPS = 1 << 20
+"""Baseline steps the samples run at most: an obligation of many elements (a fold's chunk of 256 bytes) tries fewer
+pairs, as each costs that many steps; the proof that follows is exact either way."""
 Z3_SECONDS = 60
 """Past this, Z3's silence is reported, never taken for a proof."""
 
@@ -92,8 +102,11 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     """Proved, refuted (with a counterexample) or not applicable (with why): the variant's fold step against the
     baseline's, as described above."""
     try:
-        if check_widths(baseline).wide or check_widths(variant).wide:
+        if check_widths(baseline).wide:
             return Proof(NOT_APPLICABLE, "none", 0, UNSIGNED)
+        signed = _sign_read(variant, baseline)
+        if signed is not None:
+            return Proof(NOT_APPLICABLE, "none", 0, f"{UNSIGNED} ({signed})")
         loop, obligations = _obligations(baseline, variant)
     except FsmRefusal as reason:
         return Proof(NOT_APPLICABLE, "none", 0, str(reason))
@@ -101,8 +114,12 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
         skipped = _fast_path(baseline, variant)
         return skipped if skipped is not None else _local(baseline, variant, str(reason))
     dead = _counters(baseline.body + variant.body) - ir.locals_read(baseline.body + variant.body)
+    dead |= _scratch(baseline, [obligation.variant for obligation in obligations])
     methods, cases = [], 0
     for obligation in obligations:
+        if _unchanged(obligation):
+            methods.append("identity")
+            continue
         try:
             head = loop_head(_guarded(baseline, loop, obligation.guard), loop)
             proof = _check(obligation, head, dead, baseline.tables | variant.tables)
@@ -115,6 +132,46 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     method = " and ".join(dict.fromkeys(methods))
     steps = ", ".join(f"{o.elements} step(s) against 1" for o in obligations)
     return Proof(PROVED, method, cases, f"{steps}: agree on every state and input")
+
+
+def _unchanged(obligation: _Obligation) -> bool:
+    """The variant runs the baseline's own loop there (a guarded variant's fallback): nothing to check."""
+    return obligation.elements == 1 and obligation.index is None and _unlined(obligation.variant) == _unlined(obligation.baseline)
+
+
+def _scratch(baseline: ir.Function, bodies: list[tuple[ir.Stmt, ...]]) -> set[str]:
+    """The variant's own locals that each loop body reading them sets first: a step's scratch (clmul-fold's lanes),
+    whose value at a loop's head is never seen, so they are neither state nor output of the step."""
+    fresh = set().union(*(_assigned(body) for body in bodies)) - set(baseline.locals)
+    return {name for name in fresh if all(name not in ir.locals_read(body) or _set_before_read(body, name) for body in bodies)}
+
+
+def _sign_read(variant: ir.Function, baseline: ir.Function) -> str | None:
+    """Where the variant reads a value it holds unsigned as C would read it differently from Python, None where it
+    never does. The evaluators compute 64-bit two's complement patterns, which are a value held in `uint64_t` exactly
+    where only its bits are read: by `^ & |`, a carry-less product, an assignment, a `<<` the widths keep below
+    2**64, and a `>>` by `c` masked to fewer than `64 - c` bits (a byte of a word). A comparison, a table index, a
+    store or a returned value would read its sign, and a local the baseline has must keep its sign to compare."""
+    widths = check_widths(variant)
+    kept = [name for name in widths.unsigned_locals if name in baseline.locals]
+    if kept or widths.unsigned_outputs:
+        return f"`{(kept or sorted(widths.unsigned_outputs))[0]}` is held unsigned"
+    masked = {
+        id(node.left)
+        for node in ir.nodes(variant.body)
+        if isinstance(node, ir.Binary) and node.op == "&" and isinstance(node.right, ir.Const)
+        and isinstance(node.left, ir.Binary) and node.left.op == ">>" and isinstance(node.left.right, ir.Const)
+        and node.right.value >= 0 and node.right.value.bit_length() <= 64 - node.left.right.value
+    }  # fmt: skip
+    for node in ir.nodes(variant.body):
+        bits_only = isinstance(node, ir.Assign) or (
+            isinstance(node, ir.Binary) and (node.op in ("^", "&", "|", "<<", *carryless.OPERATORS) or id(node) in masked)
+        )
+        for part in fields(node):  # type: ignore[arg-type]
+            child = getattr(node, part.name)
+            if isinstance(child, ir.Expr) and widths.held_unsigned(child) and not bits_only:
+                return f"line {child.line}: a {type(node).__name__} reads its sign"
+    return None
 
 
 def _local(baseline: ir.Function, variant: ir.Function, why_not_a_fold: str) -> Proof:
@@ -516,16 +573,17 @@ def _check(obligation: _Obligation, head: dict, dead: set[str], tables: dict[str
     for lo, hi in bounds.values():
         cases *= hi - lo + 1
     outputs = sorted(_assigned(bodies) - dead - positions)
-    if cases <= ENUMERATE_AT_MOST:
+    if cases <= ENUMERATE_AT_ONCE:
         return _enumerate(obligation, bounds, outputs, tables, cases)
     found = _sampled(obligation, bounds, outputs, tables)
     if found is not None:
         return Proof(REFUTED, "sampling", cases, _refuted(obligation, found), found)
-    if obligation.elements > 1:  # k CRC steps at once are hard for a SAT solver, and affine
-        try:
-            return _linearity(obligation, bounds, outputs, tables, cases)
-        except _NotAffine:
-            pass  # Z3 decides
+    try:  # k CRC steps at once are hard for a SAT solver, and affine
+        return _linearity(obligation, bounds, outputs, tables, cases)
+    except _NotAffine:
+        pass  # enumeration or Z3 decides
+    if cases <= ENUMERATE_AT_MOST:
+        return _enumerate(obligation, bounds, outputs, tables, cases)
     return _z3(obligation, bounds, outputs, tables, cases)
 
 
@@ -604,6 +662,14 @@ class _Evaluator:
             return self.lookup(self.tables[expr.sequence], self.value(expr.index, env))
         if isinstance(expr, ir.Load) and self.position(expr.index) in range(len(self.elements)):
             return self.elements[self.position(expr.index)]  # type: ignore[index]
+        if isinstance(expr, ir.Word) and self.position(expr.index) in range(len(self.elements) - ir.Word.BYTES + 1):
+            first = self.position(expr.index)
+            positions = range(first, first + ir.Word.BYTES)  # type: ignore[operator]
+            word = None
+            for t, at in enumerate(reversed(positions) if expr.order == "big" else positions):  # byte `t` from the lowest
+                term = self.elements[at] if t == 0 else self.elements[at] << self.const(8 * t)  # type: ignore[operator]
+                word = term if word is None else word ^ term
+            return word
         raise _NotAStep(f"line {expr.line}: `{type(expr).__name__}` in the step is not modelled by the step check")
 
     def position(self, expr: ir.Expr) -> int | None:
@@ -626,6 +692,13 @@ class _Evaluator:
         return base, variant
 
 
+def _carryless(op: str, a: object, b: object) -> object:
+    """A carry-less product on the evaluator's values: Z3 vectors, or NumPy int64 patterns."""
+    if isinstance(a, z3.BitVecRef) or isinstance(b, z3.BitVecRef):
+        return carryless.on_bitvectors(op, a, b)  # type: ignore[arg-type]
+    return carryless.on_arrays(op, a, b)
+
+
 ARITHMETIC = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
@@ -635,6 +708,7 @@ ARITHMETIC = {
     "^": lambda a, b: a ^ b,
     "<<": lambda a, b: a << b,
     ">>": lambda a, b: a >> b,
+    **{op: partial(_carryless, op) for op in carryless.OPERATORS},
 }
 COMPARE = {
     "<": lambda a, b: a < b,
@@ -644,6 +718,12 @@ COMPARE = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
 }
+
+
+def _pattern(value: int) -> np.int64:
+    """A constant as the evaluators hold it: its 64-bit two's complement pattern (a value held unsigned past
+    2**63 - 1 reads as negative, with the same bits)."""
+    return np.uint64(value).view(np.int64) if value > HIGH else np.int64(value)
 
 
 def _enumerate(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict, cases: int) -> Proof:
@@ -666,14 +746,16 @@ def _enumerate(obligation: _Obligation, bounds: dict, outputs: list[str], tables
 
 
 def _sampled(obligation: _Obligation, bounds: dict, outputs: list[str], tables: dict) -> Counterexample | None:
-    """A disagreement among `SAMPLES` random pairs (the bounds' ends among them), found before a proof is tried."""
+    """A disagreement among `SAMPLES` random pairs (the bounds' ends among them; fewer where each runs many steps,
+    `SAMPLED_STEPS`), found before a proof is tried."""
     rng = np.random.default_rng(0)
+    samples = max(2, min(SAMPLES, SAMPLED_STEPS // obligation.elements))
     columns = []
     for lo, hi in bounds.values():
-        column = rng.integers(lo, hi, SAMPLES, dtype=np.int64, endpoint=True)
+        column = rng.integers(lo, hi, samples, dtype=np.int64, endpoint=True)
         column[:2] = lo, hi
         columns.append(column)
-    columns += [rng.integers(0, 255, SAMPLES, dtype=np.int64, endpoint=True) for _ in range(obligation.elements)]
+    columns += [rng.integers(0, 255, samples, dtype=np.int64, endpoint=True) for _ in range(obligation.elements)]
     return _search(obligation, bounds, outputs, tables, iter([columns]))
 
 
@@ -690,7 +772,7 @@ def _search(
         out_of_range.append(bad)
         return np.asarray(entries, dtype=np.uint64).view(np.int64)[np.where(bad, 0, index)]
 
-    evaluator = _Evaluator(np.int64, np.where, lookup, {"and": np.logical_and, "or": np.logical_or, "not": np.logical_not})
+    evaluator = _Evaluator(_pattern, np.where, lookup, {"and": np.logical_and, "or": np.logical_or, "not": np.logical_not})
     evaluator.tables = {name: tuple(ir.entries(table)) for name, table in tables.items()}
     with np.errstate(over="ignore"):
         for columns in chunks:
@@ -727,7 +809,7 @@ class _Affine(_Evaluator):
     affine function is known from its values there, so two affine steps that agree there agree everywhere."""
 
     def __init__(self, tables: dict[str, tuple[int, ...]]) -> None:
-        super().__init__(np.int64, np.where, self.read, {})
+        super().__init__(_pattern, np.where, self.read, {})
         self.tables = tables
 
     def read(self, entries: tuple[int, ...], index: np.ndarray) -> np.ndarray:
@@ -735,8 +817,9 @@ class _Affine(_Evaluator):
 
     def value(self, expr: ir.Expr, env: dict[str, object]) -> object:
         if isinstance(expr, ir.Binary):
-            constant = isinstance(expr.right, ir.Const) or (isinstance(expr.left, ir.Const) and expr.op in ("&", "|"))
-            if not (expr.op == "^" or (expr.op in ("&", "|", "<<", ">>") and constant)):
+            commutes = ("&", "|", *carryless.OPERATORS)
+            constant = isinstance(expr.right, ir.Const) or (isinstance(expr.left, ir.Const) and expr.op in commutes)
+            if not (expr.op == "^" or (expr.op in ("<<", ">>", *commutes) and constant)):
                 raise _NotAffine(f"line {expr.line}: `{expr.op}`")
         elif isinstance(expr, ir.Unary) and expr.op != "~":
             raise _NotAffine(f"line {expr.line}: unary `{expr.op}`")
@@ -747,7 +830,7 @@ class _Affine(_Evaluator):
             )
             if not (masked and len(entries) & (len(entries) - 1) == 0 and _affine_table(entries)):
                 raise _NotAffine(f"line {expr.line}: a table read not at `x & {len(entries) - 1}`, or not affine in its index")
-        elif not isinstance(expr, ir.Const | ir.Local | ir.Load):
+        elif not isinstance(expr, ir.Const | ir.Local | ir.Load | ir.Word):
             raise _NotAffine(f"line {expr.line}: `{type(expr).__name__}`")
         return super().value(expr, env)
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import gcd
 
-from repoos_agent.fsm import ir
+from repoos_agent.fsm import carryless, ir
 from repoos_agent.fsm.lower import FsmRefusal
 
 INFINITY = 1 << 256
@@ -240,7 +240,7 @@ class _Analysis:
                 "a `<<` below 2**64, a comparison with a value that is never negative, an assignment and an append "
                 "to the returned list read it",
             )
-        if self.checking and isinstance(expr, ir.Binary):
+        if self.checking and isinstance(expr, ir.Binary | ir.Word):
             self.unsigned.add(id(expr))
         return result
 
@@ -283,6 +283,11 @@ class _Analysis:
         if isinstance(expr, ir.BytesBelow):
             self.value(expr.index, state)
             return Interval(0, 1)
+        if isinstance(expr, ir.Word):  # in range where its first byte and its last one are
+            self.indexed(expr, expr.sequence, self.value(expr.index, state))
+            last = ir.Binary("+", expr.index, ir.Const(ir.Word.BYTES - 1, expr.line), expr.line)
+            self.indexed(expr, expr.sequence, self.value(last, state))
+            return Interval(0, UNSIGNED_HIGH)
         if isinstance(expr, ir.Select):  # each side where the condition lets it run, as an `if` would
             self.value(expr.condition, state)
             sides = [
@@ -300,7 +305,7 @@ class _Analysis:
             return self.fitted(result, expr, masked)
         return self.binary(expr, state, masked)
 
-    def indexed(self, node: ir.Load | ir.Store, sequence: str, index: Interval) -> None:
+    def indexed(self, node: ir.Load | ir.Store | ir.Word, sequence: str, index: Interval) -> None:
         """Note whether `index` is within `sequence` here: not negative, and below a table's length or (`below`) the
         sequence's own."""
         if not self.checking:
@@ -341,6 +346,13 @@ class _Analysis:
             pick = min if op == "min" else max
             below = _strongest(left.below, right.below) if op == "min" else _weakest(left.below, right.below)
             return Interval(pick(left.lo, right.lo), pick(left.hi, right.hi), below)
+        if op in carryless.OPERATORS:  # a product over GF(2): as many bits as its operands' together, less one
+            left, right = self.value(expr.left, state, wide=True), self.value(expr.right, state, wide=True)
+            if min(left.lo, right.lo) < 0:
+                reason = f"`{op}` of a value that may be negative: a carry-less product reads 64 unsigned bits"
+                return self.refuse(expr.line, reason)
+            bits = max(0, left.hi.bit_length() + right.hi.bit_length() - 1)
+            return Interval(0, (1 << (min(bits, 64) if op == "clmul" else max(0, bits - 64))) - 1)
         if op == "&" and (mask := _mask(expr)) is not None:
             constant, other = mask
             operand = self.value(other, state, masked=True)

@@ -83,7 +83,7 @@ def subexpressions(expr: ir.Expr) -> Iterator[ir.Expr]:
         yield from subexpressions(expr.right)
     elif isinstance(expr, ir.Unary | ir.ToInt | ir.Not):
         yield from subexpressions(expr.operand)
-    elif isinstance(expr, ir.Load | ir.BytesBelow):
+    elif isinstance(expr, ir.Load | ir.BytesBelow | ir.Word):
         yield from subexpressions(expr.index)
     elif isinstance(expr, ir.Select):
         for part in (expr.condition, expr.then, expr.orelse):

@@ -48,7 +48,7 @@ def _invariant(function: ir.Function, loop: ir.While | ir.ForRange | ir.ForEach,
     changed = assigned((loop,))
     grown = {s.sequence for s in walk(loop.body) if isinstance(s, ir.Append | ir.Pop)}
     for part in subexpressions(condition):
-        if isinstance(part, ir.Load | ir.BytesBelow) or (isinstance(part, ir.Binary) and part.op in ("//", "%")):
+        if isinstance(part, ir.Load | ir.BytesBelow | ir.Word) or (isinstance(part, ir.Binary) and part.op in ("//", "%")):
             return False
         if isinstance(part, ir.Length) and (part.sequence in grown or part.sequence in function.output_names):
             return False
