@@ -24,6 +24,7 @@ from repoos_agent.model.kernel import isl_lock
 from repoos_agent.model.signature import Signature
 from repoos_agent.target import Target
 from repoos_agent.verified_nests import verified_nest
+from repoos_agent.verify.translation import DEFERRED
 
 REASSOCIATION_TOLERANCE_SCALE = 100.0
 """Reassociated sums round differently: float64 results are accepted to 1e-7, float32 to 1e-2."""
@@ -48,7 +49,7 @@ class Evaluation:
     candidate_s: float | None = None
     spread: float | None = None
     baseline_spread: float | None = None
-    verified: str = "unknown"  # "true", "false" or "unknown" (Z3 on the generated loop nest)
+    verified: str = "unknown"  # "true", "false", "unknown" (Z3 on the generated loop nest), or DEFERRED (not checked)
     verification: str = ""
     counterexample: str | None = None
     legality_ms: float = 0.0
@@ -88,8 +89,10 @@ def evaluate_schedule(
     compiler: str = "c",
     repeats: int = 5,
     stop_below_speedup: float | None = None,
+    verify: bool = True,
 ) -> Evaluation:
-    """Prove `schedule` legal for `target`, then (unless `measure` is False) build, check and time it.
+    """Prove `schedule` legal for `target`, have Z3 check its generated loops (unless `verify` is False: then
+    `verified` is `DEFERRED`), then (unless `measure` is False) build, check and time it.
 
     The candidate is built with the `compiler` backend; the baseline it races is always the C
     build of the source order, the reference every speedup is measured against."""
@@ -118,15 +121,20 @@ def evaluate_schedule(
         problem = backend_problem(target.kernel, nest, compiler) if compiler in BACKENDS else None  # else the build names it
         if problem is not None:
             return _from_proof(proof, base, verdict="invalid", feedback=f"invalid: {problem}")
-        verification = verified_nest(target.kernel, signature, proof.lowered, nest, proof.reassociates)
+        if verify:
+            verification = verified_nest(target.kernel, signature, proof.lowered, nest, proof.reassociates)
         verify_ms = (time.perf_counter() - start) * 1000
-    base.update(
-        verified=verification.label,
-        verification=verification.reason + (" (the verdict kept from an earlier proof of this nest)" if verification.kept else ""),
-        counterexample=verification.counterexample,
-        verify_ms=verify_ms,
-    )
-    if verification.verified is False:
+    if not verify:
+        base.update(verified=DEFERRED, verification="not checked: Z3 checks the search's finalists", verify_ms=verify_ms)
+    else:
+        base.update(
+            verified=verification.label,
+            verification=verification.reason
+            + (" (the verdict kept from an earlier proof of this nest)" if verification.kept else ""),
+            counterexample=verification.counterexample,
+            verify_ms=verify_ms,
+        )
+    if verify and verification.verified is False:
         feedback = (
             f"verification_failed: ISL accepted the schedule but Z3 refuted the generated loop nest: "
             f"{verification.reason}; counterexample {verification.counterexample}. This is an engine bug; the kernel was not run."

@@ -10,8 +10,9 @@ from itertools import pairwise
 
 import pytest
 
+from repoos_agent import evaluate as evaluate_module
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
-from repoos_agent.agent.finish import OriginalRace
+from repoos_agent.agent.finish import RACE_FINALISTS, OriginalRace
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
 from repoos_agent.agent.machine import Machine
 from repoos_agent.agent.proposers import MixtureOfAgents
@@ -23,6 +24,7 @@ from repoos_agent.legality import prove_legal
 from repoos_agent.measure import Timing
 from repoos_agent.schedule import parse_schedule
 from repoos_agent.target import resolve_target
+from repoos_agent.verify.translation import Verification
 
 from .conftest import EXAMPLES, ROOT
 
@@ -49,11 +51,15 @@ def test_heuristic_search_decides_by_the_racing_finish(name, size, specs):
     result = optimize(target, SearchConfig(iters=iters, candidates=2 if size == "LARGE" else 3, size=size), events)
     measured = [e for e in result.leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct]
     assert measured, [(e.schedule, e.evaluation.verdict) for e in result.leaderboard]
-    assert all(e.evaluation.verified == "true" for e in measured)
     assert all(1 <= e.evaluation.team <= os.cpu_count() for e in measured if e.evaluation.team is not None)
     races = [e for e in events.events if e.kind == "evaluation" and e.detail.get("race")]
     finalists = {e.schedule for e in races}
     assert finalists, "the racing finish re-measured nothing"
+    # Z3 checks the finalists' loops, in their races; the other candidates' first looks deferred it
+    assert all(e.verified == "true" for e in races)
+    first_looks = [e for e in events.events if e.kind == "evaluation" and not e.detail.get("race") and e.verdict == "legal"]
+    assert all(e.verified == "deferred" for e in first_looks)
+    assert all(e.evaluation.verified == ("true" if e.schedule in finalists else "deferred") for e in measured)
     assert result.finish  # a sentence that says how the winner was chosen
     if result.best is None:
         assert result.best_speedup == 1.0 and "no schedule beat the baseline" in result.finish
@@ -434,3 +440,26 @@ def test_the_head_to_head_race_against_the_numpy_original_runs_the_winner_and_th
     duel = _race_winner_against_original(resolve_target("numpy:gelu"), SearchConfig(size="SMALL"), "parallelize(i)")
     assert duel is not None
     assert duel.ratio > 0 and len(duel.original.samples) >= 15 and len(duel.ours.samples) >= 15
+
+
+def test_a_finalist_z3_refutes_is_never_crowned_and_the_next_fastest_races_in_its_place(monkeypatch):
+    # Z3 checks a search's finalists only, in their races: here it refutes every nest it is shown, so every
+    # finalist falls, each sends the next fastest first look up, and the baseline itself answers.
+    checked: list[str] = []
+
+    def refuted(kernel, signature, lowered, nest, reassociates):
+        checked.append(kernel.name)
+        return Verification(False, "refuted for the test", "i=0")
+
+    monkeypatch.setattr(evaluate_module, "verified_nest", refuted)
+    target = resolve_target("gemm")
+    events = EventStream()
+    result = optimize(target, SearchConfig(iters=1, candidates=5, size="SMALL"), events)
+    measured = [e for e in result.leaderboard if e.evaluation.verdict == "legal" and e.evaluation.correct]
+    races = [e for e in events.events if e.kind == "evaluation" and e.detail.get("race")]
+    assert len(measured) > RACE_FINALISTS  # so there is a next fastest to send up
+    assert {e.schedule for e in races} == {e.schedule for e in measured}  # every one raced, each after one fell
+    assert all(e.verdict == "verification_failed" and e.verified == "false" for e in races)
+    assert len(checked) == len(races)  # no first look ran Z3
+    assert result.best is None and result.best_speedup == 1.0
+    assert all(e.evaluation.verified == "false" for e in measured)

@@ -147,7 +147,8 @@ def racing_finish(
     incumbent: Entry | None = None,
 ) -> Finish:
     """Re-measure the finalists with more repeats (`race(entry, round)`, which also reports the race); a lead must
-    exceed the spread to count.
+    exceed the spread to count. The race is where Z3 checks a finalist's loops, which the search deferred: one it
+    refutes never counts, and the next fastest schedule takes its place.
 
     The incumbent (the stored kernel's schedule) is always a finalist when it is still legal and
     correct, and wins every tie: only a lead beyond the spread replaces a stored kernel. In a mixture,
@@ -167,7 +168,8 @@ def racing_finish(
         finalists.append(unique[incumbent.schedule])
     races: dict[str, tuple[Entry, Evaluation]] = {}
     shown: dict[str, Evaluation] = {}  # each finalist's latest re-measurement that counts, as every leaderboard shows it
-    queue, remeasured = finalists, 0
+    reserve = [entry for entry in by_speedup(unique.values()) if entry not in finalists]
+    queue, remeasured = list(finalists), 0
     for attempt in range(RACE_RETRIES + 1):
         for entry in queue:
             control.checkpoint()
@@ -175,6 +177,9 @@ def racing_finish(
             races[entry.schedule] = (entry, evaluation)
             if counts_in_race(evaluation.verdict, evaluation.speedup):
                 shown[entry.schedule] = evaluation
+            elif evaluation.verdict == "verification_failed" and reserve:  # the next fastest goes up in its place
+                finalists.append(reserve.pop(0))
+                queue.append(finalists[-1])
         queue = _undecided(list(races.values()))
         if not queue or attempt == RACE_RETRIES:
             break

@@ -41,6 +41,7 @@ from repoos_agent.measure import time_runs
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
+from repoos_agent.verify.translation import DEFERRED
 
 EARLY_STOP_FRACTION = 0.3
 """A candidate whose first run is below 0.3x the best speedup so far is not timed further."""
@@ -122,7 +123,9 @@ def optimize(
 
 def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **measuring: Any) -> Evaluation:
     """`schedule` evaluated as the search evaluates its candidates: at the config's size, with its compiler, seed,
-    timeout and reassociation rule. `measuring` passes `evaluate_schedule`'s `repeats` or `stop_below_speedup` on."""
+    timeout and reassociation rule, and Z3's check of its loops deferred to the finish unless the config asks for it
+    on every candidate. `measuring` passes `evaluate_schedule`'s `repeats`, `stop_below_speedup`, `measure` or
+    `verify` on."""
     return evaluate_schedule(
         target,
         schedule,
@@ -131,7 +134,7 @@ def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **me
         timeout_s=config.timeout_s,
         seed=config.seed,
         compiler=config.compiler,
-        **measuring,
+        **{"verify": config.verify_every, **measuring},
     )
 
 
@@ -269,9 +272,12 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     with ThreadPoolExecutor(max_workers=max(1, config.k)) as dialogues:
         list(dialogues.map(tools_dialogue if config.mode == "tools" else dialogue, range(config.k)))
 
+    checked: dict[str, Evaluation] = {}  # each finalist's latest race, counted or not: where Z3 checked it
+
     def race(entry: Entry, race_round: int) -> Evaluation:
-        """A finalist re-measured with the finish's repeats, and reported as round `race_round` of its race."""
-        evaluation = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS)
+        """A finalist checked by Z3 and re-measured with the finish's repeats, and reported as round `race_round` of
+        its race: one Z3 refutes is `verification_failed` there and never crowned."""
+        evaluation = checked[entry.schedule] = evaluate_candidate(target, entry.schedule, config, repeats=RACE_REPEATS, verify=True)
         events.emit(_evaluation_event(run, entry, race=evaluation, race_round=race_round))
         return evaluation
 
@@ -284,6 +290,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
             cancelled = True
     if finish is None:
         best, speedup, spread = _best_so_far(leaderboard)
+        if best is not None and best.evaluation.verified == DEFERRED:  # no finish checked it: Z3 does now
+            proof = checked[best.schedule] = _checked_now(target, config, best, events, run)
+            best, speedup, spread = (best, speedup, spread) if proof.verdict == "legal" else (None, 1.0, 0.0)
     else:
         best, speedup, spread = finish.winner, finish.speedup, finish.spread
     original = finish.original if finish else None
@@ -294,12 +303,12 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     kept = not cancelled and incumbent is not None and best is not None and best.schedule == incumbent.schedule
     verdicts = Counter(entry.evaluation.verdict for entry in leaderboard)
     races = finish.races if finish else {}
-    ranked = [replace(entry, race=races.get(entry.schedule)) for entry in leaderboard]
+    ranked = [_with_proof(entry, races.get(entry.schedule), checked.get(entry.schedule)) for entry in leaderboard]
     result = SearchResult(
         run=run,
         target=target.label,
         size=config.size,
-        best=replace(best, race=races.get(best.schedule)) if best else None,
+        best=_with_proof(best, races.get(best.schedule), checked.get(best.schedule)) if best else None,
         best_speedup=speedup,
         best_spread=spread,
         leaderboard=tuple(winner_first(ranked, best.schedule if best else None)),
@@ -461,6 +470,23 @@ def _best_so_far(leaderboard: list[Entry]) -> tuple[Entry | None, float, float]:
         return None, 1.0, 0.0
     best = max(measured, key=lambda e: e.speedup)
     return best, best.speedup, best.evaluation.spread or 0.0
+
+
+def _with_proof(entry: Entry, race: Evaluation | None, checked: Evaluation | None) -> Entry:
+    """`entry` with its race that counts, and with Z3's verdict from the evaluation that `checked` its loops where its
+    first look deferred it (a refuted finalist's race does not count, but its verdict shows)."""
+    if checked is None or entry.evaluation.verified != DEFERRED:
+        return replace(entry, race=race)
+    proof = {part: getattr(checked, part) for part in ("verified", "verification", "counterexample", "verify_ms")}
+    return replace(entry, evaluation=replace(entry.evaluation, **proof), race=race)
+
+
+def _checked_now(target: Target, config: SearchConfig, best: Entry, events: EventStream, run: str) -> Evaluation:
+    """Z3's check of a cancelled search's best so far, whose first look deferred it and which no finish raced: one
+    it refutes is not crowned (the identity answers instead), as in the finish."""
+    checked = evaluate_candidate(target, best.schedule, config, measure=False, verify=True)
+    events.emit(Event("verification", run, schedule=best.schedule, verified=checked.verified, feedback=checked.verification))
+    return checked
 
 
 def _measure_incumbent(

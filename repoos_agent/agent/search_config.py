@@ -25,3 +25,4 @@ class SearchConfig:
     incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish and wins its ties
     constrain: bool = True  # models' replies decoded under the kernel's schedule grammar where their server can
     prompt: str = ""  # what models' prompts carry (`PromptOptions.parse`); "" is the measured default
+    verify_every: bool = False  # Z3 checks every candidate's loops, not only the finalists' (which it always checks)

@@ -176,10 +176,13 @@ def _row(event: Event) -> LeaderboardRow:
 
 
 def _remeasured(rows: tuple[LeaderboardRow, ...], race: Event) -> tuple[LeaderboardRow, ...]:
-    """`rows` with the racing re-measurement `race` as its schedule's figures, when it counts."""
+    """`rows` with the racing re-measurement `race` as its schedule's figures, when it counts, and its Z3 verdict
+    (a race checks what the first look deferred) whether or not it counts."""
+    proved = tuple(replace(row, verified=race.verified or row.verified) if row.schedule == race.schedule else row for row in rows)
     if not counts_in_race(race.verdict, race.speedup):
-        return rows
+        return proved
     updated = (
-        replace(row, speedup=race.speedup, spread=race.spread, raced=True) if row.schedule == race.schedule else row for row in rows
+        replace(row, speedup=race.speedup, spread=race.spread, raced=True) if row.schedule == race.schedule else row
+        for row in proved
     )
     return tuple(by_speedup(updated))

@@ -44,6 +44,7 @@ from repoos_agent.store.records import (
     Statement,
     VerifiedKernel,
 )
+from repoos_agent.verify.translation import DEFERRED
 
 
 class RecordedTarget(Protocol):
@@ -282,9 +283,10 @@ def record_winner(
     kernel = target.kernel
     schedule = evaluation.schedule if evaluation else ""
     size = evaluation.size if evaluation else target.size_class(size)
-    if evaluation is not None and (evaluation.verdict != "legal" or evaluation.verified == "false"):
+    if evaluation is not None and (evaluation.verdict != "legal" or evaluation.verified in ("false", DEFERRED)):
         raise RepoosError(
-            f"`{schedule}` on {target.label} is {evaluation.verdict} (z3: {evaluation.verified}); only a legal schedule is saved"
+            f"`{schedule}` on {target.label} is {evaluation.verdict} (z3: {evaluation.verified}); only a legal schedule "
+            "whose loops Z3 checked is saved"
         )
     values = target.inputs(size, seed)
     signature = Signature.of_values(kernel, values)

@@ -45,6 +45,8 @@ from repoos_agent.verify.smt import (
 )
 
 QUERY_TIMEOUT_MS = 5000
+DEFERRED = "deferred"
+"""The Z3 label of loops not checked yet (`Verification.label`'s third state): a search checks its finalists only."""
 
 
 @dataclass(frozen=True)
