@@ -163,9 +163,9 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         size: SizeClass = None,
         args: ArgumentSpecs = None,
     ) -> SearchReport:
-        """Search for the fastest legal schedule: dialogues propose schedules, every one is proved, verified,
-        built and timed against the baseline, and a racing finish re-measures the best few. Takes seconds to
-        minutes; reports progress on every evaluation and stops cleanly when cancelled (returning nothing).
+        """Search for the fastest legal schedule: dialogues propose schedules, every one is proved legal, built
+        and timed against the baseline, and a racing finish has Z3 check the best few and re-measures them. Takes
+        seconds to minutes; reports progress on every evaluation and stops cleanly when cancelled (returning nothing).
 
         The result's `schedule` is the winner ("" when nothing beat the source order), with its speedup and spread
         as the racing finish re-measured them, and `finish` says how it won. The `leaderboard` lists the winner
