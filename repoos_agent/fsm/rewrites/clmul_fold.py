@@ -22,7 +22,8 @@ from functools import cache
 
 from repoos_agent.fsm import ir
 from repoos_agent.fsm.rewrites.registry import NotApplicable, rewrite
-from repoos_agent.fsm.rewrites.shift_register import BITS, ShiftRegister, _fresh, _table_step, find_shift_register
+from repoos_agent.fsm.rewrites.shift_register import BITS, ShiftRegister, bytewise_register, entries_width, table_step, within
+from repoos_agent.fsm.rewrites.statements import fresh
 
 LANES = 4
 """Lanes folded side by side: a product's latency over its throughput on current x86 cores."""
@@ -40,47 +41,35 @@ WORD_BYTES = ir.Word.BYTES
 def clmul_fold(function: ir.Function, chunk: int = 256) -> ir.Function:
     """The fold loop as a test that the register is within the CRC's width, then a loop over whole chunks of `chunk`
     bytes and a loop over the rest by the byte table; the original loop where the test fails."""
-    found = find_shift_register(function, "clmul-fold")
+    found = bytewise_register(function, "clmul-fold")
     loop = found.loop
-    sequence = next((p for p in function.parameters if isinstance(p, ir.Sequence) and p.name == loop.sequence), None)
-    if sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY):
-        raise NotApplicable("clmul-fold", f"line {loop.line}: `{loop.sequence}` is not a bytes or bytearray argument")
-    if found.entry != (0 if found.reflected else found.width - BITS):
-        raise NotApplicable(
-            "clmul-fold",
-            f"line {loop.line}: the body is not just `{found.register} ^= {loop.variable}` at the register's "
-            f"{'low' if found.reflected else 'top'} byte, then the bit loop",
-        )
-    if not found.reflected and found.width % BITS:
-        raise NotApplicable("clmul-fold", f"line {found.inner.line}: a {found.width}-bit register is not whole bytes")
-    if loop.variable in ir.locals_read(function.body[: found.position] + function.body[found.position + 1 :]):
-        raise NotApplicable("clmul-fold", f"line {loop.line}: `{loop.variable}` is read after the loop")
     slices = found.tables(LANE_BYTES)
-    width = -(-max(max(table.entries) for table in slices).bit_length() // BITS) * BITS
+    width = entries_width(slices)
     if width > 8 * WORD_BYTES:
         raise NotApplicable("clmul-fold", f"line {found.inner.line}: the tables' entries take {width} bits")
     constants = fold_constants(found, chunk)
     if constants is None:
         raise NotApplicable("clmul-fold", f"line {found.inner.line}: no carry-less constant moves this CRC's words along")
-    names = [_fresh(function, f"{found.register}_table{m}") for m in range(1, LANE_BYTES + 1)]
-    fold = _Fold(found, names, _fresh(function, "i"), chunk, constants, function)
-    line, register = loop.line, ir.Local(found.register, ir.INT, loop.line)
-    within = ir.Logical(
-        "and",
-        ir.Compare(">=", register, ir.Const(0, line), line),
-        ir.Compare("<=", register, ir.Const((1 << width) - 1, line), line),
-        line,
-    )
+    names = _fresh_names(function, [f"{found.register}_table{m}_" for m in range(1, LANE_BYTES + 1)])
+    fold = _Fold(found, names, chunk, constants, function)
     return replace(
         function,
         locals={**function.locals, fold.index: ir.INT, **dict.fromkeys(fold.scratch, ir.INT)},
         body=(
             *function.body[: found.position],
-            ir.If(within, fold.loops(), (loop,), line),
+            ir.If(within(found, width), fold.loops(), (loop,), loop.line),
             *function.body[found.position + 1 :],
         ),
         tables={**function.tables, **dict(zip(names, slices, strict=True))},
     )
+
+
+def _fresh_names(function: ir.Function, stems: list[str]) -> list[str]:
+    """A name for each stem that neither the function nor another of them uses."""
+    names: list[str] = []
+    for stem in stems:
+        names.append(fresh(function, stem, set(names)))
+    return names
 
 
 def fold_constants(found: ShiftRegister, chunk: int) -> dict[int, int] | None:
@@ -152,21 +141,16 @@ class _Fold:
     chunk index, the chunk's bytes and the fold constants by distance."""
 
     def __init__(
-        self, found: ShiftRegister, names: list[str], index: str, chunk: int, constants: dict[int, int], function: ir.Function
+        self, found: ShiftRegister, names: list[str], chunk: int, constants: dict[int, int], function: ir.Function
     ) -> None:
-        self.found, self.names, self.index, self.chunk, self.constants = found, names, index, chunk, constants
+        self.found, self.names, self.chunk, self.constants = found, names, chunk, constants
         self.line = found.loop.line
-        taken = function
-        self.lanes: list[tuple[str, str]] = []
-        for lane in range(LANES):
-            pair = []
-            for half in ("lo", "hi"):
-                name = _fresh(taken, f"{found.register}_lane{lane}_{half}")
-                taken = replace(taken, locals={**taken.locals, name: ir.INT})
-                pair.append(name)
-            self.lanes.append((pair[0], pair[1]))
-        self.moved = _fresh(taken, f"{found.register}_moved")
-        self.scratch = (*(name for pair in self.lanes for name in pair), self.moved)
+        stems = [f"{found.register}_lane{lane}_{half}" for lane in range(LANES) for half in ("lo", "hi")]
+        *halves, self.moved, self.index = _fresh_names(
+            replace(function, tables={**function.tables, **dict.fromkeys(names)}), [*stems, f"{found.register}_moved", "i"]
+        )
+        self.lanes = [(halves[2 * lane], halves[2 * lane + 1]) for lane in range(LANES)]
+        self.scratch = (*halves, self.moved)
 
     def loops(self) -> tuple[ir.ForRange, ir.ForRange]:
         """Whole chunks, folded; then one byte at a time by the byte table."""
@@ -184,7 +168,7 @@ class _Fold:
                 whole,
                 length,
                 1,
-                (ir.Assign(found.register, ir.Binary("^", register, byte, line), line), _table_step(found, self.names[0], line)),
+                (ir.Assign(found.register, ir.Binary("^", register, byte, line), line), table_step(found, self.names[0], line)),
                 line,
             ),
         )

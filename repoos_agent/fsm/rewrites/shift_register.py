@@ -11,6 +11,7 @@ GF(2); `fsm.proof` checks the result all the same, and a table that is wrong in 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -103,12 +104,35 @@ def find_shift_register(function: ir.Function, name: str) -> ShiftRegister:
     raise NotApplicable(name, reason)
 
 
+def bytewise_register(function: ir.Function, name: str) -> ShiftRegister:
+    """The function's bitwise CRC loop where a rewrite may take its input bytes several at a time (`slicing`,
+    `clmul-fold`): over a bytes or bytearray argument, its body just the byte xored in at the register's low byte
+    (reflected) or top byte (MSB-first) then the bit loop, a register of whole bytes, and the byte not read after
+    the loop; else `NotApplicable(name, ...)` with the line and what differs."""
+    found = find_shift_register(function, name)
+    loop = found.loop
+    sequence = next((p for p in function.parameters if isinstance(p, ir.Sequence) and p.name == loop.sequence), None)
+    if sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY):
+        raise NotApplicable(name, f"line {loop.line}: `{loop.sequence}` is not a bytes or bytearray argument")
+    if found.entry != (0 if found.reflected else found.width - BITS):
+        raise NotApplicable(
+            name,
+            f"line {loop.line}: the body is not just `{found.register} ^= {loop.variable}` at the register's "
+            f"{'low' if found.reflected else 'top'} byte, then the bit loop",
+        )
+    if not found.reflected and found.width % BITS:
+        raise NotApplicable(name, f"line {found.inner.line}: a {found.width}-bit register is not whole bytes")
+    if loop.variable in ir.locals_read(function.body[: found.position] + function.body[found.position + 1 :]):
+        raise NotApplicable(name, f"line {loop.line}: `{loop.variable}` is read after the loop")
+    return found
+
+
 @rewrite("byte-table", "a bitwise CRC's 8 bit steps per byte become one lookup in a 256-entry table (Sarwate)")
 def byte_table(function: ir.Function) -> ir.Function:
     """The inner bit loop replaced by one lookup in a table the engine computes from the loop's own step."""
     found = find_shift_register(function, "byte-table")
     table = _fresh(function, f"{found.register}_table")
-    step = _table_step(found, table, found.inner.line)
+    step = table_step(found, table, found.inner.line)
     body = tuple(step if s is found.inner else s for s in found.loop.body)
     outer = replace(found.loop, body=body)
     return replace(
@@ -134,21 +158,8 @@ def slicing(function: ir.Function, k: int = 8, narrow: int = 0) -> ir.Function:
     the CRC's width (its tables' widest entry, in whole bytes), picks a loop that reads only those bytes, since the
     step keeps a register within that width there; the 64-bit loop runs otherwise. An MSB-first register is masked
     by the source, and its loop reads only its width already."""
-    found = find_shift_register(function, "slicing")
+    found = bytewise_register(function, "slicing")
     loop = found.loop
-    sequence = next((p for p in function.parameters if isinstance(p, ir.Sequence) and p.name == loop.sequence), None)
-    if sequence is None or sequence.kind not in (ir.BYTES, ir.BYTEARRAY):
-        raise NotApplicable("slicing", f"line {loop.line}: `{loop.sequence}` is not a bytes or bytearray argument")
-    if found.entry != (0 if found.reflected else found.width - BITS):
-        raise NotApplicable(
-            "slicing",
-            f"line {loop.line}: the body is not just `{found.register} ^= {loop.variable}` at the register's "
-            f"{'low' if found.reflected else 'top'} byte, then the bit loop",
-        )
-    if not found.reflected and found.width % BITS:
-        raise NotApplicable("slicing", f"line {found.inner.line}: a {found.width}-bit register is not whole bytes")
-    if loop.variable in ir.locals_read(function.body[: found.position] + function.body[found.position + 1 :]):
-        raise NotApplicable("slicing", f"line {loop.line}: `{loop.variable}` is read after the loop")
     if narrow and not found.reflected:
         raise NotApplicable(
             "slicing",
@@ -161,17 +172,10 @@ def slicing(function: ir.Function, k: int = 8, narrow: int = 0) -> ir.Function:
     sliced = _Sliced(found, names, index, k)
     loops: tuple[ir.Stmt, ...] = sliced.loops(WORD)
     if narrow:
-        width = -(-max(max(table.entries) for table in tables.values()).bit_length() // BITS) * BITS
+        width = entries_width(tables.values())
         if width >= WORD:
             raise NotApplicable("slicing", f"line {found.inner.line}: `narrow=1`: the tables' entries take {width} bits")
-        line, register = loop.line, ir.Local(found.register, ir.INT, loop.line)
-        within = ir.Logical(
-            "and",
-            ir.Compare(">=", register, ir.Const(0, line), line),
-            ir.Compare("<=", register, ir.Const((1 << width) - 1, line), line),
-            line,
-        )
-        loops = (ir.If(within, sliced.loops(width), loops, line),)
+        loops = (ir.If(within(found, width), sliced.loops(width), loops, loop.line),)
     return replace(
         function,
         locals={**function.locals, index: ir.INT},
@@ -226,14 +230,31 @@ class _Sliced:
         whole = ir.Binary("-", length, ir.Binary("%", length, const(k), line), line)
         entry = at(0) if found.entry == 0 else ir.Binary("<<", at(0), const(found.entry or 0), line)
         entered = ir.Binary("^", local(register), entry, line)
-        step = _table_step(found, self.names[0], line)
+        step = table_step(found, self.names[0], line)
         return (
             ir.ForRange(index, const(0), whole, k, (ir.Assign(register, folded, line),), line),
             ir.ForRange(index, whole, length, 1, (ir.Assign(register, entered, line), step), line),
         )
 
 
-def _table_step(found: ShiftRegister, table: str, line: int) -> ir.Assign:
+def entries_width(tables: Iterable[ir.Table]) -> int:
+    """The bits the tables' widest entry takes, in whole bytes: the CRC's width, where a register stays."""
+    return -(-max(max(table.entries) for table in tables).bit_length() // BITS) * BITS
+
+
+def within(found: ShiftRegister, width: int) -> ir.Logical:
+    """`0 <= register <= 2**width - 1`, tested at the loop's entry: a variant that holds only the register's low
+    `width` bits runs where it holds, the original loop (or a wider one) elsewhere."""
+    line, register = found.loop.line, ir.Local(found.register, ir.INT, found.loop.line)
+    return ir.Logical(
+        "and",
+        ir.Compare(">=", register, ir.Const(0, line), line),
+        ir.Compare("<=", register, ir.Const((1 << width) - 1, line), line),
+        line,
+    )
+
+
+def table_step(found: ShiftRegister, table: str, line: int) -> ir.Assign:
     """`register = (register >> 8) ^ T[register & 0xFF]` (reflected), or, MSB-first,
     `register = ((register << 8) & mask) ^ T[(register >> (width - 8)) & 0xFF]`."""
     register = ir.Local(found.register, ir.INT, line)
