@@ -74,6 +74,13 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--allow-reassociation", action="store_true")
     parser.add_argument("--timeout", type=positive_float, default=120.0)
+    parser.add_argument(
+        "--budget",
+        type=positive_float,
+        metavar="SECONDS",
+        help="seconds the search may spend: past 60%% of it no new turn starts, and the finish races again only while "
+        "it lasts; the result says what it skipped",
+    )
     parser.add_argument("--log", help="append every event to this JSONL file")
     parser.add_argument("--graph", help=GRAPH_HELP)
 

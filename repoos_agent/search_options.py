@@ -40,6 +40,7 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         seed=args.seed,
         allow_reassociation=args.allow_reassociation,
         timeout_s=args.timeout,
+        budget_s=args.budget,
         constrain=args.constrain,
         prompt=args.prompt,
     )

@@ -7,10 +7,12 @@ import os
 import re
 import subprocess
 from itertools import pairwise
+from types import SimpleNamespace
 
 import pytest
 
 from repoos_agent import evaluate as evaluate_module
+from repoos_agent.agent import search as search_module
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.finish import RACE_FINALISTS, OriginalRace
 from repoos_agent.agent.heuristic import HeuristicProposer, Idea, Outcome
@@ -463,3 +465,33 @@ def test_a_finalist_z3_refutes_is_never_crowned_and_the_next_fastest_races_in_it
     assert len(checked) == len(races)  # no first look ran Z3
     assert result.best is None and result.best_speedup == 1.0
     assert all(e.evaluation.verified == "false" for e in measured)
+
+
+def test_a_budget_stops_new_turns_and_re_measurements_and_says_what_it_cut(monkeypatch):
+    # Each measurement takes 2 s of the budget's clock. A budget of 10 s gives the proposals 6 s: two turns of two
+    # candidates, then no new turn; the finish races its finalists once, and their tie within a wide spread, which it
+    # would race again, stays undecided once the budget is spent.
+    clock = [0.0]
+    monkeypatch.setattr("repoos_agent.agent.budget.time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    order = _scripted_measurements(monkeypatch, first=[1.5, 1.4, 1.3, 1.2, 1.1, 1.0], race=[(1.3, 0.3), (1.29, 0.3), (1.28, 0.3), (1.27, 0.3)])
+    scripted = search_module.evaluate_candidate
+
+    def timed(*args, **measuring):
+        clock[0] += 2.0
+        return scripted(*args, **measuring)
+
+    monkeypatch.setattr("repoos_agent.agent.search.evaluate_candidate", timed)
+    events = EventStream()
+    result = optimize(resolve_target("gemm"), SearchConfig(iters=5, candidates=2, size="MINI", budget_s=10), events)
+    assert result.evaluations == len(order) == 4  # two turns
+    assert result.budget == (
+        "The budget of 10 s cut the search (3 turn(s) of proposals not started; "
+        "1 re-measurement round(s) of the finish not run); it took 14 s."
+    )
+    assert events.events[-1].detail["budget"] == result.budget
+    assert result.schedule in order[:3] and result.best.evaluation.verified == "true"
+
+
+def test_a_budget_that_is_not_a_positive_number_is_a_usage_error(repoos):
+    ran = repoos("optimize", "gemm", "--budget", "0")
+    assert ran.returncode == 2 and "--budget: must be positive, got 0" in ran.stderr and "Traceback" not in ran.stderr

@@ -51,7 +51,7 @@ async def test_tools_publish_input_and_output_schemas(server: Connection):
     assert {"speedup", "spread", "correct", "verified"} <= set(evaluate.output_schema["properties"])
     assert {"enum": list(SIZE_CLASSES), "type": "string"} in evaluate.input_schema["properties"]["size"]["anyOf"]
     optimize = tools["optimize"]
-    expected = {"target", "backend", "model", "iters", "k", "candidates", "moa", "aggregator", "size", "args"}
+    expected = {"target", "backend", "model", "iters", "k", "candidates", "moa", "aggregator", "size", "args", "budget_s"}
     assert set(optimize.input_schema["properties"]) == expected
     assert optimize.input_schema["properties"]["iters"]["minimum"] == 1
     assert {"schedule", "speedup", "leaderboard", "cancelled"} <= set(optimize.output_schema["properties"])

@@ -15,6 +15,11 @@ class SearchCancelled(Exception):
     """Raised at a checkpoint of a cancelled search; the search catches it and reports what it has."""
 
 
+class BudgetSpent(SearchCancelled):
+    """Raised where a search with a budget would start work its budget no longer covers: the dialogues end there,
+    and the finish races what they measured."""
+
+
 class SearchControl:
     """Thread-safe switches a caller holds while `optimize` runs in another thread."""
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from repoos_agent.agent.budget import Budget
 from repoos_agent.agent.control import SearchControl
 from repoos_agent.agent.entry import Entry
 from repoos_agent.agent.heuristic import HeuristicProposer
@@ -145,6 +146,7 @@ def racing_finish(
     race: Callable[[Entry, int], Evaluation],
     control: SearchControl,
     incumbent: Entry | None = None,
+    budget: Budget | None = None,
 ) -> Finish:
     """Re-measure the finalists with more repeats (`race(entry, round)`, which also reports the race); a lead must
     exceed the spread to count. The race is where Z3 checks a finalist's loops, which the search deferred: one it
@@ -182,6 +184,9 @@ def racing_finish(
                 queue.append(finalists[-1])
         queue = _undecided(list(races.values()))
         if not queue or attempt == RACE_RETRIES:
+            break
+        if budget is not None and budget.over():  # what is undecided stays so, and the note says why
+            budget.skip_round()
             break
         remeasured += len(queue)
         control.checkpoint()

@@ -20,7 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from repoos_agent.agent.control import SearchCancelled, SearchControl
+from repoos_agent.agent.budget import Budget
+from repoos_agent.agent.control import BudgetSpent, SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.entry import Entry
 from repoos_agent.agent.events import Event, EventStream
@@ -87,6 +88,7 @@ class SearchResult:
     original_won: bool = False  # ... and was the fastest: nothing beats the user's own code, so it stays
     invalid_kinds: dict[str, int] = field(default_factory=dict)  # invalid proposals by why: unparseable, unknown_name, ...
     models: tuple[ModelUse, ...] = ()  # each model that proposed: what it is, how it was constrained, how fast it answered
+    budget: str = ""  # what `--budget` cut, in a sentence ("" when it cut nothing or there was none)
 
     @property
     def schedule(self) -> str:
@@ -140,6 +142,7 @@ def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **me
 
 def _search(target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str) -> SearchResult:
     start = time.perf_counter()
+    budget = Budget(config.budget_s)
     seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
     seen_lock = threading.Lock()
     leaderboard: list[Entry] = []
@@ -199,6 +202,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         with ThreadPoolExecutor(max_workers=max(1, config.candidates)) as builders:
             for turn in range(1, config.iters + 1):
                 control.checkpoint()
+                if budget.proposals_over():
+                    budget.skip_turns(config.iters - turn + 1)
+                    break
                 # The identity is always in the pool already; proposing it measures nothing new.
                 ideas = [i for i in _deduplicated(proposer.propose(history, config.candidates)) if i.schedule]
                 if not ideas:
@@ -251,6 +257,9 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
 
         def checked_call(name: str, arguments: dict) -> None:
             control.checkpoint()
+            if budget.proposals_over():
+                budget.skip_turns(1)
+                raise BudgetSpent
             on_call(name, arguments)
 
         tools = agent_tools(
@@ -285,7 +294,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
     if not cancelled:
         try:
             incumbent = _measure_incumbent(config, evaluate, leaderboard, seen_lock, events, run)
-            finish = racing_finish(target, config, leaderboard, race, control, incumbent)
+            finish = racing_finish(target, config, leaderboard, race, control, incumbent, budget)
         except SearchCancelled:
             cancelled = True
     if finish is None:
@@ -326,6 +335,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         finish=finish.note if finish else "",
         original_speedup=original[0] if original else None,
         original_won=original_won,
+        budget=budget.describe(),
     )
     events.emit(
         Event(
@@ -344,6 +354,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
                 "finish": result.finish,
                 "original_speedup": result.original_speedup,
                 "original_won": result.original_won,
+                "budget": result.budget,
                 "invalid_kinds": result.invalid_kinds,
                 "models": [model_use_json(use) for use in result.models],
             },

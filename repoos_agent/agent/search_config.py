@@ -25,4 +25,5 @@ class SearchConfig:
     incumbent: str | None = None  # the stored VerifiedKernel's schedule: it races in the finish and wins its ties
     constrain: bool = True  # models' replies decoded under the kernel's schedule grammar where their server can
     prompt: str = ""  # what models' prompts carry (`PromptOptions.parse`); "" is the measured default
+    budget_s: float | None = None  # seconds the search may spend (`Budget`); None: every turn and race round
     verify_every: bool = False  # Z3 checks every candidate's loops, not only the finalists' (which it always checks)

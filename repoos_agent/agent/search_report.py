@@ -53,6 +53,7 @@ class SearchReport:
     machine_busy: bool  # another process held a core during the racing finish
     remeasured: int  # finalists the racing finish timed again, later in the run, because the first look could not decide
     leaderboard: tuple[LeaderboardRow, ...]
+    budget: str = ""  # what the time budget cut ("" when it cut nothing or there was none)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def report_search(result: SearchResult) -> SearchReport:
         machine_busy=result.machine_busy,
         remeasured=result.remeasured,
         leaderboard=leaderboard_rows(result),
+        budget=result.budget,
     )
 
 

@@ -60,6 +60,7 @@ def command_optimize(args: argparse.Namespace) -> int:
             "verified": best.verified if best else "n/a (the identity: the baseline itself)",
         },
         "finish": result.finish,
+        "budget": result.budget,
         "original_speedup": result.original_speedup,
         "original_won": result.original_won,
         "machine_busy": result.machine_busy,
@@ -88,6 +89,8 @@ def command_optimize(args: argparse.Namespace) -> int:
     print(f"  speedup {result.best_speedup:.2f}x ±{result.best_spread:.0%} over the native baseline, z3 verified: {verified}")
     if result.finish:
         print(f"  {result.finish}")
+    if result.budget:
+        print(f"  {result.budget}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.verdicts.items()))
     print(f"  {result.evaluations} evaluations in {result.wall_s:.1f} s; verdicts: {counts}")
     spent = "unknown (no price for the model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"

@@ -162,6 +162,14 @@ def build_server(roots: AllowedRoots) -> MCPServer:
         aggregator: Annotated[str | None, Field(description="With moa: the agent that proposes last, seeing the others.")] = None,
         size: SizeClass = None,
         args: ArgumentSpecs = None,
+        budget_s: Annotated[
+            float | None,
+            Field(
+                gt=0,
+                description="Seconds the search may spend: past 60% no new turn starts, and the finish races again only "
+                "while it lasts; the result's `budget` says what it skipped.",
+            ),
+        ] = None,
     ) -> SearchReport:
         """Search for the fastest legal schedule: dialogues propose schedules, every one is proved legal, built
         and timed against the baseline, and a racing finish has Z3 check the best few and re-measures them. Takes
@@ -181,6 +189,7 @@ def build_server(roots: AllowedRoots) -> MCPServer:
                 k=k,
                 candidates=candidates,
                 size=size,
+                budget_s=budget_s,
             )
             return await run_search(resolved, config, board, ctx)
 
