@@ -473,7 +473,8 @@ def test_a_budget_stops_new_turns_and_re_measurements_and_says_what_it_cut(monke
     # would race again, stays undecided once the budget is spent.
     clock = [0.0]
     monkeypatch.setattr("repoos_agent.agent.budget.time", SimpleNamespace(perf_counter=lambda: clock[0]))
-    order = _scripted_measurements(monkeypatch, first=[1.5, 1.4, 1.3, 1.2, 1.1, 1.0], race=[(1.3, 0.3), (1.29, 0.3), (1.28, 0.3), (1.27, 0.3)])
+    race = [(1.3, 0.3), (1.29, 0.3), (1.28, 0.3), (1.27, 0.3)]
+    order = _scripted_measurements(monkeypatch, first=[1.5, 1.4, 1.3, 1.2, 1.1, 1.0], race=race)
     scripted = search_module.evaluate_candidate
 
     def timed(*args, **measuring):
