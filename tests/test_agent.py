@@ -496,3 +496,8 @@ def test_a_budget_stops_new_turns_and_re_measurements_and_says_what_it_cut(monke
 def test_a_budget_that_is_not_a_positive_number_is_a_usage_error(repoos):
     ran = repoos("optimize", "gemm", "--budget", "0")
     assert ran.returncode == 2 and "--budget: must be positive, got 0" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_budget_given_to_an_fsm_race_is_refused_with_the_reason(repoos):
+    ran = repoos("optimize", "fsm:crc32", "--budget", "5")
+    assert ran.returncode != 0 and "--budget bounds a loop or NumPy search" in ran.stderr and "Traceback" not in ran.stderr

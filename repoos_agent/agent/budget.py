@@ -2,8 +2,9 @@
 
 The proposals get `FOR_PROPOSALS` of the budget: past it no dialogue starts a new turn (a turn already started
 finishes, its candidates built and timed together). The racing finish then races its finalists once, and races
-again what it could not decide only while the budget lasts. Nothing is cut halfway: a timed run, a build or a proof
-that started finishes, so a search may overrun its budget by one turn's or one race's time, and says so.
+again what it could not decide only while the budget lasts. Nothing is cut halfway: a turn that started builds and
+times its candidates, and the finish's first round races every finalist, so a search overruns a budget shorter than
+those take, and says what it cut and how long it took.
 """
 
 from __future__ import annotations

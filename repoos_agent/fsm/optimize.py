@@ -67,6 +67,8 @@ FsmTarget = tuple[Path, str, Node, Callable[..., object], list[object]]
 def optimize_command(args: argparse.Namespace, target: FsmTarget) -> int:
     """Race the variants `--backend` proposes for `args.target` on its inputs (`target`, as the track reads it); print the race
     (`--json`: one object) and store the winner."""
+    if getattr(args, "budget", None) is not None:
+        raise RepoosError(f"{args.target}: --budget bounds a loop or NumPy search; the fsm arena races all its variants")
     path, _, node, _, _ = target
     propose = proposer_for(backend_spec(args.backend, args.model), text(node), args.base_url, args.constrain)
     with search_events(args) as events:
