@@ -115,6 +115,9 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
         return skipped if skipped is not None else _local(baseline, variant, str(reason))
     dead = _counters(baseline.body + variant.body) - ir.locals_read(baseline.body + variant.body)
     dead |= _scratch(baseline, [obligation.variant for obligation in obligations])
+    carried = sorted(check_widths(variant).unsigned_locals - dead)
+    if carried:  # a state past 2**63 - 1 carried from step to step: the bounds below are signed
+        return Proof(NOT_APPLICABLE, "none", 0, f"{UNSIGNED} (`{carried[0]}` is carried from step to step)")
     methods, cases = [], 0
     for obligation in obligations:
         if _unchanged(obligation):
