@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from repoos_agent.verify.translation import DEFERRED
 from tui.board import Row
 from tui.schedule_cells import clipped, schedule_cells
 
@@ -61,7 +62,7 @@ class Leaderboard(DataTable):
                 Text(clipped(verdict, 9), style=VERDICT_STYLES.get(verdict, "yellow")),
                 Text(row.speedup_text, justify="right"),
                 row.spread_text,
-                {"true": "true", "false": "FALSE"}.get(event.verified or "", "?"),
+                {"true": "true", "false": "FALSE", DEFERRED: "–"}.get(event.verified or "", "?"),
                 height=None,  # a schedule that reads like others takes the lines that tell it apart
                 key=row.key,
             )
