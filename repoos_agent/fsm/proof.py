@@ -33,7 +33,7 @@ import z3
 
 from repoos_agent.fsm import carryless, ir
 from repoos_agent.fsm.lower import FsmRefusal
-from repoos_agent.fsm.ranges import HIGH, LOW, check_widths, loop_head
+from repoos_agent.fsm.ranges import HIGH, LOW, Widths, check_widths, loop_head
 from repoos_agent.fsm.rewrites.statements import block_reads, increment, map_statements, walk
 
 PROVED, REFUTED, NOT_APPLICABLE = "proved", "refuted", "not-applicable"
@@ -104,7 +104,8 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
     try:
         if check_widths(baseline).wide:
             return Proof(NOT_APPLICABLE, "none", 0, UNSIGNED)
-        signed = _sign_read(variant, baseline)
+        widths = check_widths(variant)
+        signed = _sign_read(variant, baseline, widths)
         if signed is not None:
             return Proof(NOT_APPLICABLE, "none", 0, f"{UNSIGNED} ({signed})")
         loop, obligations = _obligations(baseline, variant)
@@ -115,7 +116,7 @@ def prove(baseline: ir.Function, variant: ir.Function) -> Proof:
         return skipped if skipped is not None else _local(baseline, variant, str(reason))
     dead = _counters(baseline.body + variant.body) - ir.locals_read(baseline.body + variant.body)
     dead |= _scratch(baseline, [obligation.variant for obligation in obligations])
-    carried = sorted(check_widths(variant).unsigned_locals - dead)
+    carried = sorted(widths.unsigned_locals - dead)
     if carried:  # a state past 2**63 - 1 carried from step to step: the bounds below are signed
         return Proof(NOT_APPLICABLE, "none", 0, f"{UNSIGNED} (`{carried[0]}` is carried from step to step)")
     methods, cases = [], 0
@@ -149,13 +150,12 @@ def _scratch(baseline: ir.Function, bodies: list[tuple[ir.Stmt, ...]]) -> set[st
     return {name for name in fresh if all(name not in ir.locals_read(body) or _set_before_read(body, name) for body in bodies)}
 
 
-def _sign_read(variant: ir.Function, baseline: ir.Function) -> str | None:
+def _sign_read(variant: ir.Function, baseline: ir.Function, widths: Widths) -> str | None:
     """Where the variant reads a value it holds unsigned as C would read it differently from Python, None where it
     never does. The evaluators compute 64-bit two's complement patterns, which are a value held in `uint64_t` exactly
     where only its bits are read: by `^ & |`, a carry-less product, an assignment, a `<<` the widths keep below
     2**64, and a `>>` by `c` masked to fewer than `64 - c` bits (a byte of a word). A comparison, a table index, a
     store or a returned value would read its sign, and a local the baseline has must keep its sign to compare."""
-    widths = check_widths(variant)
     kept = [name for name in widths.unsigned_locals if name in baseline.locals]
     if kept or widths.unsigned_outputs:
         return f"`{(kept or sorted(widths.unsigned_outputs))[0]}` is held unsigned"
