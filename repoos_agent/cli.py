@@ -130,6 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="run as one chunk of a study too long for one run: files go to OUT/CHUNK/, and OUT/manifest.json "
         "records the chunk's kernels and provenance (benchmarks/numpy_summary.py OUT merges the chunks)",
     )
+    eval_parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="spread the instances over a Dask cluster: a scheduler's tcp://HOST:PORT, or local:N for N workers here "
+        "(the `cluster` extra; docs/cluster.md)",
+    )
+    eval_parser.add_argument(
+        "--resume", action="store_true", help="keep the instances OUT/eval.json already holds and run only the others"
+    )
     eval_parser.add_argument("--seed", type=int, default=0)
     eval_parser.add_argument("--timeout", type=positive_float, default=120.0, help="seconds per measurement before a timeout")
     eval_parser.set_defaults(run=LazyHandler("repoos_agent.commands.eval:command_eval"))

@@ -12,7 +12,8 @@ from repoos_agent.errors import RepoosError
 from repoos_agent.measure.provenance import provenance
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
 from repoos_agent.study.chunks import record_chunk
-from repoos_agent.study.report import CHART_NEEDS
+from repoos_agent.study.cluster import cluster_client, run_study_on_cluster
+from repoos_agent.study.report import CHART_NEEDS, finished_instances
 from repoos_agent.tracks import Track, named_track
 
 
@@ -57,8 +58,19 @@ def command_eval(args: argparse.Namespace) -> int:
         except OSError as error:
             raise RepoosError(f"--out {args.out}: {error.strerror or error}") from None
 
-    write([])  # an unwritable --out fails now, not after an hour of measuring
-    instances = run_study(config, lambda line: print(f"  {line}", file=sys.stderr, flush=True), write)
+    done = finished_instances(out, config) if args.resume else ()
+    write(list(done))  # an unwritable --out fails now, not after an hour of measuring
+
+    def report(line: str) -> None:
+        print(f"  {line}", file=sys.stderr, flush=True)
+
+    if done:
+        report(f"resumed: {len(done)} instance(s) already in {out / 'eval.json'} are kept")
+    if args.cluster:
+        with cluster_client(args.cluster) as client:
+            instances = run_study_on_cluster(config, client, report, write, done)
+    else:
+        instances = run_study(config, report, write, done)
     paths = write(instances)
     print_table(config, instances, summarize(instances, tool_names, config.seed))
     print(f"written: {', '.join(str(path) for path in paths)}")

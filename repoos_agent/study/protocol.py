@@ -30,6 +30,7 @@ from pathlib import Path
 from repoos_agent.agent.events import Event, EventStream, JsonlLog
 from repoos_agent.agent.search import SearchConfig, SearchResult, optimize
 from repoos_agent.backends import build_baseline
+from repoos_agent.backends.build import cpu_model
 from repoos_agent.catalog import SIZE_CLASSES, SUITES, BundledKernel, bundled_kernels, find_bundled
 from repoos_agent.errors import CompileError, RepoosError
 from repoos_agent.evaluate import REASSOCIATION_TOLERANCE_SCALE
@@ -108,6 +109,8 @@ class InstanceResult:
     tools: tuple[ToolMeasurement, ...] = field(default=())
     engine: str = "ok"
     engine_message: str = ""
+    cpu: str = ""  # the CPU model it was measured on: speedups compare only among instances on the same kind
+    worker: str = ""  # the cluster worker that ran it, "" on the study's own machine
 
     def runs(self) -> list[list[DialogueRecord]]:
         by_run: dict[int, list[DialogueRecord]] = {}
@@ -197,38 +200,56 @@ def _suite_named(text: str) -> tuple[BundledKernel, ...]:
     return bundled_kernels(suite or SUITES[0])
 
 
+def study_plan(config: StudyConfig) -> list[tuple[str, str]]:
+    """The study's instances in the order its files list them: every kernel at `--sizes`, or at its own size."""
+    own_sizes = dict(config.size_overrides)
+    return [(name, size.upper()) for name in config.kernels for size in ((own_sizes[name],) if name in own_sizes else config.sizes)]
+
+
 def run_study(
     config: StudyConfig,
     report: Callable[[str], None] | None = None,
     finished: Callable[[list[InstanceResult]], None] | None = None,
+    done: tuple[InstanceResult, ...] = (),
 ) -> list[InstanceResult]:
-    """Every kernel at every size (or its own), in order; `report` hears one line per finished step, and
-    `finished` gets the instances so far after each one (a long study keeps its results if interrupted)."""
+    """Every instance of the plan in order, on this machine; `report` hears one line per finished step, and
+    `finished` gets the instances so far after each one (a long study keeps its results if interrupted).
+    Instances in `done` (a resumed study's) are kept as they are, not run again."""
     report = report or (lambda _line: None)
-    if config.log_dir:  # the logs are this study's: an earlier study's in the same directory would be taken for them
-        logs = Path(config.log_dir)
-        logs.mkdir(parents=True, exist_ok=True)
+    prepare_logs(config, resumed=bool(done))
+    kept = {(instance.kernel, instance.size): instance for instance in done}
+    results = []
+    for name, size in study_plan(config):
+        instance = kept.get((name, size)) or run_instance(name, size, config, report)
+        results.append(instance)
+        if finished:
+            finished(list(results))
+    return results
+
+
+def prepare_logs(config: StudyConfig, resumed: bool) -> None:
+    """The study's log folder, emptied of an earlier study's logs, which would be taken for this one's; a resumed
+    study keeps them, being the same study."""
+    if not config.log_dir:
+        return
+    logs = Path(config.log_dir)
+    logs.mkdir(parents=True, exist_ok=True)
+    if not resumed:
         for stale in logs.glob("*.jsonl"):
             stale.unlink()
-    own_sizes = dict(config.size_overrides)
-    results = []
-    for name in config.kernels:
-        bundled = find_bundled(name)
-        try:
-            target: Target | str = resolve_target(name)
-        except RepoosError as error:
-            if bundled.suite != "numpy":
-                raise
-            target = str(error)  # the engine refuses it; its tools still run
-        sizes = (own_sizes[name],) if name in own_sizes else config.sizes
-        for size in sizes:
-            if isinstance(target, str):
-                results.append(refused_instance(bundled, size.upper(), target, config, report))
-            else:
-                results.append(study_instance(target, target.size_class(size), config, report))
-            if finished:
-                finished(list(results))
-    return results
+
+
+def run_instance(name: str, size: str, config: StudyConfig, report: Callable[[str], None]) -> InstanceResult:
+    """One kernel at one size, searched and compared on this machine, whose CPU the result names. A NumPy
+    kernel the engine refuses is `refused` with the reason, its tools measured all the same."""
+    bundled = find_bundled(name)
+    try:
+        target = resolve_target(name)
+    except RepoosError as error:
+        if bundled.suite != "numpy":
+            raise
+        return replace(refused_instance(bundled, size, str(error), config, report), cpu=cpu_model())
+    return replace(study_instance(target, target.size_class(size), config, report), cpu=cpu_model())
 
 
 def refused_instance(

@@ -13,8 +13,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from repoos_agent.errors import RepoosError
 from repoos_agent.measure.provenance import Provenance
-from repoos_agent.study.protocol import InstanceResult, StudyConfig
+from repoos_agent.study.competitors import ToolMeasurement
+from repoos_agent.study.protocol import DialogueRecord, InstanceResult, StudyConfig
 from repoos_agent.study.statistics import Estimate, format_speedup
 from repoos_agent.study.summary import TIME_PARTS, StudySummary
 
@@ -37,6 +39,8 @@ def csv_columns(tool_names: tuple[str, ...]) -> list[str]:
         "unparseable_rate",
         "unknown_name_rate",
         "engine_status",
+        "cpu",
+        "worker",
     ]
     times = ["wall_s", *TIME_PARTS, "llm_s", "tokens_in", "tokens_out", "tokens_per_s", "cost_usd", "constraint"]
     return [*ours, *times, *(f"{tool}_{field}" for tool in tool_names for field in ("speedup", "status"))]
@@ -168,6 +172,9 @@ def summary_lines(config: StudyConfig, summary: StudySummary) -> list[str]:
         f"best of {config.k} {_estimate(summary.best_of_k)}; lowest instance "
         f"{format_speedup(summary.min_single) if math.isfinite(summary.min_single) else 'n/a'}",
     ]
+    if summary.by_cpu:
+        kinds = "; ".join(f"{kind or 'unknown CPU'}: {_estimate(estimate)}" for kind, estimate in summary.by_cpu.items())
+        lines.append(f"measured on {len(summary.by_cpu)} kinds of CPU, compare within one: {kinds}")
     for name, estimate in summary.tools.items():
         lines.append(
             f"{name}: {_estimate(estimate)} on the {summary.tools_ok[name]} instance(s) where it ran and matched our outputs"
@@ -211,6 +218,8 @@ def _row(instance: InstanceResult, tool_names: tuple[str, ...]) -> dict[str, obj
         "unparseable_rate": f"{kinds.get('unparseable', 0) / proposals:.4f}",
         "unknown_name_rate": f"{kinds.get('unknown_name', 0) / proposals:.4f}",
         "engine_status": instance.engine,
+        "cpu": instance.cpu,
+        "worker": instance.worker,
         "wall_s": _figure(instance.wall_s, 3),
         **{part: _figure(instance.median_of(part), 3) for part in TIME_PARTS},
         "tokens_in": sum(r.tokens_in for r in instance.dialogues),
@@ -247,7 +256,59 @@ def _instance_json(instance: InstanceResult) -> dict[str, object]:
         "dialogues": [asdict(r) for r in instance.dialogues],
         "run_walls": list(instance.run_walls),
         "tools": [asdict(t) for t in instance.tools],
+        "cpu": instance.cpu,
+        "worker": instance.worker,
     }
+
+
+RESUME_KEYS = ("iters", "k", "runs", "candidates", "backend", "moa", "seed", "constrain", "prompt")
+"""What a resumed study must share with the one it resumes: rows searched otherwise would not be one study's."""
+
+
+def finished_instances(directory: Path, config: StudyConfig) -> tuple[InstanceResult, ...]:
+    """The instances an earlier run of this study wrote into `directory`/eval.json (none when there is no file), for
+    `--resume`. A file of a study searched differently is refused, naming the difference."""
+    path = directory / JSON_NAME
+    if not path.exists():
+        return ()
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        earlier, entries = payload["config"], payload["instances"]
+        differences = [key for key in RESUME_KEYS if _comparable(earlier.get(key)) != _comparable(getattr(config, key))]
+        if differences:
+            listed = ", ".join(f"{key} {earlier.get(key)!r} there, {getattr(config, key)!r} here" for key in differences)
+            raise RepoosError(f"--resume: {path} is a study searched otherwise ({listed}); resume it with the same options")
+        return tuple(_instance_from_json(entry) for entry in entries)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise RepoosError(f"--resume: {path} is not a study's eval.json ({type(error).__name__}: {error})") from None
+
+
+def _comparable(value: object) -> object:
+    """A config value as JSON gives it back (tuples come back as lists)."""
+    return list(value) if isinstance(value, tuple | list) else value
+
+
+def _instance_from_json(entry: dict) -> InstanceResult:
+    """The inverse of `_instance_json` (JSON's nulls back to NaN where a figure was undefined)."""
+    dialogues = tuple(
+        DialogueRecord(**{**record, "speedup": _number(record["speedup"]), "spread": _number(record["spread"])})
+        for record in entry["dialogues"]
+    )
+    return InstanceResult(
+        kernel=entry["kernel"],
+        size=entry["size"],
+        dialogues=dialogues,
+        run_walls=tuple(entry["run_walls"]),
+        tools=tuple(ToolMeasurement(**tool) for tool in entry["tools"]),
+        engine=entry["engine"],
+        engine_message=entry["engine_message"],
+        cpu=entry.get("cpu", ""),
+        worker=entry.get("worker", ""),
+    )
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _finite(value: object) -> object:

@@ -32,6 +32,7 @@ class StudySummary:
     tokens_in: int
     tokens_out: int
     cost_usd: float | None  # None when any model's price is unknown
+    by_cpu: dict[str, Estimate]  # the single-run figure per CPU model, when the instances ran on more than one
 
 
 def summarize(instances: list[InstanceResult], tool_names: tuple[str, ...], seed: int) -> StudySummary:
@@ -71,7 +72,17 @@ def summarize(instances: list[InstanceResult], tool_names: tuple[str, ...], seed
         tokens_in=sum(r.tokens_in for i in instances for r in i.dialogues),
         tokens_out=sum(r.tokens_out for i in instances for r in i.dialogues),
         cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+        by_cpu=_by_cpu(ours, seed),
     )
+
+
+def _by_cpu(ours: list[InstanceResult], seed: int) -> dict[str, Estimate]:
+    """A speedup is over a baseline timed on the same machine, but a geometric mean over machines of different
+    kinds mixes what each CPU makes of the kernels: a study spread over a cluster states its figure per kind."""
+    kinds = sorted({i.cpu for i in ours})
+    if len(kinds) < 2:
+        return {}
+    return {kind: bootstrap_geometric_mean([i.single for i in ours if i.cpu == kind], seed) for kind in kinds}
 
 
 def _best_tool(instance: InstanceResult) -> float | None:
