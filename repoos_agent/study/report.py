@@ -7,7 +7,7 @@ import importlib.util
 import json
 import math
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from rich.console import Console
@@ -274,7 +274,9 @@ def finished_instances(directory: Path, config: StudyConfig) -> tuple[InstanceRe
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
         earlier, entries = payload["config"], payload["instances"]
-        differences = [key for key in RESUME_KEYS if _comparable(earlier.get(key)) != _comparable(getattr(config, key))]
+        differences = [
+            key for key in RESUME_KEYS if key in earlier and _comparable(earlier[key]) != _comparable(getattr(config, key))
+        ]  # an option the file does not record (an older version's) cannot be compared
         if differences:
             listed = ", ".join(f"{key} {earlier.get(key)!r} there, {getattr(config, key)!r} here" for key in differences)
             raise RepoosError(f"--resume: {path} is a study searched otherwise ({listed}); resume it with the same options")
@@ -289,9 +291,12 @@ def _comparable(value: object) -> object:
 
 
 def _instance_from_json(entry: dict) -> InstanceResult:
-    """The inverse of `_instance_json` (JSON's nulls back to NaN where a figure was undefined)."""
+    """The inverse of `_instance_json` (JSON's nulls back to NaN where a figure was undefined). A file written by an
+    older version lacks the newer fields, which take their defaults."""
     dialogues = tuple(
-        DialogueRecord(**{**record, "speedup": _number(record["speedup"]), "spread": _number(record["spread"])})
+        DialogueRecord(
+            **{**_known(DialogueRecord, record), "speedup": _number(record["speedup"]), "spread": _number(record["spread"])}
+        )
         for record in entry["dialogues"]
     )
     return InstanceResult(
@@ -299,12 +304,18 @@ def _instance_from_json(entry: dict) -> InstanceResult:
         size=entry["size"],
         dialogues=dialogues,
         run_walls=tuple(entry["run_walls"]),
-        tools=tuple(ToolMeasurement(**tool) for tool in entry["tools"]),
-        engine=entry["engine"],
-        engine_message=entry["engine_message"],
+        tools=tuple(ToolMeasurement(**_known(ToolMeasurement, tool)) for tool in entry["tools"]),
+        engine=entry.get("engine", "ok"),
+        engine_message=entry.get("engine_message", ""),
         cpu=entry.get("cpu", ""),
         worker=entry.get("worker", ""),
     )
+
+
+def _known(kind: type, record: dict) -> dict:
+    """The entries of `record` that are fields of the dataclass `kind` (an older file's retired ones are left out)."""
+    names = {field.name for field in fields(kind)}
+    return {key: value for key, value in record.items() if key in names}
 
 
 def _number(value: float | None) -> float:
