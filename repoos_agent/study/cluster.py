@@ -130,10 +130,12 @@ def run_study_on_cluster(
     plan = study_plan(config)
     rows: dict[tuple[str, str], InstanceResult] = {(i.kernel, i.size): i for i in done}
     remote = replace(config, log_dir=None)
-    futures = {
-        client.submit(run_instance_on_worker, name, size, remote, key=f"repoos-{name}-{size}", pure=False): (name, size)
-        for name, size in plan
-        if (name, size) not in rows
+    waiting = [(name, size) for name, size in plan if (name, size) not in rows]
+    futures = {  # started in the plan's order (Dask runs the higher priority first): list the longest instances first
+        client.submit(
+            run_instance_on_worker, name, size, remote, key=f"repoos-{name}-{size}", pure=False, priority=len(waiting) - order
+        ): (name, size)
+        for order, (name, size) in enumerate(waiting)
     }
     client.subscribe_topic(REPORT_TOPIC, lambda event: report(event[1]))
     try:
