@@ -2,7 +2,8 @@
 
 The proposals get `FOR_PROPOSALS` of the budget: past it no dialogue starts a new turn (a turn already started
 finishes, its candidates built and timed together). The racing finish then races its finalists once, and races
-again what it could not decide only while the budget lasts. Nothing is cut halfway: a turn that started builds and
+again what it could not decide only while the budget lasts, and measures the winner again after the choice only
+if some is left. Nothing is cut halfway: a turn that started builds and
 times its candidates, and the finish's first round races every finalist, so a search overruns a budget shorter than
 those take, and says what it cut and how long it took.
 """
@@ -24,6 +25,7 @@ class Budget:
     seconds: float | None
     skipped_turns: int = 0
     skipped_rounds: int = 0
+    skipped_fresh: bool = False
     start: float = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -49,13 +51,18 @@ class Budget:
         with self._lock:
             self.skipped_rounds += count
 
+    def skip_fresh(self) -> None:
+        self.skipped_fresh = True
+
     def describe(self) -> str:
         """What the budget cut, in a sentence ("" without a budget or when it cut nothing)."""
-        if self.seconds is None or not (self.skipped_turns or self.skipped_rounds):
+        if self.seconds is None or not (self.skipped_turns or self.skipped_rounds or self.skipped_fresh):
             return ""
         parts = []
         if self.skipped_turns:
             parts.append(f"{self.skipped_turns} turn(s) of proposals not started")
         if self.skipped_rounds:
             parts.append(f"{self.skipped_rounds} re-measurement round(s) of the finish not run")
+        if self.skipped_fresh:
+            parts.append("the winner not measured again after the choice")
         return f"The budget of {self.seconds:g} s cut the search ({'; '.join(parts)}); it took {self.spent():.0f} s."

@@ -54,6 +54,8 @@ class SearchReport:
     remeasured: int  # finalists the racing finish timed again, later in the run, because the first look could not decide
     leaderboard: tuple[LeaderboardRow, ...]
     budget: str = ""  # what the time budget cut ("" when it cut nothing or there was none)
+    fresh_speedup: float | None = None  # the winner raced again after the choice (`speedup` is the race that chose it)
+    fresh_spread: float | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ def report_search(result: SearchResult) -> SearchReport:
         remeasured=result.remeasured,
         leaderboard=leaderboard_rows(result),
         budget=result.budget,
+        fresh_speedup=result.fresh_speedup,
+        fresh_spread=result.fresh_spread,
     )
 
 
