@@ -81,6 +81,12 @@ def add_search_options(parser: argparse.ArgumentParser, target_required: bool = 
         help="seconds the search may spend: past 60%% of it no new turn starts, and the finish races again only while "
         "it lasts; the result says what it skipped",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="build, prove and time the candidates' first looks on the Dask workers of this machine's CPU model "
+        "(tcp://HOST:PORT, or local:N); the finish races here (docs/cluster.md)",
+    )
     parser.add_argument("--log", help="append every event to this JSONL file")
     parser.add_argument("--graph", help=GRAPH_HELP)
 

@@ -41,6 +41,7 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         allow_reassociation=args.allow_reassociation,
         timeout_s=args.timeout,
         budget_s=args.budget,
+        cluster=args.cluster,
         constrain=args.constrain,
         prompt=args.prompt,
     )

@@ -148,7 +148,7 @@ LAYERS = (
     ("verify", "backends"),
     ("verified_nests",),
     ("measure",),
-    ("store",),
+    ("store", "cluster"),
     ("target", "findings"),
     ("check", "evaluate"),
     ("agent",),

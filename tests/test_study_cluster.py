@@ -1,4 +1,5 @@
-"""`repoos eval --cluster` on a real Dask cluster of two worker processes on 127.0.0.1, and `--resume`."""
+"""`repoos eval --cluster` and `repoos optimize --cluster` on a real Dask cluster of two worker processes on
+127.0.0.1, and `--resume`."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from repoos_agent.agent.remote_looks import first_look_on_worker, ship
+from repoos_agent.agent.search import SearchConfig, optimize
 from repoos_agent.backends.build import cpu_model
+from repoos_agent.cluster import cluster_client, workers_like_this_machine
 from repoos_agent.errors import RepoosError
+from repoos_agent.inputs import parse_arg_spec
 from repoos_agent.measure.provenance import provenance
 from repoos_agent.study import DialogueRecord, InstanceResult, StudyConfig, run_study, summarize, write_outputs
-from repoos_agent.study.cluster import cluster_client, run_study_on_cluster
+from repoos_agent.study.cluster import run_study_on_cluster
 from repoos_agent.study.report import finished_instances, summary_lines
+from repoos_agent.target import resolve_target
 
 pytest.importorskip("distributed")
 
@@ -88,7 +94,7 @@ def test_a_worker_killed_mid_instance_has_its_instance_run_again_and_no_row_is_l
     study.join(timeout=180)
     rows = outcome["rows"]
     assert [(r.kernel, r.engine) for r in rows] == [("atax", "ok"), ("mvt", "ok")]
-    rerun = next(r for r in rows if killed == f"repoos-{r.kernel}-{r.size}")
+    rerun = next(r for r in rows if killed.endswith(f"-{r.kernel}-{r.size}"))
     assert rerun.worker != victim  # finished by another worker, or by the killed one's restart at a new address
     assert sorted(p.name for p in Path(config.log_dir).glob("*.jsonl")) == ["atax-MINI-seed0.jsonl", "mvt-MINI-seed0.jsonl"]
     client.wait_for_workers(2)  # the nanny restarted it
@@ -130,3 +136,39 @@ def test_a_study_measured_on_two_kinds_of_cpu_states_its_figure_per_kind():
     [line] = [line for line in summary_lines(STUDY, summary) if "kinds of CPU" in line]
     assert line.startswith("measured on 2 kinds of CPU, compare within one: AMD EPYC: ")
     assert summarize([atax], (), 0).by_cpu == {}  # one machine: nothing to say
+
+
+@pytest.mark.parametrize("option", [["--cluster", "local:2"], ["--resume"]])
+def test_a_track_that_races_its_own_peers_refuses_cluster_and_resume(repoos, option):
+    ran = repoos("eval", "--kernels", "fsm:crc32", *option)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert f"{option[0]}: fsm: kernels race their own peers in one run here" in ran.stderr
+
+
+def test_a_search_with_a_cluster_takes_its_first_looks_on_the_workers_and_finishes_here(client):
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        result = optimize(
+            resolve_target("atax"), SearchConfig(iters=1, candidates=2, size="MINI", cluster=client.scheduler.address)
+        )
+    looks = [task for task in stream.data if task["key"].startswith("first_look_on_worker")]
+    assert len(looks) == result.evaluations > 0  # every candidate's first look ran on a worker
+    assert {task["worker"] for task in looks} <= set(client.scheduler_info()["workers"])
+    assert result.finish and all(e.evaluation.target == "atax" for e in result.leaderboard)
+    if result.best is not None:  # raced and checked by Z3 here, in the finish
+        assert result.best.evaluation.verified == "true" and result.best.race is not None
+
+
+def test_a_users_file_is_shipped_to_the_workers_that_rebuild_it(client, tmp_path):
+    source = tmp_path / "smooth.py"
+    source.write_text("def smooth(n, x, y):\n    for i in range(1, n - 1):\n        y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0\n")
+    target = resolve_target(f"{source}:smooth", [parse_arg_spec(s) for s in ("n=4000", "x=f64[n]", "y=f64[n]")])
+    [evaluation] = client.gather([client.submit(first_look_on_worker, ship(target), "parallelize(i)", SearchConfig(), 0.0)])
+    assert evaluation.target == target.label and evaluation.verdict == "legal" and evaluation.correct
+
+
+def test_a_cluster_without_a_worker_of_this_cpu_is_refused_naming_the_kinds(client, monkeypatch):
+    monkeypatch.setattr("repoos_agent.cluster.cpu_model", lambda: "Some Other CPU")
+    with pytest.raises(RepoosError, match=r"--cluster: no worker has this machine's CPU \(Some Other CPU\); the workers have: "):
+        workers_like_this_machine(client)

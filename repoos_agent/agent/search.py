@@ -15,12 +15,13 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from repoos_agent.agent.budget import Budget
+from repoos_agent.agent.candidate import evaluate_candidate
 from repoos_agent.agent.control import BudgetSpent, SearchCancelled, SearchControl
 from repoos_agent.agent.dialogue import LLMProposer
 from repoos_agent.agent.entry import Entry
@@ -31,19 +32,23 @@ from repoos_agent.agent.llm.local_server import local_servers
 from repoos_agent.agent.llm.prices import cost
 from repoos_agent.agent.proposers import make_mixture, make_proposer
 from repoos_agent.agent.ranking import beats_baseline, counts_in_race, winner_first
+from repoos_agent.agent.remote_looks import RemoteFirstLooks
 from repoos_agent.agent.search_config import SearchConfig
 from repoos_agent.agent.tools import agent_tools
 from repoos_agent.agent.tools_mode import run_tools_dialogue
 from repoos_agent.backends import build_baseline
 from repoos_agent.check import fresh_copy
+from repoos_agent.cluster import cluster_client
 from repoos_agent.errors import RepoosError
-from repoos_agent.evaluate import Evaluation, evaluate_schedule
+from repoos_agent.evaluate import Evaluation
 from repoos_agent.measure import time_runs
 from repoos_agent.model.signature import Signature
 from repoos_agent.schedule import ScheduleError, parse_schedule
 from repoos_agent.target import Target
 from repoos_agent.verify.translation import DEFERRED
 
+FirstLook = Callable[[str, float], Evaluation]
+"""A candidate's first look: its schedule and the speedup below which its timing stops early, to its evaluation."""
 EARLY_STOP_FRACTION = 0.3
 """A candidate whose first run is below 0.3x the best speedup so far is not timed further."""
 
@@ -119,32 +124,27 @@ def optimize(
     run = uuid.uuid4().hex[:8]
     events.emit(Event("run_started", run, detail={"target": target.label, "size": config.size, "config": config.__dict__}))
     try:
-        with local_servers():  # the llama.cpp servers its local agents started stop with it
-            return _search(target, config, events, control, run)
+        with local_servers(), first_looks(target, config) as look:  # its llama.cpp servers and cluster end with it
+            return _search(target, config, events, control, run, look)
     except BaseException as error:
         # Subscribers (the MCP leaderboard, the TUI) must see the run end, not wait on it forever.
         events.emit(Event("run_finished", run, detail={"failed": str(error) or type(error).__name__}))
         raise
 
 
-def evaluate_candidate(target: Target, schedule: str, config: SearchConfig, **measuring: Any) -> Evaluation:
-    """`schedule` evaluated as the search evaluates its candidates: at the config's size, with its compiler, seed,
-    timeout and reassociation rule, and Z3's check of its loops deferred to the finish unless the config asks for it
-    on every candidate. `measuring` passes `evaluate_schedule`'s `repeats`, `stop_below_speedup`, `measure` or
-    `verify` on."""
-    return evaluate_schedule(
-        target,
-        schedule,
-        config.size,
-        allow_reassociation=config.allow_reassociation,
-        timeout_s=config.timeout_s,
-        seed=config.seed,
-        compiler=config.compiler,
-        **{"verify": config.verify_every, **measuring},
-    )
+@contextmanager
+def first_looks(target: Target, config: SearchConfig) -> Iterator[FirstLook]:
+    """How a candidate gets its first look: here, or on the workers of `config.cluster` (`remote_looks`)."""
+    if config.cluster is None:
+        yield lambda schedule, stop: evaluate_candidate(target, schedule, config, stop_below_speedup=stop)
+        return
+    with cluster_client(config.cluster) as client:
+        yield RemoteFirstLooks(client, target, config)
 
 
-def _search(target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str) -> SearchResult:
+def _search(
+    target: Target, config: SearchConfig, events: EventStream, control: SearchControl, run: str, look: FirstLook
+) -> SearchResult:
     start = time.perf_counter()
     budget = Budget(config.budget_s)
     seen: dict[str, Future[Evaluation]] = {}  # one evaluation per schedule, however many dialogues propose it
@@ -162,7 +162,7 @@ def _search(target: Target, config: SearchConfig, events: EventStream, control: 
         if not owner:
             return pending.result()
         try:
-            evaluation = evaluate_candidate(target, text, config, stop_below_speedup=max(best, 1.0) * EARLY_STOP_FRACTION)
+            evaluation = look(text, max(best, 1.0) * EARLY_STOP_FRACTION)
         except BaseException as error:
             pending.set_exception(error)
             raise

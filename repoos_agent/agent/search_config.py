@@ -27,3 +27,4 @@ class SearchConfig:
     prompt: str = ""  # what models' prompts carry (`PromptOptions.parse`); "" is the measured default
     budget_s: float | None = None  # seconds the search may spend (`Budget`); None: every turn and race round
     verify_every: bool = False  # Z3 checks every candidate's loops, not only the finalists' (which it always checks)
+    cluster: str | None = None  # a Dask cluster (address or local:N) whose workers of this CPU model take the first looks

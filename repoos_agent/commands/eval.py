@@ -8,11 +8,12 @@ from pathlib import Path
 
 from repoos_agent.agent.search_report import backend_spec
 from repoos_agent.catalog import SIZE_CLASSES, find_bundled
+from repoos_agent.cluster import cluster_client
 from repoos_agent.errors import RepoosError
 from repoos_agent.measure.provenance import provenance
 from repoos_agent.study import StudyConfig, chosen_kernels, parse_tools, print_table, run_study, summarize, write_outputs
 from repoos_agent.study.chunks import record_chunk
-from repoos_agent.study.cluster import cluster_client, run_study_on_cluster
+from repoos_agent.study.cluster import run_study_on_cluster
 from repoos_agent.study.report import CHART_NEEDS, finished_instances
 from repoos_agent.tracks import Track, named_track
 
@@ -21,6 +22,9 @@ def command_eval(args: argparse.Namespace) -> int:
     kernels, size_overrides = chosen_kernels(args.kernels)
     track = _evaluating_track(kernels)
     if track is not None and track.evaluate is not None:
+        for option, given in (("--cluster", args.cluster), ("--resume", args.resume)):
+            if given:
+                raise RepoosError(f"{option}: {track.name}: kernels race their own peers in one run here; run them without it")
         return track.evaluate(args, kernels, dict(size_overrides))
     sizes = tuple(size.strip().upper() for size in (args.sizes or "MEDIUM").split(",") if size.strip())
     unknown = [size for size in sizes if size not in SIZE_CLASSES]

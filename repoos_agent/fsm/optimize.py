@@ -69,6 +69,8 @@ def optimize_command(args: argparse.Namespace, target: FsmTarget) -> int:
     (`--json`: one object) and store the winner."""
     if getattr(args, "budget", None) is not None:
         raise RepoosError(f"{args.target}: --budget bounds a loop or NumPy search; the fsm arena races all its variants")
+    if getattr(args, "cluster", None) is not None:
+        raise RepoosError(f"{args.target}: --cluster spreads a loop or NumPy search; the fsm arena races here")
     path, _, node, _, _ = target
     propose = proposer_for(backend_spec(args.backend, args.model), text(node), args.base_url, args.constrain)
     with search_events(args) as events:

@@ -15,29 +15,24 @@ beside the other worker's timing; only the timed runs wait for each other.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+import uuid
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repoos_agent.cluster import check_workers
 from repoos_agent.errors import RepoosError
-from repoos_agent.measure.provenance import engine_commit
 from repoos_agent.study.protocol import InstanceResult, StudyConfig, prepare_logs, run_instance, study_plan
 
 if TYPE_CHECKING:
     from distributed import Client
 
-CLUSTER_NEEDS = "--cluster needs Dask's `distributed` (pip install 'repoos-agent[cluster]')"
 REPORT_TOPIC = "repoos-study"
 """The Dask event topic a worker's progress lines travel on, to be printed by the study as they happen."""
 FAILED = "failed"
 """An instance's `engine` when the engine failed on it on its worker (a bug: the message says where)."""
-WORKER_SATURATION = 1.0
-"""Tasks the scheduler hands a worker per thread. Dask's default (1.1) gives a one-thread worker a second task
-to queue behind its first: an instance of fourteen minutes then waited behind another while workers sat idle (the
-simulated 64-worker study took 65% over its ideal). At 1.0 the queue stays at the scheduler, and a worker that
-finishes takes the next instance."""
 LOST = "lost"
 """An instance's `engine` when its task could not finish: its workers died as many times as the scheduler allows."""
 
@@ -48,69 +43,6 @@ class InstanceOutcome:
 
     instance: InstanceResult
     logs: dict[str, str]
-
-
-@contextmanager
-def cluster_client(address: str) -> Iterator[Client]:
-    """A client of the cluster at `address` (`tcp://HOST:PORT`), or of a cluster of N worker processes on this
-    machine, listening on 127.0.0.1 only, for `local:N`; closed (and the local cluster stopped) on the way out."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise RepoosError(CLUSTER_NEEDS) from None
-    workers = _local_workers(address)
-    if workers is not None:
-        import dask
-
-        with (
-            dask.config.set({"distributed.worker.daemon": False, "distributed.scheduler.worker-saturation": WORKER_SATURATION}),
-            LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-            ) as cluster,
-            Client(cluster) as client,
-        ):
-            yield client
-        return
-    try:
-        client = Client(address, timeout=20)
-    except (OSError, TimeoutError, ValueError) as error:
-        raise RepoosError(f"--cluster {address}: no Dask scheduler answered there ({error})") from None
-    with client:
-        yield client
-
-
-def _local_workers(address: str) -> int | None:
-    """N of `local:N`, None for a scheduler's address."""
-    if not address.startswith("local:"):
-        return None
-    count = address.removeprefix("local:")
-    if not count.isdigit() or int(count) < 1:
-        raise RepoosError(f"--cluster {address}: a local cluster is `local:N` with N workers, at least 1")
-    return int(count)
-
-
-def check_workers(client: Client) -> None:
-    """Every worker must run this engine's code: a worker on another commit would search with other rules, and its
-    rows would not belong to this study. Refused before anything runs, naming the worker."""
-    here = engine_commit()
-    theirs = client.run(_worker_facts)
-    if not theirs:
-        raise RepoosError("--cluster: the scheduler has no workers; start some (docs/cluster.md)")
-    for worker, (commit, daemonic) in sorted(theirs.items()):
-        if commit != here:
-            raise RepoosError(f"--cluster: worker {worker} runs the engine at {commit}, this study at {here}; install the same")
-        if daemonic:
-            raise RepoosError(
-                f"--cluster: worker {worker} runs as a daemon process, which may not start the engine's measurement "
-                "process; start workers with DASK_DISTRIBUTED__WORKER__DAEMON=False (docs/cluster.md)"
-            )
-
-
-def _worker_facts() -> tuple[str, bool]:
-    """What `check_workers` asks each worker: its engine's commit, and whether it may start processes of its own."""
-    import multiprocessing
-
-    return engine_commit(), multiprocessing.current_process().daemon
 
 
 def run_study_on_cluster(
@@ -131,9 +63,10 @@ def run_study_on_cluster(
     rows: dict[tuple[str, str], InstanceResult] = {(i.kernel, i.size): i for i in done}
     remote = replace(config, log_dir=None)
     waiting = [(name, size) for name, size in plan if (name, size) not in rows]
+    study = uuid.uuid4().hex[:8]  # a task's key names its study: two studies of one kernel on a cluster stay two
     futures = {  # started in the plan's order (Dask runs the higher priority first): list the longest instances first
         client.submit(
-            run_instance_on_worker, name, size, remote, key=f"repoos-{name}-{size}", pure=False, priority=len(waiting) - order
+            run_instance_on_worker, name, size, remote, key=f"repoos-{study}-{name}-{size}", priority=len(waiting) - order
         ): (name, size)
         for order, (name, size) in enumerate(waiting)
     }
