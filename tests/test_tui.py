@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import Static
@@ -350,3 +351,11 @@ def test_tui_command_errors_are_one_line_before_any_screen(repoos_command: list[
     entry_point = subprocess.run([sys.executable, "-m", "tui.command", "gemm", "--size", "HUGE"], capture_output=True, text=True)
     assert entry_point.returncode == 2 and "unknown size `HUGE`" in entry_point.stderr
     assert "Traceback" not in missing.stderr + neither.stderr + entry_point.stderr
+
+
+async def test_saving_the_monitors_best_stores_it_once_z3_has_checked_its_loops():
+    # A search's first looks defer Z3 to the finish; the monitor's save evaluates the schedule again, and the store
+    # keeps only what Z3 checked, so that evaluation must check it (it was refused as `z3: deferred` before).
+    actions = TargetActions(resolve_target("atax"), SearchConfig(size="MINI"))
+    said = actions.save_best(SimpleNamespace(schedule="parallelize(S0.i)", speedup=1.5, spread=0.1))
+    assert said.startswith("`parallelize(S0.i)` is now the VerifiedKernel of ") and said.endswith("atax.py:atax (1.50x)")

@@ -37,7 +37,7 @@ class TargetActions:
         the contract keeps the search's own measurement of it."""
         schedule = best.schedule or ""
         config = self.config
-        evaluation = evaluate_candidate(self.target, schedule, config)
+        evaluation = evaluate_candidate(self.target, schedule, config, verify=True)  # the store keeps only what Z3 checked
         if evaluation.verdict != "legal" or evaluation.correct is False:
             raise RepoosError(f"`{schedule}` was not saved: {evaluation.verdict}: {evaluation.feedback}")
         contract = save_winner(
