@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 
 CLUSTER_NEEDS = "--cluster needs Dask's `distributed` (pip install 'repoos-agent[cluster]')"
 WORKER_SATURATION = 1.0
-"""Tasks the scheduler hands a worker per thread. Dask's default (1.1) gives a one-thread worker a second task
-to queue behind its first: an instance of fourteen minutes then waited behind another while workers sat idle (the
-simulated 64-worker study took 65% over its ideal). At 1.0 the queue stays at the scheduler, and a worker that
-finishes takes the next instance."""
+"""Tasks the scheduler hands a worker per thread. Dask's default (1.1) may give a one-thread worker a second task to
+queue behind its first, where an instance of minutes waits while other workers sit idle. At 1.0 the queue stays at
+the scheduler, and a worker that finishes takes the next instance."""
 
 
 @contextmanager

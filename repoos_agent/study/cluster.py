@@ -8,8 +8,9 @@ queue, and results arrive as they finish.
 
 Timed runs never overlap on one machine. Dask's resources count per worker, not per machine, so what keeps one
 machine's timed runs apart is the engine's own measurement lock: a file lock in the machine's kernel cache that every
-process of the engine there takes around a timed run (`measure.lock`), a worker's as well. Compiles and proofs run
-beside the other worker's timing; only the timed runs wait for each other.
+process of the engine there takes around a timed run (`measure.lock`), a worker's as well. Compiles and proofs wait
+for it as they do within one search (`backends.cc.engine_work`); the other worker's remaining work runs beside it,
+and the race notes its runs as crowded (`docs/decisions.md` has what two workers on one small machine cost).
 """
 
 from __future__ import annotations
