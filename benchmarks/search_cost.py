@@ -40,7 +40,7 @@ from repoos_agent.measure.provenance import provenance
 from repoos_agent.study import StudyConfig, summarize, write_outputs
 from repoos_agent.study.chunks import study_chunks
 from repoos_agent.study.cluster import run_study_on_cluster
-from repoos_agent.study.report import finished_instances
+from repoos_agent.study.report import RESUME_KEYS, finished_instances
 from repoos_agent.study.statistics import geometric_mean
 from repoos_agent.target import Target, resolve_target
 
@@ -127,8 +127,7 @@ def recorded_instances() -> list:
 
 def _resumable(config: dict) -> dict:
     """The recorded study's own options, enough for `finished_instances` to accept its file."""
-    keys = ("iters", "k", "runs", "candidates", "backend", "seed", "constrain", "prompt")
-    return {"kernels": tuple(config["kernels"]), **{key: config[key] for key in keys if key in config}}
+    return {"kernels": tuple(config["kernels"]), **{key: config[key] for key in RESUME_KEYS if key in config}}
 
 
 def simulate() -> None:
