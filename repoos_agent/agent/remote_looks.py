@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from repoos_agent.agent.candidate import evaluate_candidate
 from repoos_agent.agent.search_config import SearchConfig
 from repoos_agent.cluster import check_workers, workers_like_this_machine
+from repoos_agent.errors import RepoosError
 from repoos_agent.evaluate import Evaluation
 from repoos_agent.inputs import ArgSpec
 from repoos_agent.target import Target, resolve_target
@@ -48,7 +49,8 @@ def ship(target: Target) -> ShippedTarget:
     if target.bundled is not None:
         return ShippedTarget(target.label, target.bundled.name)
     located = target.python_source()
-    assert located is not None, "a user's target is read from its file"
+    if located is None:
+        raise RepoosError(f"--cluster: {target.label} has no source file to send to the workers; search it here")
     path, function = located
     return ShippedTarget(target.label, None, path.name, path.read_text(encoding="utf-8"), function, target.arg_specs)
 
